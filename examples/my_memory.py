@@ -1,0 +1,71 @@
+"""A complete, small memory adapter: what you write to put your own store under pytest-lens.
+
+Run it against the bundled data from the repository root::
+
+    pytest -m lens --lens-adapter=examples.my_memory:DictMemory
+
+A real adapter would call your vector store or knowledge graph where this one uses a dict.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pytest_lens import CapabilityManifest, Document, ExtraTool, MemoryAdapter, SearchResult
+from pytest_lens.text import content_terms
+
+
+class DictMemory(MemoryAdapter):
+    """Episodes in a dict; search ranks them by how many query words they contain."""
+
+    def __init__(self, snippet_chars: int = 240) -> None:
+        # Constructor options come from --lens-adapter-option, e.g. snippet_chars=400.
+        self.snippet_chars = snippet_chars
+        self.episodes: dict[str, tuple[str, str]] = {}  # ref_id -> (timestamp, text)
+
+    def reset(self, scope_id: str) -> None:
+        # One scope is live at a time: forget everything.
+        self.episodes.clear()
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        self.episodes[episode_id] = (timestamp, text)
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        terms = set(content_terms(query))
+        scored = []
+        for ref_id, (timestamp, text) in self.episodes.items():
+            counts = Counter(content_terms(text))
+            score = float(sum(counts[t] > 0 for t in terms))
+            if score > 0:
+                scored.append(SearchResult(ref_id, text[: self.snippet_chars], score, {"timestamp": timestamp}))
+        # Best first; ties broken by id so results are deterministic.
+        scored.sort(key=lambda r: (-r.score, r.ref_id))
+        return scored[: limit or 10]
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        stored = self.episodes.get(ref_id)
+        return Document(ref_id, stored[1], {"timestamp": stored[0]}) if stored else None
+
+    def get_capabilities(self) -> CapabilityManifest:
+        return CapabilityManifest(
+            search_modes=["keyword"],
+            max_results_per_search=10,
+            extra_tools=[
+                ExtraTool(
+                    name="batch_retrieve",
+                    description="Retrieve several stored episodes at once.",
+                    parameters={
+                        "type": "object",
+                        "properties": {"ref_ids": {"type": "array", "items": {"type": "string"}}},
+                        "required": ["ref_ids"],
+                    },
+                )
+            ],
+        )
+
+    def call_extended_tool(self, name: str, args: dict[str, Any]) -> Any:
+        if name != "batch_retrieve":
+            return super().call_extended_tool(name, args)
+        docs = [doc for ref in args["ref_ids"] if (doc := self.retrieve(ref)) is not None]
+        return {"documents": [{"ref_id": d.ref_id, "text": d.text} for d in docs], "count": len(docs)}

@@ -1,0 +1,3 @@
+"""Reference memory adapters and bundled datasets for pytest-lens."""
+
+__all__: list[str] = []

@@ -1,0 +1,1 @@
+"""Reference adapters, registered by short name under the ``pytest_lens.adapters`` entry points."""

@@ -1,0 +1,127 @@
+"""BM25 over full episodes with SQLite FTS5: the keyword half of the paper's winning hybrid."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from pytest_lens import CapabilityManifest, Document, ExtraTool, MemoryAdapter, SearchResult
+from pytest_lens.text import content_terms
+
+__all__ = ["BATCH_RETRIEVE", "BM25Adapter", "fts_query"]
+
+#: The ``batch_retrieve`` extra tool, shared by the reference adapters that offer it.
+BATCH_RETRIEVE = ExtraTool(
+    name="batch_retrieve",
+    description="Retrieve the full text of several stored items in one call.",
+    parameters={
+        "type": "object",
+        "properties": {"ref_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20}},
+        "required": ["ref_ids"],
+        "additionalProperties": False,
+    },
+)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 query OR-ing the quoted content words of ``text`` (``None`` when there are none).
+
+    Quoting every term keeps user text from being read as FTS5 syntax (``AND``, ``-``, ``:``, ``*``).
+    """
+    terms = content_terms(text)
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+class BM25Adapter(MemoryAdapter):
+    """Episodes in an FTS5 table (porter stemming), ranked by SQLite's ``bm25()``.
+
+    Search returns a short snippet around the matched terms, so a search costs the
+    agent little budget; ``memory_retrieve`` and ``batch_retrieve`` return the stored
+    text verbatim.
+    """
+
+    def __init__(self, storage_dir: str | None = None, snippet_tokens: int = 48, max_results: int = 20) -> None:
+        path = Path(storage_dir) / f"bm25-{uuid.uuid4().hex[:8]}.db" if storage_dir else None
+        self._db = sqlite_utils.Database(path) if path else sqlite_utils.Database(memory=True)
+        self._snippet_tokens = snippet_tokens
+        self._max_results = max_results
+        self._create()
+
+    def _create(self) -> None:
+        self._db.execute("DROP TABLE IF EXISTS episodes_fts")
+        self._db.table("episodes").drop(ignore=True)
+        self._db.table("episodes").create({"ref_id": str, "scope_id": str, "timestamp": str, "text": str, "meta": str}, pk="ref_id")
+        self._db.execute("CREATE VIRTUAL TABLE episodes_fts USING fts5(text, content='episodes', tokenize='porter unicode61')")
+
+    def reset(self, scope_id: str) -> None:
+        """Drop every stored episode (one scope is live at a time)."""
+        self._create()
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        """Store the episode and index its text."""
+        with self._db.conn:
+            old = self._db.execute("SELECT rowid, text FROM episodes WHERE ref_id = ?", [episode_id]).fetchone()
+            if old is not None:  # re-ingesting an id replaces it; drop the stale index entry first
+                self._db.execute("INSERT INTO episodes_fts(episodes_fts, rowid, text) VALUES ('delete', ?, ?)", list(old))
+            self._db.table("episodes").insert(
+                {"ref_id": episode_id, "scope_id": scope_id, "timestamp": timestamp, "text": text, "meta": json.dumps(meta or {})},
+                replace=True,
+            )
+            rowid = self._db.execute("SELECT rowid FROM episodes WHERE ref_id = ?", [episode_id]).fetchone()[0]
+            self._db.execute("INSERT INTO episodes_fts(rowid, text) VALUES (?, ?)", [rowid, text])
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        """Best BM25 matches first; ``filters`` may bound the timestamp with ``start_date``/``end_date``."""
+        match = fts_query(query)
+        if match is None:
+            return []
+        limit = max(1, min(limit or 10, self._max_results))
+        where, params = ["episodes_fts MATCH ?"], [match]
+        filters = filters or {}
+        if filters.get("start_date"):
+            where.append("e.timestamp >= ?")
+            params.append(str(filters["start_date"]))
+        if filters.get("end_date"):
+            where.append("e.timestamp <= ?")
+            params.append(str(filters["end_date"]) + "\uffff")
+        rows = self._db.execute(
+            f"""SELECT e.ref_id, e.timestamp, bm25(episodes_fts) AS rank,
+                       snippet(episodes_fts, 0, '', '', ' ... ', ?) AS snippet
+                FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid
+                WHERE {" AND ".join(where)}
+                ORDER BY rank, e.timestamp, e.ref_id LIMIT ?""",
+            [self._snippet_tokens, *params, limit],
+        ).fetchall()
+        # SQLite's bm25() is lower-is-better; flip the sign so scores sort descending.
+        return [SearchResult(ref_id=ref, text=snippet, score=-rank, metadata={"timestamp": ts}) for ref, ts, rank, snippet in rows]
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        """The stored episode text, verbatim."""
+        row = self._db.execute("SELECT text, timestamp FROM episodes WHERE ref_id = ?", [ref_id]).fetchone()
+        return Document(ref_id=ref_id, text=row[0], metadata={"timestamp": row[1]}) if row else None
+
+    def get_capabilities(self) -> CapabilityManifest:
+        """Keyword search, a date range and ``batch_retrieve``."""
+        return CapabilityManifest(
+            search_modes=["keyword"],
+            max_results_per_search=self._max_results,
+            supports_date_range=True,
+            extra_tools=[BATCH_RETRIEVE],
+        )
+
+    def call_extended_tool(self, name: str, args: dict[str, Any]) -> Any:
+        """``batch_retrieve``: ``{"documents": [{ref_id, text}], "count": n}`` for the ids found."""
+        if name != BATCH_RETRIEVE.name:
+            return super().call_extended_tool(name, args)
+        documents = [doc for ref in args.get("ref_ids", []) if (doc := self.retrieve(str(ref))) is not None]
+        return {"documents": [{"ref_id": d.ref_id, "text": d.text} for d in documents], "count": len(documents)}
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()

@@ -1,0 +1,59 @@
+"""pytest-lens: test LLM memory systems the way the LENS benchmark does.
+
+The adapter contract is importable from here::
+
+    from pytest_lens import CapabilityManifest, Document, ExtraTool, FilterField, MemoryAdapter, SearchResult
+
+Loading this package imports nothing heavy: pytest loads it on every run once installed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pytest_lens.adapter import CapabilityManifest, Document, ExtraTool, FilterField, MemoryAdapter, SearchResult, UnknownToolError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Budget",
+    "CapabilityManifest",
+    "Document",
+    "Episode",
+    "ExtraTool",
+    "FilterField",
+    "GroundTruth",
+    "KeyFact",
+    "LensCase",
+    "MemoryAdapter",
+    "Question",
+    "QuestionResult",
+    "SearchResult",
+    "UnknownToolError",
+    "__version__",
+]
+
+# Names that need pydantic are imported on first access, keeping plugin start-up cheap.
+_LAZY = {
+    "Budget": "pytest_lens.budget",
+    "Episode": "pytest_lens.datasets.models",
+    "GroundTruth": "pytest_lens.datasets.models",
+    "KeyFact": "pytest_lens.datasets.models",
+    "Question": "pytest_lens.datasets.models",
+    "QuestionResult": "pytest_lens.results",
+    "LensCase": "pytest_lens.cases",
+}
+
+if TYPE_CHECKING:
+    from pytest_lens.budget import Budget
+    from pytest_lens.cases import LensCase
+    from pytest_lens.datasets.models import Episode, GroundTruth, KeyFact, Question
+    from pytest_lens.results import QuestionResult
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'pytest_lens' has no attribute {name!r}")

@@ -1,0 +1,152 @@
+"""The memory-adapter contract (SPEC §2).
+
+An adapter wraps one memory system. The runner drives it (``reset``, ``ingest``,
+``prepare``); the answering agent only ever sees ``search``, ``retrieve``,
+``get_capabilities`` and the extra tools the manifest declares.
+
+The signatures match the public LENS reference implementation, so an existing
+LENS adapter ports by changing its imports::
+
+    from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
+
+Subclassing :class:`MemoryAdapter` is recommended but not required: any class
+with the five required methods is accepted.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "REQUIRED_METHODS",
+    "CapabilityManifest",
+    "Document",
+    "ExtraTool",
+    "FilterField",
+    "MemoryAdapter",
+    "SearchResult",
+    "UnknownToolError",
+]
+
+#: Methods every adapter must define; ``prepare``, ``call_extended_tool``,
+#: ``get_synthetic_refs`` and ``close`` have defaults.
+REQUIRED_METHODS = ("reset", "ingest", "search", "retrieve", "get_capabilities")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One ranked hit returned by :meth:`MemoryAdapter.search`."""
+
+    ref_id: str
+    text: str
+    score: float = 0.0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Document:
+    """The full stored text of one item, returned by :meth:`MemoryAdapter.retrieve`."""
+
+    ref_id: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FilterField:
+    """A metadata field the agent may filter searches on.
+
+    ``field_type`` is one of ``string``, ``number``, ``boolean``, ``date`` or
+    ``enum`` (then ``enum_values`` lists the allowed values).
+    """
+
+    name: str
+    field_type: str
+    description: str = ""
+    enum_values: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class ExtraTool:
+    """An adapter-specific tool offered to the agent, e.g. ``batch_retrieve``.
+
+    ``parameters`` is the JSON Schema of the tool's arguments object.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+@dataclass(frozen=True)
+class CapabilityManifest:
+    """What a memory system offers; the agent reads it through ``memory_capabilities``."""
+
+    search_modes: list[str] = field(default_factory=lambda: ["semantic"])
+    filter_fields: list[FilterField] = field(default_factory=list)
+    max_results_per_search: int = 10
+    supports_date_range: bool = False
+    extra_tools: list[ExtraTool] = field(default_factory=list)
+
+
+class UnknownToolError(LookupError):
+    """Raised by :meth:`MemoryAdapter.call_extended_tool` for a tool it does not offer."""
+
+
+class MemoryAdapter(abc.ABC):
+    """Base class for memory adapters.
+
+    Adapters are constructed once per test session (per xdist worker) with the
+    keyword options given by ``--lens-adapter-option``; an adapter whose
+    ``__init__`` accepts ``storage_dir`` receives a private temporary directory.
+    Only one scope is live at a time: the runner calls ``reset(scope_id)``
+    before streaming a scope's episodes.
+    """
+
+    @abc.abstractmethod
+    def reset(self, scope_id: str) -> None:
+        """Forget everything stored for ``scope_id``."""
+
+    @abc.abstractmethod
+    def ingest(
+        self,
+        episode_id: str,
+        scope_id: str,
+        timestamp: str,
+        text: str,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Store one episode. ``timestamp`` is ISO 8601."""
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:  # noqa: B027 - optional hook
+        """Consolidate before a checkpoint's questions (summaries, graphs). Default: nothing."""
+
+    @abc.abstractmethod
+    def search(
+        self,
+        query: str,
+        filters: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[SearchResult]:
+        """Return at most ``limit`` results, best first."""
+
+    @abc.abstractmethod
+    def retrieve(self, ref_id: str) -> Document | None:
+        """Return the full text stored under ``ref_id``, or ``None`` if unknown."""
+
+    @abc.abstractmethod
+    def get_capabilities(self) -> CapabilityManifest:
+        """Describe search modes, filters, limits and extra tools."""
+
+    def call_extended_tool(self, name: str, args: dict[str, Any]) -> Any:
+        """Run an extra tool declared in the manifest; the result must be JSON-serialisable."""
+        raise UnknownToolError(f"{type(self).__name__} offers no tool named {name!r}")
+
+    def get_synthetic_refs(self) -> list[tuple[str, str]]:
+        """Adapter-made documents (``(ref_id, text)``) the agent may cite, e.g. a summary."""
+        return []
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release files and connections at the end of the session. Default: nothing."""

@@ -1,0 +1,55 @@
+"""The agent interface: answer one question using only the bridge's tools."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from pytest_lens.bridge import ToolBridge
+
+__all__ = ["SYSTEM_PROMPT", "Agent", "AgentAnswer", "AgentQuestion"]
+
+#: The answering agent's system prompt, verbatim from the LENS paper (Listing 3).
+SYSTEM_PROMPT = """You are a research assistant with access to a memory system. Your task is to answer the user's question by searching and retrieving information from memory.
+
+Instructions:
+- Use `memory_search` to find relevant information for the question.
+- Use `memory_retrieve` to get full document details when you need specifics.
+- Use `memory_capabilities` to understand what the memory system offers, including available search modes, filter fields, and any extra tools.
+- If extra tools are available (e.g. `batch_retrieve`), prefer them for efficiency.
+- Synthesize your findings into a clear, concise answer.
+- IMPORTANT: For each claim in your answer, cite the supporting episode using the format `[ref_id]`. Every factual statement must have at least one citation.
+- If you cannot find sufficient information, say so clearly.
+- You have a limited number of turns and tool calls. Use them efficiently."""
+
+
+@dataclass(frozen=True)
+class AgentQuestion:
+    """What an agent is told: the question and nothing of its ground truth."""
+
+    question_id: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class AgentAnswer:
+    """The agent's final answer text; tool use and budget are recorded by the bridge."""
+
+    text: str
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Answers questions through a :class:`~pytest_lens.bridge.ToolBridge`.
+
+    ``name`` identifies the agent in reports and artifacts; ``description`` says
+    what produced the scores (e.g. that no LLM was involved).
+    """
+
+    name: str
+    description: str
+
+    def answer(self, question: AgentQuestion, bridge: ToolBridge) -> AgentAnswer:
+        """Answer ``question``; every memory access goes through ``bridge.call``."""
+        ...

@@ -1,0 +1,271 @@
+"""Calling an adapter safely: exceptions, wrong return types and hangs become :class:`AdapterFault`.
+
+Every adapter call of a run goes through :class:`AdapterCaller`, so a broken
+adapter fails the one question it broke (naming adapter and method) and never
+the session.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from pytest_lens.adapter import CapabilityManifest, Document, ExtraTool, FilterField, SearchResult
+from pytest_lens.results import AdapterFault
+
+__all__ = ["BUILTIN_TOOL_NAMES", "FILTER_FIELD_TYPES", "AdapterCallError", "AdapterCaller", "validate_manifest"]
+
+BUILTIN_TOOL_NAMES = frozenset({"memory_search", "memory_retrieve", "memory_capabilities"})
+FILTER_FIELD_TYPES = frozenset({"string", "number", "integer", "boolean", "date", "enum"})
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+T = TypeVar("T")
+
+
+class AdapterCallError(Exception):
+    """An adapter call failed; ``fault`` describes how."""
+
+    def __init__(self, fault: AdapterFault) -> None:
+        self.fault = fault
+        super().__init__(fault.describe())
+
+
+class _CallTimeout(BaseException):
+    """Raised inside a hung adapter call by the alarm; BaseException so adapters' ``except Exception`` cannot swallow it."""
+
+
+class AdapterCaller:
+    """Calls one adapter instance with fault capture, return-type checks and a per-call timeout.
+
+    The timeout uses ``SIGALRM`` and so applies only on the main thread of a
+    POSIX process (pytest's and xdist workers' case); elsewhere calls run unbounded.
+    Adapter state is never touched from another thread: many adapters hold
+    SQLite connections bound to the thread that opened them.
+    """
+
+    def __init__(self, adapter: Any, label: str, timeout_s: float | None = None) -> None:
+        self.adapter = adapter
+        self.label = label
+        self.timeout_s = timeout_s if timeout_s and timeout_s > 0 else None
+        #: Seconds spent per method, for latency reports.
+        self.latencies: dict[str, list[float]] = {}
+
+    # -- runner-side methods -------------------------------------------------------------
+    def reset(self, scope_id: str) -> None:
+        """``adapter.reset``."""
+        self._call("reset", lambda: self.adapter.reset(scope_id))
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any]) -> None:
+        """``adapter.ingest`` (a private copy of ``meta``, so adapters cannot alter the dataset)."""
+        self._call("ingest", lambda: self.adapter.ingest(episode_id, scope_id, timestamp, text, dict(meta)), episode_id=episode_id)
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        """``adapter.prepare`` when the adapter defines it."""
+        prepare = getattr(self.adapter, "prepare", None)
+        if prepare is not None:
+            self._call("prepare", lambda: prepare(scope_id, checkpoint))
+
+    # -- agent-side methods ----------------------------------------------------------------
+    def search(self, query: str, filters: dict[str, Any] | None, limit: int | None) -> list[SearchResult]:
+        """``adapter.search``, results normalised to :class:`SearchResult`."""
+        raw = self._call("search", lambda: self.adapter.search(query, filters, limit))
+        return self._checked("search", lambda: _search_results(raw))
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        """``adapter.retrieve``, normalised to :class:`Document` or ``None``."""
+        raw = self._call("retrieve", lambda: self.adapter.retrieve(ref_id))
+        return self._checked("retrieve", lambda: None if raw is None else _document(raw))
+
+    def capabilities(self) -> CapabilityManifest:
+        """``adapter.get_capabilities``, validated."""
+        raw = self._call("get_capabilities", self.adapter.get_capabilities)
+        return self._checked("get_capabilities", lambda: validate_manifest(raw))
+
+    def extended(self, name: str, args: dict[str, Any]) -> Any:
+        """``adapter.call_extended_tool``; the result must survive a JSON round trip."""
+        method = getattr(self.adapter, "call_extended_tool", None)
+        if method is None:
+            raise AdapterCallError(
+                self._fault(
+                    "call_extended_tool", "bad_return", f"the manifest declares {name!r} but the adapter has no call_extended_tool()"
+                )
+            )
+        raw = self._call("call_extended_tool", lambda: method(name, args))
+        return self._checked("call_extended_tool", lambda: json.loads(json.dumps(raw, default=_jsonable)))
+
+    def synthetic_refs(self) -> dict[str, str]:
+        """Adapter-made documents the agent may cite, ``ref_id -> text``."""
+        method = getattr(self.adapter, "get_synthetic_refs", None)
+        if method is None:
+            return {}
+        raw = self._call("get_synthetic_refs", method)
+        return self._checked("get_synthetic_refs", lambda: {str(ref): str(text) for ref, text in raw})
+
+    def close(self) -> None:
+        """``adapter.close`` when defined."""
+        close = getattr(self.adapter, "close", None)
+        if close is not None:
+            self._call("close", close)
+
+    # -- machinery -------------------------------------------------------------------------
+    def _call(self, method: str, thunk: Callable[[], T], episode_id: str | None = None) -> T:
+        started = time.perf_counter()
+        try:
+            with self._deadline():
+                return thunk()
+        except _CallTimeout:
+            raise AdapterCallError(
+                self._fault(method, "timeout", f"no answer after {self.timeout_s:g} s (--lens-call-timeout)", episode_id)
+            ) from None
+        except AdapterCallError:
+            raise
+        except Exception as exc:
+            raise AdapterCallError(self._fault(method, "exception", f"{type(exc).__name__}: {exc}", episode_id)) from exc
+        finally:
+            self.latencies.setdefault(method, []).append(time.perf_counter() - started)
+
+    def _checked(self, method: str, convert: Callable[[], T]) -> T:
+        try:
+            return convert()
+        except (TypeError, ValueError) as exc:
+            raise AdapterCallError(self._fault(method, "bad_return", str(exc))) from None
+
+    def _fault(self, method: str, kind: str, message: str, episode_id: str | None = None) -> AdapterFault:
+        return AdapterFault(adapter=self.label, method=method, kind=kind, message=message, episode_id=episode_id)  # type: ignore[arg-type]
+
+    @contextmanager
+    def _deadline(self) -> Iterator[None]:
+        if self.timeout_s is None or not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_alarm(signum: int, frame: object) -> None:
+            raise _CallTimeout
+
+        previous_handler = signal.signal(signal.SIGALRM, on_alarm)
+        previous_delay, _ = signal.setitimer(signal.ITIMER_REAL, self.timeout_s)
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous_handler)
+            if previous_delay:  # someone else's alarm (e.g. pytest-timeout) keeps running
+                signal.setitimer(signal.ITIMER_REAL, max(previous_delay - (time.monotonic() - started), 0.001))
+
+
+def _field(item: Any, name: str, default: Any = ...) -> Any:
+    if isinstance(item, Mapping):
+        if name in item:
+            return item[name]
+    elif hasattr(item, name):
+        return getattr(item, name)
+    if default is ...:
+        raise TypeError(f"{type(item).__name__} has no field {name!r}")
+    return default
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be str, got {type(value).__name__}")
+    return value
+
+
+def _metadata(value: Any, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what}.metadata must be a dict, got {type(value).__name__}")
+    return {str(key): val for key, val in value.items()}
+
+
+def _search_results(raw: Any) -> list[SearchResult]:
+    if not isinstance(raw, list | tuple):
+        raise TypeError(f"expected list[SearchResult], got {type(raw).__name__}")
+    results = []
+    for index, item in enumerate(raw):
+        what = f"result[{index}]"
+        ref_id = _text(_field(item, "ref_id"), f"{what}.ref_id")
+        if not ref_id:
+            raise ValueError(f"{what}.ref_id is empty")
+        score = _field(item, "score", 0.0)
+        if isinstance(score, bool) or not isinstance(score, int | float) or math.isnan(score):
+            raise TypeError(f"{what}.score must be a number, got {score!r}")
+        results.append(
+            SearchResult(
+                ref_id=ref_id,
+                text=_text(_field(item, "text"), f"{what}.text"),
+                score=float(score),
+                metadata=_metadata(_field(item, "metadata", None), what),
+            )
+        )
+    return results
+
+
+def _document(raw: Any) -> Document:
+    ref_id = _text(_field(raw, "ref_id"), "document.ref_id")
+    return Document(
+        ref_id=ref_id, text=_text(_field(raw, "text"), "document.text"), metadata=_metadata(_field(raw, "metadata", None), "document")
+    )
+
+
+def validate_manifest(raw: Any) -> CapabilityManifest:
+    """Normalise and check a capability manifest; :class:`ValueError`/:class:`TypeError` say what is wrong."""
+    modes = _field(raw, "search_modes", ["semantic"])
+    if not isinstance(modes, list | tuple) or not all(isinstance(m, str) and m for m in modes):
+        raise TypeError(f"search_modes must be a list of non-empty strings, got {modes!r}")
+    max_results = _field(raw, "max_results_per_search", 10)
+    if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
+        raise ValueError(f"max_results_per_search must be a positive int, got {max_results!r}")
+    date_range = _field(raw, "supports_date_range", False)
+    if not isinstance(date_range, bool):
+        raise TypeError(f"supports_date_range must be a bool, got {date_range!r}")
+    filters = []
+    for index, item in enumerate(_field(raw, "filter_fields", []) or []):
+        name = _text(_field(item, "name"), f"filter_fields[{index}].name")
+        field_type = _text(_field(item, "field_type"), f"filter_fields[{index}].field_type")
+        if field_type not in FILTER_FIELD_TYPES:
+            raise ValueError(f"filter_fields[{index}] ({name}): field_type {field_type!r} is not one of {sorted(FILTER_FIELD_TYPES)}")
+        enum_values = _field(item, "enum_values", None)
+        if field_type == "enum" and not enum_values:
+            raise ValueError(f"filter_fields[{index}] ({name}): an enum field needs enum_values")
+        filters.append(
+            FilterField(
+                name=name,
+                field_type=field_type,
+                description=str(_field(item, "description", "")),
+                enum_values=[str(v) for v in enum_values] if enum_values else None,
+            )
+        )
+    tools = []
+    for index, item in enumerate(_field(raw, "extra_tools", []) or []):
+        name = _text(_field(item, "name"), f"extra_tools[{index}].name")
+        if not _TOOL_NAME.match(name) or name in BUILTIN_TOOL_NAMES:
+            raise ValueError(f"extra_tools[{index}]: name {name!r} must match [A-Za-z0-9_-]{{1,64}} and not shadow a memory_* tool")
+        parameters = _field(item, "parameters", {"type": "object", "properties": {}})
+        if not isinstance(parameters, Mapping) or parameters.get("type") != "object":
+            raise ValueError(f"extra_tools[{index}] ({name}): parameters must be a JSON Schema with type 'object'")
+        tools.append(ExtraTool(name=name, description=str(_field(item, "description", "")), parameters=dict(parameters)))
+    return CapabilityManifest(
+        search_modes=list(modes),
+        filter_fields=filters,
+        max_results_per_search=max_results,
+        supports_date_range=date_range,
+        extra_tools=tools,
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    """Let dataclass results (Document, SearchResult) of extra tools serialise."""
+    if hasattr(value, "__dataclass_fields__"):
+        import dataclasses
+
+        return dataclasses.asdict(value)
+    raise TypeError(f"extra tool returned a non-JSON value of type {type(value).__name__}")

@@ -1,0 +1,191 @@
+"""Load LENS-format JSON files into typed, validated scopes ready to stream."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from pytest_lens.datasets.models import Dataset, Episode, Question
+from pytest_lens.datasets.validator import LABEL_META_KEYS, DatasetIssue, Severity, stream_order, validate_dataset
+
+__all__ = ["DatasetError", "LoadedDataset", "LoadedScope", "expand_dataset_paths", "load_dataset", "load_datasets"]
+
+
+class DatasetError(ValueError):
+    """A dataset file cannot be used; ``issues`` say where and why."""
+
+    def __init__(self, issues: Sequence[DatasetIssue]) -> None:
+        self.issues = list(issues)
+        super().__init__("\n".join(str(issue) for issue in self.issues))
+
+
+@dataclass(frozen=True)
+class LoadedScope:
+    """One scope in stream order with its questions and the defects that touch them."""
+
+    scope_id: str
+    stream: tuple[Episode, ...]
+    questions: tuple[Question, ...]
+    source: str
+    suite: str
+    defects: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    label_keys: frozenset[str] = frozenset()
+    ids_leak_labels: bool = False
+    _positions: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        positions = {episode.episode_id: index for index, episode in enumerate(self.stream, start=1)}
+        object.__setattr__(self, "_positions", positions)
+
+    @property
+    def checkpoints(self) -> list[int]:
+        """The distinct checkpoints of this scope's questions, ascending."""
+        return sorted({question.checkpoint_after for question in self.questions})
+
+    def position(self, episode_id: str) -> int | None:
+        """1-based stream position of an episode, ``None`` if it is not in this scope."""
+        return self._positions.get(episode_id)
+
+    def available_refs(self, checkpoint: int) -> frozenset[str]:
+        """Ids of the episodes ingested once ``checkpoint`` is reached."""
+        return frozenset(episode.episode_id for episode in self.stream[:checkpoint])
+
+
+@dataclass(frozen=True)
+class LoadedDataset:
+    """A validated dataset file."""
+
+    path: str
+    sha256: str
+    dataset: Dataset
+    issues: tuple[DatasetIssue, ...]
+    scopes: tuple[LoadedScope, ...]
+
+    @property
+    def warnings(self) -> list[DatasetIssue]:
+        """Defects the run survives."""
+        return [issue for issue in self.issues if issue.severity is Severity.WARNING]
+
+
+def expand_dataset_paths(paths: Iterable[Path]) -> list[Path]:
+    """Files named directly, plus every ``*.json`` file (sorted) in directories named."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+            if not found:
+                raise DatasetError(
+                    [DatasetIssue(str(path), "-", "empty_directory", "directory holds no .json dataset files", Severity.ERROR)]
+                )
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise DatasetError([DatasetIssue(str(path), "-", "not_found", "no such file or directory", Severity.ERROR)])
+    return files
+
+
+def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
+    """Parse, validate and order one dataset file.
+
+    Raises :class:`DatasetError` for malformed input, and for warnings too when ``strict``.
+    """
+    path = Path(path)
+    where = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError([DatasetIssue(where, "-", "unreadable", str(exc), Severity.ERROR)]) from None
+    try:
+        document = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetError([DatasetIssue(where, "-", "invalid_json", f"not valid JSON: {exc}", Severity.ERROR)]) from None
+    try:
+        dataset = Dataset.model_validate(document)
+    except ValidationError as exc:
+        raise DatasetError(
+            [DatasetIssue(where, _field_path(error["loc"]), "schema", _schema_message(error), Severity.ERROR) for error in exc.errors()]
+        ) from None
+    issues = validate_dataset(dataset, where)
+    blocking = [issue for issue in issues if issue.severity is Severity.ERROR or strict]
+    if blocking:
+        raise DatasetError(blocking)
+    return LoadedDataset(
+        path=where,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        dataset=dataset,
+        issues=tuple(issues),
+        scopes=tuple(_scopes(dataset, where, issues)),
+    )
+
+
+def load_datasets(paths: Iterable[Path], *, strict: bool = False) -> list[LoadedDataset]:
+    """Load every file (directories expanded); a scope id may be defined only once overall."""
+    loaded = [load_dataset(path, strict=strict) for path in expand_dataset_paths(paths)]
+    first_seen: dict[str, str] = {}
+    clashes: list[DatasetIssue] = []
+    for item in loaded:
+        for scope in item.scopes:
+            if scope.scope_id in first_seen:
+                clashes.append(
+                    DatasetIssue(
+                        item.path,
+                        "scopes[].scope_id",
+                        "duplicate_scope_id",
+                        f"scope {scope.scope_id!r} is also defined in {first_seen[scope.scope_id]}",
+                        Severity.ERROR,
+                    )
+                )
+            else:
+                first_seen[scope.scope_id] = item.path
+    if clashes:
+        raise DatasetError(clashes)
+    return loaded
+
+
+def _scopes(dataset: Dataset, where: str, issues: list[DatasetIssue]) -> Iterable[LoadedScope]:
+    defects: dict[str, list[str]] = {}
+    leaking_fields = {issue.field.split(".episodes")[0] for issue in issues if issue.code == "id_label_leak"}
+    for issue in issues:
+        if issue.question_id is not None and issue.severity is Severity.WARNING:
+            defects.setdefault(issue.question_id, [])
+            if issue.code not in defects[issue.question_id]:
+                defects[issue.question_id].append(issue.code)
+    for index, scope in enumerate(dataset.scopes):
+        questions = tuple(q for q in dataset.questions if q.scope_id == scope.scope_id)
+        yield LoadedScope(
+            scope_id=scope.scope_id,
+            stream=tuple(stream_order(scope.episodes)),
+            questions=questions,
+            source=where,
+            suite=dataset.suite,
+            defects={q.question_id: tuple(defects[q.question_id]) for q in questions if q.question_id in defects},
+            label_keys=frozenset(key for episode in scope.episodes for key in episode.meta) | LABEL_META_KEYS,
+            ids_leak_labels=f"scopes[{index}]" in leaking_fields,
+        )
+
+
+def _field_path(loc: Sequence[int | str]) -> str:
+    parts: list[str] = []
+    for part in loc:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            parts.append(f".{part}" if parts else str(part))
+    return "".join(parts) or "-"
+
+
+def _schema_message(error: object) -> str:
+    details = dict(error)  # type: ignore[call-overload]
+    message = str(details.get("msg", "invalid value"))
+    if details.get("type") != "missing" and "input" in details:
+        shown = repr(details["input"])
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        message += f" (got {shown})"
+    return message

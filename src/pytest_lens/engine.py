@@ -1,0 +1,110 @@
+"""Answering and scoring one case: stream, bridge, agent, metrics, composite."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pytest_lens.agents.base import Agent, AgentQuestion
+from pytest_lens.bridge import ToolBridge
+from pytest_lens.budget import BudgetTracker
+from pytest_lens.calls import AdapterCallError
+from pytest_lens.cases import LensCase
+from pytest_lens.citations import parse_citations
+from pytest_lens.results import AdapterFault, QuestionResult
+from pytest_lens.runner import LensRuntime
+from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
+from pytest_lens.scoring.metrics import AnswerEvidence, mechanical_metrics
+
+__all__ = ["Scoring", "run_case"]
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How answers become scores."""
+
+    weights: Mapping[str, float]
+    gates: Sequence[HardGate]
+
+    @classmethod
+    def default(cls) -> Scoring:
+        """The paper's weights and the grounding gate."""
+        return cls(DEFAULT_WEIGHTS, DEFAULT_GATES)
+
+
+def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scoring) -> QuestionResult:
+    """Answer ``case`` through ``runtime``'s adapter and score the answer. Never raises for adapter or agent faults."""
+    started = time.perf_counter()
+    scope, question = case.scope, case.question
+    faults: list[AdapterFault] = list(runtime.advance(case.adapter, scope, case.checkpoint))
+    slot = runtime.slot(case.adapter)
+    tracker = BudgetTracker(case.budget)
+    answer_text = ""
+    agent_error: str | None = None
+    synthetic: dict[str, str] = {}
+    bridge: ToolBridge | None = None
+    if slot.caller is not None:
+        manifest, manifest_fault = runtime.manifest(case.adapter)
+        if manifest_fault:
+            faults.append(manifest_fault)
+        try:
+            synthetic = slot.caller.synthetic_refs()
+        except AdapterCallError as exc:
+            faults.append(exc.fault)
+        bridge = ToolBridge(slot.caller, manifest, tracker, label_keys=scope.label_keys, aliases=runtime.aliases(scope))
+        try:
+            answer_text = agent.answer(AgentQuestion(question.question_id, question.prompt), bridge).text
+        except Exception as exc:  # an agent bug or an unreachable LLM endpoint: record, keep the run going
+            agent_error = f"{type(exc).__name__}: {exc}"
+        faults.extend(bridge.faults)
+
+    resolve = bridge.resolve_ref if bridge is not None else str
+    cited = list(dict.fromkeys(resolve(ref) for ref in parse_citations(answer_text)))
+    returned = bridge.returned_refs if bridge is not None else []
+    # Evidence that arrives after the checkpoint (a dataset defect) cannot be demanded.
+    required = [
+        ref
+        for ref in question.ground_truth.required_evidence_refs
+        if (position := scope.position(ref)) is not None and position <= case.checkpoint
+    ]
+    metrics = mechanical_metrics(
+        AnswerEvidence(
+            answer=answer_text,
+            cited=cited,
+            returned=set(returned),
+            known=scope.available_refs(case.checkpoint) | synthetic.keys(),
+            required=required,
+            key_facts=question.ground_truth.key_facts,
+            violations=len(tracker.violations),
+        ),
+        resolve=resolve,
+    )
+    score = composite(metrics, scoring.weights, scoring.gates)
+    return QuestionResult(
+        adapter=case.adapter,
+        scope_id=scope.scope_id,
+        checkpoint=case.checkpoint,
+        question_id=question.question_id,
+        question_type=question.question_type,
+        category=question.category,
+        budget=case.budget.name,
+        agent=agent.name,
+        prompt=question.prompt,
+        answer=answer_text,
+        cited_refs=cited,
+        returned_refs=returned,
+        required_refs=required,
+        tool_calls=bridge.records if bridge is not None else [],
+        result_tokens=tracker.result_tokens,
+        turns=tracker.turns,
+        agent_tokens=tracker.agent_tokens,
+        violations=tracker.violations,
+        faults=faults,
+        agent_error=agent_error,
+        defects=list(scope.defects.get(question.question_id, ())),
+        metrics={name: round(value, 6) for name, value in metrics.items()},
+        composite=round(score.value, 6),
+        gated=score.gated,
+        duration_s=round(time.perf_counter() - started, 4),
+    )

@@ -1,0 +1,211 @@
+"""Command-line options and ini keys, and turning them into :class:`LensSettings`.
+
+Option strings are constants so tests and docs can import them. Nothing heavy is
+imported here: the plugin loads this module on every pytest run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lens.settings import AdapterSpec, LensSettings, parse_adapter_spec, parse_option_value
+
+__all__ = [
+    "ADAPTER",
+    "ADAPTER_OPTION",
+    "AGENT",
+    "BUDGET",
+    "CALL_TIMEOUT",
+    "DATASET",
+    "GATE_BUDGET",
+    "JSON",
+    "OPAQUE_REFS",
+    "SEED",
+    "STRICT",
+    "WEIGHTS",
+    "add_options",
+    "lens_requested",
+    "read_settings",
+]
+
+ADAPTER = "--lens-adapter"
+ADAPTER_OPTION = "--lens-adapter-option"
+DATASET = "--lens-dataset"
+BUDGET = "--lens-budget"
+AGENT = "--lens-agent"
+JSON = "--lens-json"
+STRICT = "--lens-strict"
+WEIGHTS = "--lens-weights"
+GATE_BUDGET = "--lens-gate-budget"
+CALL_TIMEOUT = "--lens-call-timeout"
+OPAQUE_REFS = "--lens-opaque-refs"
+SEED = "--lens-seed"
+NO_BUILTIN = "--lens-no-builtin"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register the ``--lens-*`` options and ``lens_*`` ini keys."""
+    group = parser.getgroup("lens", "LENS memory benchmark (pytest-lens)")
+    group.addoption(
+        ADAPTER,
+        action="append",
+        default=[],
+        metavar="[LABEL=]TARGET",
+        help="memory adapter to test: module:Class or a registered name (bm25, null, ...); repeat to compare. Activates pytest-lens.",
+    )
+    group.addoption(
+        ADAPTER_OPTION,
+        action="append",
+        default=[],
+        metavar="[LABEL.]KEY=VALUE",
+        help="constructor option for every adapter, or for one adapter when prefixed with its label; "
+        "values are parsed as JSON when possible.",
+    )
+    group.addoption(
+        DATASET,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="LENS JSON file or directory of them (repeatable; default: the bundled datasets).",
+    )
+    group.addoption(
+        BUDGET,
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="agent budget: 4k, 8k, 16k (default), 32k or results=N,turns=N,calls=N (repeatable).",
+    )
+    group.addoption(AGENT, default=None, metavar="NAME", help="answering agent (default: offline, deterministic, no LLM).")
+    group.addoption(JSON, default=None, metavar="PATH", help="write the run artifact (per-question results and summary) as JSON.")
+    group.addoption(STRICT, action="store_true", default=None, help="treat dataset defects (e.g. evidence after its checkpoint) as errors.")
+    group.addoption(WEIGHTS, action="append", default=[], metavar="METRIC=W,...", help="override composite weights.")
+    group.addoption(GATE_BUDGET, action="store_true", default=None, help="also gate the composite on budget_compliance < 0.5.")
+    group.addoption(CALL_TIMEOUT, type=float, default=None, metavar="SECONDS", help="per adapter call timeout (default 120; 0 disables).")
+    group.addoption(
+        OPAQUE_REFS,
+        choices=("auto", "always", "never"),
+        default=None,
+        help="show agents opaque ref aliases: auto (when ids leak labels), always, never.",
+    )
+    group.addoption(SEED, type=int, default=None, metavar="N", help="seed for everything random in scoring (default 42).")
+    group.addoption(
+        NO_BUILTIN,
+        action="store_true",
+        default=None,
+        help="do not add the built-in LENS tests; run only test modules that use the lens fixtures.",
+    )
+
+    parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
+    parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
+    parser.addini("lens_datasets", type="paths", default=[], help="dataset files or directories, relative to the ini file.")
+    parser.addini("lens_budgets", type="linelist", default=[], help="budgets, as for --lens-budget.")
+    parser.addini("lens_agent", default="offline", help="answering agent.")
+    parser.addini("lens_json", default="", help="path for the run artifact.")
+    parser.addini("lens_strict", type="bool", default=False, help="dataset defects are errors.")
+    parser.addini("lens_weights", type="linelist", default=[], help="composite weight overrides, METRIC=W.")
+    parser.addini("lens_gate_budget", type="bool", default=False, help="gate on budget_compliance too.")
+    parser.addini("lens_call_timeout", default="120", help="per adapter call timeout in seconds (0 disables).")
+    parser.addini("lens_opaque_refs", default="auto", help="auto, always or never.")
+    parser.addini("lens_seed", default="42", help="seed for scoring randomness.")
+    parser.addini("lens_builtin_tests", type="bool", default=True, help="add the built-in LENS tests.")
+
+
+def lens_requested(config: pytest.Config) -> bool:
+    """pytest-lens does anything only when an adapter is configured."""
+    return bool(config.getoption(ADAPTER) or config.getini("lens_adapters"))
+
+
+def _pick(config: pytest.Config, option: str, ini: str) -> Any:
+    value = config.getoption(option)
+    return config.getini(ini) if value is None else value
+
+
+def read_settings(config: pytest.Config) -> LensSettings:
+    """Read every option once; :class:`pytest.UsageError` names the option at fault."""
+    adapter_texts = list(config.getoption(ADAPTER)) or list(config.getini("lens_adapters"))
+    specs = _adapter_specs(adapter_texts, list(config.getini("lens_adapter_options")) + list(config.getoption(ADAPTER_OPTION)))
+
+    datasets = tuple(Path(p) for p in config.getoption(DATASET)) or tuple(Path(p) for p in config.getini("lens_datasets"))
+    budgets = tuple(config.getoption(BUDGET)) or tuple(config.getini("lens_budgets")) or ("16k",)
+    from pytest_lens.budget import parse_budget
+
+    for budget in budgets:
+        try:
+            parse_budget(budget)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{BUDGET}: {exc}") from None
+
+    weights_entries = list(config.getini("lens_weights")) + list(config.getoption(WEIGHTS))
+    from pytest_lens.scoring.composite import parse_weights
+
+    try:
+        weights = parse_weights(weights_entries)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{WEIGHTS}: {exc}") from None
+
+    timeout = _pick(config, CALL_TIMEOUT, "lens_call_timeout")
+    seed = _pick(config, SEED, "lens_seed")
+    try:
+        timeout_s = float(timeout)
+        seed_value = int(seed)
+    except ValueError:
+        raise pytest.UsageError(f"{CALL_TIMEOUT} must be a number of seconds and {SEED} an integer") from None
+    opaque = _pick(config, OPAQUE_REFS, "lens_opaque_refs")
+    if opaque not in ("auto", "always", "never"):
+        raise pytest.UsageError(f"lens_opaque_refs must be auto, always or never, got {opaque!r}")
+    json_path = config.getoption(JSON) or config.getini("lens_json") or None
+    no_builtin = config.getoption(NO_BUILTIN)
+    return LensSettings(
+        adapters=specs,
+        datasets=datasets,
+        budgets=budgets,
+        agent=_pick(config, AGENT, "lens_agent"),
+        json_path=Path(json_path) if json_path else None,
+        strict=bool(_pick(config, STRICT, "lens_strict")),
+        weights=weights,
+        gate_budget=bool(_pick(config, GATE_BUDGET, "lens_gate_budget")),
+        call_timeout=timeout_s if timeout_s > 0 else None,
+        opaque_refs=opaque,
+        seed=seed_value,
+        builtin_tests=not no_builtin and bool(config.getini("lens_builtin_tests")),
+        rootdir=Path(config.rootpath),
+    )
+
+
+def _adapter_specs(texts: list[str], option_texts: list[str]) -> tuple[AdapterSpec, ...]:
+    parsed: list[tuple[str, str]] = []
+    for text in texts:
+        label, target = parse_adapter_spec(text)
+        if not target:
+            raise pytest.UsageError(f"{ADAPTER}={text!r}: empty adapter")
+        parsed.append((label or _default_label(target), target))
+    labels = [label for label, _ in parsed]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicates:
+        raise pytest.UsageError(
+            f"{ADAPTER}: adapter label {duplicates[0]!r} is used twice; name them apart with LABEL=TARGET (e.g. a={duplicates[0]})"
+        )
+    options: dict[str, dict[str, Any]] = {label: {} for label in labels}
+    for text in option_texts:
+        key, sep, raw = text.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise pytest.UsageError(f"{ADAPTER_OPTION}={text!r}: expected [LABEL.]KEY=VALUE")
+        scope_label, dot, name = key.rpartition(".")
+        value = parse_option_value(raw)
+        if dot and scope_label in options:
+            options[scope_label][name] = value
+        elif dot:
+            raise pytest.UsageError(f"{ADAPTER_OPTION}={text!r}: no adapter labelled {scope_label!r} (labels: {', '.join(labels)})")
+        else:
+            for label in labels:
+                options[label][key] = value
+    return tuple(AdapterSpec(label, target, options[label]) for label, target in parsed)
+
+
+def _default_label(target: str) -> str:
+    """A registered name labels itself; ``pkg.mod:Class`` is labelled ``Class``."""
+    return target.rpartition(":")[2].rpartition(".")[2] if ":" in target else target

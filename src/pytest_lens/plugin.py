@@ -1,0 +1,231 @@
+"""The pytest plugin: routes pytest events to :class:`~pytest_lens.session.LensSession`.
+
+Installed but not asked for (no ``--lens-adapter`` / ``lens_adapters``), it adds
+nothing to a run and imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_lens import options
+
+if TYPE_CHECKING:
+    from pytest_lens.cases import LensCase
+    from pytest_lens.results import QuestionResult
+    from pytest_lens.runner import LensRuntime
+    from pytest_lens.session import LensSession
+
+SESSION_KEY = pytest.StashKey["LensSession"]()
+#: ``user_properties`` name under which a question's result travels on its test report.
+RESULT_PROPERTY = "lens_result"
+#: Node id of the built-in LENS test module.
+BUILTIN_NODEID = "lens"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register ``--lens-*`` options and ``lens_*`` ini keys."""
+    options.add_options(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Register the ``pytest_lens_*`` hookspecs."""
+    from pytest_lens import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Read settings once and load datasets; activate only when an adapter is configured."""
+    config.addinivalue_line("markers", "lens: a LENS question test, added or parametrized by pytest-lens")
+    if not options.lens_requested(config):
+        return
+    from pytest_lens.session import LensConfigError, LensSession
+
+    try:
+        session = LensSession.open(options.read_settings(config))
+    except LensConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(LensPlugin(session, config), "lens-session")
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+class _BuiltinModule(pytest.Module):
+    """The built-in test module; collects ``test_lens`` whatever ``python_functions`` says."""
+
+    def funcnamefilter(self, name: str) -> bool:
+        return name == "test_lens"
+
+    def classnamefilter(self, name: str) -> bool:
+        return False
+
+
+class LensPlugin:
+    """Hooks active only when pytest-lens is asked for."""
+
+    def __init__(self, session: LensSession, config: pytest.Config) -> None:
+        self.session = session
+        self.config = config
+        self.verdict_reasons: tuple[str, ...] = ()
+
+    def pytest_report_header(self) -> list[str]:
+        """One line naming what is being measured."""
+        s = self.session
+        adapters = ", ".join(spec.label for spec in s.settings.adapters)
+        budgets = ", ".join(budget.name for budget in s.budgets)
+        return [
+            f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {len(s.cases)} questions in {len(s.scopes)} scope(s)"
+        ]
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """Parametrize every test that asks for ``lens_case`` over all cases."""
+        if "lens_case" in metafunc.fixturenames:
+            cases = self.session.cases
+            metafunc.parametrize("lens_case", cases, ids=[case.id for case in cases])
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        """Add the built-in LENS tests (unless the user's own tests use ``lens_case``) and mark LENS items.
+
+        Runs first so that ``-k``, ``-m``, ``--deselect`` and ``--lf`` filter our items like any others.
+        """
+        if self.session.settings.builtin_tests and not any(_case_of(item) for item in items):
+            from pytest_lens import _builtin_tests
+
+            module = _BuiltinModule.from_parent(session, path=Path(_builtin_tests.__file__), nodeid=BUILTIN_NODEID)
+            items.extend(item for item in module.collect() if isinstance(item, pytest.Item))
+        for item in items:
+            if _case_of(item) is not None:
+                item.add_marker(pytest.mark.lens)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Remember which questions were selected, to detect missing results."""
+        self.session.expect(case for item in session.items if (case := _case_of(item)) is not None)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collect each question's result from its call report (on the controller under xdist)."""
+        if report.when != "call" or _is_worker(self.config):
+            return
+        from pytest_lens.results import QuestionResult
+
+        for name, value in report.user_properties:
+            if name == RESULT_PROPERTY:
+                result = QuestionResult.model_validate(value)
+                self.session.record(result)
+                self.config.hook.pytest_lens_result(result=result, config=self.config)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Compute the verdict after all tests ran, while it can still set the exit status."""
+        outcome = yield
+        if not _is_worker(self.config):
+            verdict = self.session.verdict()
+            self.verdict_reasons = verdict.reasons
+            if verdict.exit_code:
+                session.testsfailed += 1
+        return outcome
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Write the run artifact."""
+        path = self.session.settings.json_path
+        if path is not None and not _is_worker(self.config):
+            self.session.write_artifact(path if path.is_absolute() else self.session.settings.rootdir / path)
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """Print the LENS summary."""
+        if _is_worker(self.config):
+            return
+        terminalreporter.write_sep("=", "LENS summary")
+        for line in self.session.report().lines:
+            if line.startswith("LENS verdict: FAIL"):
+                terminalreporter.write_line(line, red=True, bold=True)
+            elif line.startswith("LENS verdict: PASS"):
+                terminalreporter.write_line(line, green=True)
+            else:
+                terminalreporter.write_line(line)
+        path = self.session.settings.json_path
+        if path is not None:
+            terminalreporter.write_line(f"run artifact: {path}")
+
+
+def _case_of(item: pytest.Item) -> LensCase | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    case: LensCase | None = callspec.params.get("lens_case")
+    return case
+
+
+def _session(config: pytest.Config) -> LensSession:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        pytest.fail(
+            f"pytest-lens is not active: pass {options.ADAPTER}=module:Class (or set lens_adapters in the ini file)",
+            pytrace=False,
+        )
+    return session
+
+
+@pytest.fixture(scope="session")
+def lens_session(pytestconfig: pytest.Config) -> LensSession:
+    """The LENS session of this pytest run."""
+    return _session(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def lens_runtime(lens_session: LensSession, tmp_path_factory: pytest.TempPathFactory) -> Generator[LensRuntime, None, None]:
+    """Adapter instances of this process; their storage is a private temporary directory, deleted at the end."""
+    runtime = lens_session.new_runtime(tmp_path_factory.mktemp("lens-storage"))
+    yield runtime
+    runtime.close()
+
+
+@pytest.fixture
+def lens_case(pytestconfig: pytest.Config) -> LensCase:
+    """One LENS question for one adapter (pytest-lens parametrizes this fixture)."""
+    _session(pytestconfig)
+    pytest.fail("lens_case was not parametrized; is this test collected by a pytest-lens run?", pytrace=False)
+
+
+@pytest.fixture
+def lens_run(request: pytest.FixtureRequest, lens_session: LensSession, lens_runtime: LensRuntime) -> Callable[[LensCase], QuestionResult]:
+    """Answer and score a case, record its result on this test's report, and fail if the adapter misbehaved."""
+
+    def run(case: LensCase) -> QuestionResult:
+        result = lens_session.run(case, lens_runtime)
+        request.node.user_properties.append((RESULT_PROPERTY, result.model_dump(mode="json")))
+        request.node.add_report_section("call", "lens", _trace(result))
+        if result.failed:
+            pytest.fail(result.failure_message(), pytrace=False)
+        return result
+
+    return run
+
+
+@pytest.fixture
+def lens_adapter(lens_case: LensCase, lens_runtime: LensRuntime) -> Any:
+    """The adapter instance of ``lens_case``, fed exactly the episodes before its checkpoint."""
+    faults = lens_runtime.advance(lens_case.adapter, lens_case.scope, lens_case.checkpoint)
+    caller = lens_runtime.slot(lens_case.adapter).caller
+    if caller is None:
+        pytest.fail("\n".join(fault.describe() for fault in faults), pytrace=False)
+    return caller.adapter
+
+
+def _trace(result: QuestionResult) -> str:
+    lines = [f"question: {result.prompt}", f"answer: {result.answer or '(empty)'}", "tool calls:"]
+    lines.extend(
+        f"  {call.index}. {call.name}({call.arguments}) -> {call.status}, {call.result_tokens} tokens"
+        + (f", {call.error}" if call.error else "")
+        for call in result.tool_calls
+    )
+    lines.append("metrics: " + ", ".join(f"{k}={v:.3f}" for k, v in result.metrics.items()))
+    return "\n".join(lines)

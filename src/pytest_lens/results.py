@@ -1,0 +1,161 @@
+"""Typed records of a run: what happened on each question, and the run artifact.
+
+Everything here is JSON-serialisable: results ride on pytest reports (so xdist
+can carry them to the controller) and end up in the ``--lens-json`` artifact.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ARTIFACT_SCHEMA_VERSION",
+    "AdapterFault",
+    "AdapterSummary",
+    "GroupSummary",
+    "QuestionResult",
+    "RunArtifact",
+    "ToolCallRecord",
+    "Violation",
+]
+
+ARTIFACT_SCHEMA_VERSION = 1
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+ViolationKind = Literal["result_tokens", "tool_calls", "turns", "agent_tokens"]
+
+
+class Violation(_Record):
+    """A budget limit the agent ran into."""
+
+    kind: ViolationKind
+    detail: str
+    tool_call: int | None = None
+
+
+class AdapterFault(_Record):
+    """The adapter misbehaved: it raised, returned the wrong type, or hung."""
+
+    adapter: str
+    method: str
+    kind: Literal["exception", "bad_return", "timeout", "construct"]
+    message: str
+    episode_id: str | None = None
+
+    def describe(self) -> str:
+        """``adapter 'bm25' raised in search(): ValueError: boom``."""
+        verb = {
+            "exception": "raised in",
+            "bad_return": "returned a wrong value from",
+            "timeout": "timed out in",
+            "construct": "could not be constructed:",
+        }[self.kind]
+        where = "" if self.kind == "construct" else f" {self.method}()"
+        episode = f" (episode {self.episode_id})" if self.episode_id else ""
+        return f"adapter {self.adapter!r} {verb}{where}{episode}: {self.message}"
+
+
+class ToolCallRecord(_Record):
+    """One tool call as the bridge executed (or refused) it."""
+
+    index: int
+    turn: int
+    name: str
+    arguments: dict[str, Any]
+    status: Literal["ok", "error", "refused"]
+    result_tokens: int
+    returned_refs: list[str] = Field(default_factory=list)
+    error: str | None = None
+    duration_ms: float = 0.0
+
+
+class QuestionResult(_Record):
+    """Everything measured for one (adapter, scope, budget, question)."""
+
+    adapter: str
+    scope_id: str
+    checkpoint: int
+    question_id: str
+    question_type: str
+    category: str
+    budget: str
+    agent: str
+    judge: str | None = None
+    prompt: str
+    answer: str
+    cited_refs: list[str]
+    returned_refs: list[str]
+    required_refs: list[str]
+    tool_calls: list[ToolCallRecord]
+    result_tokens: int
+    turns: int
+    agent_tokens: int
+    violations: list[Violation]
+    faults: list[AdapterFault] = Field(default_factory=list)
+    agent_error: str | None = None
+    defects: list[str] = Field(default_factory=list)
+    metrics: dict[str, float]
+    composite: float
+    gated: bool
+    duration_s: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """Identity of the result within a run (and across runs, for baselines)."""
+        return (self.adapter, self.scope_id, self.budget, self.question_id)
+
+    @property
+    def failed(self) -> bool:
+        """The adapter misbehaved, or the agent could not finish, on this question."""
+        return bool(self.faults) or self.agent_error is not None
+
+    def failure_message(self) -> str:
+        """Why this question failed, one line per cause."""
+        lines = [fault.describe() for fault in self.faults]
+        if self.agent_error:
+            lines.append(f"agent {self.agent!r} failed: {self.agent_error}")
+        return "\n".join(lines)
+
+
+class GroupSummary(_Record):
+    """Means over a group of questions (one adapter, or one question type of it)."""
+
+    n: int
+    composite: float
+    metrics: dict[str, float]
+
+
+class AdapterSummary(_Record):
+    """The verdict for one adapter at one budget."""
+
+    adapter: str
+    budget: str
+    n_questions: int
+    composite: float
+    metrics: dict[str, float]
+    gated: bool
+    gate_reasons: list[str] = Field(default_factory=list)
+    by_type: dict[str, GroupSummary] = Field(default_factory=dict)
+    result_tokens_mean: float = 0.0
+    tool_calls_mean: float = 0.0
+    violations: int = 0
+    faults: int = 0
+
+
+class RunArtifact(_Record):
+    """The ``--lens-json`` file: enough to reproduce, compare and audit a run."""
+
+    schema_version: int = ARTIFACT_SCHEMA_VERSION
+    pytest_lens_version: str
+    created: str
+    run: dict[str, Any]
+    results: list[QuestionResult]
+    summary: dict[str, AdapterSummary]
+    incomplete: list[str] = Field(default_factory=list)
+    dataset_warnings: list[str] = Field(default_factory=list)

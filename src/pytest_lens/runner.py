@@ -1,0 +1,154 @@
+"""Driving adapters through scope streams (SPEC §1).
+
+:class:`LensRuntime` owns one adapter instance per label in this process and
+keeps each one fed with exactly the first N episodes of one scope. Whatever
+subset or order of questions pytest runs (``-k``, ``--lf``, ``-x``, random
+order, xdist groups), a question at checkpoint N sees exactly the first N
+episodes: going backwards, or switching scope, resets and replays.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_lens.adapter import CapabilityManifest
+from pytest_lens.bridge import RefAliases
+from pytest_lens.calls import AdapterCaller, AdapterCallError
+from pytest_lens.datasets.loader import LoadedScope
+from pytest_lens.registry import accepts_keyword, load_adapter_class
+from pytest_lens.results import AdapterFault
+from pytest_lens.settings import AdapterSpec
+
+__all__ = ["AdapterSlot", "LensRuntime"]
+
+
+@dataclass
+class AdapterSlot:
+    """One adapter instance and how far its current scope has been streamed."""
+
+    label: str
+    caller: AdapterCaller | None = None
+    construct_fault: AdapterFault | None = None
+    scope_id: str | None = None
+    ingested: int = 0
+    prepared_at: int | None = None
+    stream_faults: list[AdapterFault] = field(default_factory=list)
+    #: Episodes ingested over the slot's life, replays included (for reports on replay cost).
+    ingest_calls: int = 0
+
+
+class LensRuntime:
+    """Adapter instances of this process and their streams."""
+
+    def __init__(
+        self,
+        adapters: Mapping[str, AdapterSpec],
+        storage_root: Path,
+        *,
+        call_timeout: float | None = None,
+        opaque_refs: str = "auto",
+    ) -> None:
+        self.adapters = dict(adapters)
+        self.storage_root = storage_root
+        self.call_timeout = call_timeout
+        self.opaque_refs = opaque_refs
+        self._slots: dict[str, AdapterSlot] = {}
+        self._aliases: dict[str, RefAliases] = {}
+
+    def slot(self, label: str) -> AdapterSlot:
+        """The adapter slot for ``label``, constructing the adapter on first use."""
+        slot = self._slots.get(label)
+        if slot is None:
+            slot = self._slots[label] = self._construct(self.adapters[label])
+        return slot
+
+    def advance(self, label: str, scope: LoadedScope, checkpoint: int) -> list[AdapterFault]:
+        """Bring ``label``'s adapter to exactly ``checkpoint`` episodes of ``scope`` and prepare it.
+
+        Returns the faults of the stream this question sees (construction, reset,
+        ingest or prepare failures since the scope was last reset).
+        """
+        slot = self.slot(label)
+        if slot.caller is None:
+            return [slot.construct_fault] if slot.construct_fault else []
+        caller = slot.caller
+        if slot.scope_id != scope.scope_id or checkpoint < slot.ingested:
+            faults: list[AdapterFault] = []
+            for scope_id in dict.fromkeys(s for s in (slot.scope_id, scope.scope_id) if s is not None):
+                try:
+                    caller.reset(scope_id)
+                except AdapterCallError as exc:
+                    faults.append(exc.fault)
+            slot.scope_id, slot.ingested, slot.prepared_at, slot.stream_faults = scope.scope_id, 0, None, faults
+        while slot.ingested < checkpoint:
+            episode = scope.stream[slot.ingested]
+            slot.ingested += 1
+            slot.ingest_calls += 1
+            try:
+                caller.ingest(episode.episode_id, scope.scope_id, episode.iso_timestamp, episode.text, episode.meta)
+            except AdapterCallError as exc:
+                slot.stream_faults.append(exc.fault)
+        if slot.prepared_at != checkpoint:
+            slot.prepared_at = checkpoint
+            try:
+                caller.prepare(scope.scope_id, checkpoint)
+            except AdapterCallError as exc:
+                slot.stream_faults.append(exc.fault)
+        return list(slot.stream_faults)
+
+    def manifest(self, label: str) -> tuple[CapabilityManifest, AdapterFault | None]:
+        """The adapter's capabilities; a default manifest and the fault if it cannot give them."""
+        caller = self.slot(label).caller
+        if caller is None:
+            return CapabilityManifest(), None
+        try:
+            return caller.capabilities(), None
+        except AdapterCallError as exc:
+            return CapabilityManifest(), exc.fault
+
+    def aliases(self, scope: LoadedScope) -> RefAliases:
+        """Ref aliasing for a scope: on when its ids leak labels (``auto``), or as forced."""
+        aliases = self._aliases.get(scope.scope_id)
+        if aliases is None:
+            enabled = self.opaque_refs == "always" or (self.opaque_refs == "auto" and scope.ids_leak_labels)
+            aliases = self._aliases[scope.scope_id] = RefAliases(scope.scope_id, (e.episode_id for e in scope.stream), enabled)
+        return aliases
+
+    def close(self) -> list[AdapterFault]:
+        """Close every adapter and delete their storage; returns close faults (they fail nothing)."""
+        faults = []
+        for slot in self._slots.values():
+            if slot.caller is not None:
+                try:
+                    slot.caller.close()
+                except AdapterCallError as exc:
+                    faults.append(exc.fault)
+        self._slots.clear()
+        shutil.rmtree(self.storage_root, ignore_errors=True)
+        return faults
+
+    def _construct(self, spec: AdapterSpec) -> AdapterSlot:
+        slot = AdapterSlot(spec.label)
+        try:
+            cls = load_adapter_class(spec.target)
+            options: dict[str, Any] = dict(spec.options)
+            if "storage_dir" not in options and accepts_keyword(cls, "storage_dir", via_kwargs=False):
+                storage = self.storage_root / _safe_name(spec.label)
+                storage.mkdir(parents=True, exist_ok=True)
+                options["storage_dir"] = str(storage)
+            adapter = cls(**options)
+        except Exception as exc:
+            slot.construct_fault = AdapterFault(
+                adapter=spec.label, method="__init__", kind="construct", message=f"{type(exc).__name__}: {exc}"
+            )
+            return slot
+        slot.caller = AdapterCaller(adapter, spec.label, self.call_timeout)
+        return slot
+
+
+def _safe_name(label: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label) or "adapter"

@@ -1,0 +1,195 @@
+"""The LENS session: settings, datasets and cases in; results, summary, verdict and artifact out.
+
+Plain Python: the pytest plugin translates hooks into calls on this object.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pytest_lens.agents import Agent, create_agent
+from pytest_lens.budget import Budget, parse_budget
+from pytest_lens.cases import LensCase, build_cases
+from pytest_lens.datasets.loader import DatasetError, LoadedDataset, LoadedScope, load_datasets
+from pytest_lens.engine import Scoring, run_case
+from pytest_lens.registry import AdapterLoadError, accepts_keyword, load_adapter_class
+from pytest_lens.report import LensReport, Verdict
+from pytest_lens.results import AdapterSummary, QuestionResult, RunArtifact
+from pytest_lens.runner import LensRuntime
+from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
+from pytest_lens.settings import LensSettings
+from pytest_lens.summary import summarize
+
+__all__ = ["LensConfigError", "LensSession", "bundled_dataset_paths"]
+
+
+class LensConfigError(ValueError):
+    """The run cannot be set up; the message says which option or file and what to do."""
+
+
+def bundled_dataset_paths() -> list[Path]:
+    """The datasets shipped in ``lens_fixtures`` (used when no ``--lens-dataset`` is given)."""
+    from lens_fixtures.datasets import bundled_dataset_paths as bundled
+
+    return bundled()
+
+
+class LensSession:
+    """One pytest session's LENS run (on the controller, or on one xdist worker)."""
+
+    def __init__(self, settings: LensSettings, datasets: list[LoadedDataset], budgets: list[Budget]) -> None:
+        self.settings = settings
+        self.datasets = datasets
+        self.budgets = budgets
+        gates: list[HardGate] = list(DEFAULT_GATES)
+        if settings.gate_budget:
+            gates.append(HardGate("budget_compliance", 0.5))
+        self.scoring = Scoring(dict(settings.weights or DEFAULT_WEIGHTS), tuple(gates))
+        self.cases: list[LensCase] = build_cases([a.label for a in settings.adapters], self.scopes, budgets)
+        self.results: dict[tuple[str, str, str, str], QuestionResult] = {}
+        self.expected: dict[tuple[str, str, str, str], LensCase] = {}
+        self._agent: Agent | None = None
+
+    @classmethod
+    def open(cls, settings: LensSettings) -> LensSession:
+        """Validate adapters, budgets and datasets; :class:`LensConfigError` on anything unusable."""
+        for spec in settings.adapters:
+            try:
+                adapter_class = load_adapter_class(spec.target)
+            except AdapterLoadError as exc:
+                raise LensConfigError(f"--lens-adapter={spec.target}: {exc}") from None
+            rejected = [name for name in spec.options if not accepts_keyword(adapter_class, name)]
+            if rejected:
+                raise LensConfigError(
+                    f"--lens-adapter-option: adapter {spec.label!r} ({spec.target}) does not accept {', '.join(sorted(rejected))}"
+                )
+        try:
+            create_agent(settings.agent)
+        except ValueError as exc:
+            raise LensConfigError(f"--lens-agent: {exc}") from None
+        paths = [p if p.is_absolute() else settings.rootdir / p for p in settings.datasets] or bundled_dataset_paths()
+        try:
+            datasets = load_datasets(paths, strict=settings.strict)
+        except DatasetError as exc:
+            details = "\n".join(f"  {issue}" for issue in exc.issues[:20])
+            more = f"\n  ... and {len(exc.issues) - 20} more" if len(exc.issues) > 20 else ""
+            raise LensConfigError(f"--lens-dataset: cannot use the dataset:\n{details}{more}") from None
+        return cls(settings, datasets, [parse_budget(b) for b in settings.budgets])
+
+    @property
+    def scopes(self) -> list[LoadedScope]:
+        """Every scope of every dataset, in load order."""
+        return [scope for dataset in self.datasets for scope in dataset.scopes]
+
+    @property
+    def agent(self) -> Agent:
+        """The answering agent of this process (created on first use)."""
+        if self._agent is None:
+            self._agent = create_agent(self.settings.agent)
+        return self._agent
+
+    def new_runtime(self, storage_root: Path) -> LensRuntime:
+        """Adapter instances for this process, storing under ``storage_root``."""
+        return LensRuntime(
+            {spec.label: spec for spec in self.settings.adapters},
+            storage_root,
+            call_timeout=self.settings.call_timeout,
+            opaque_refs=self.settings.opaque_refs,
+        )
+
+    def run(self, case: LensCase, runtime: LensRuntime) -> QuestionResult:
+        """Answer and score one case."""
+        return run_case(case, runtime, self.agent, self.scoring)
+
+    # -- collecting ----------------------------------------------------------------------
+    def expect(self, cases: Iterable[LensCase]) -> None:
+        """The cases selected to run; results missing at the end make the run incomplete."""
+        for case in cases:
+            self.expected[case.key] = case
+
+    def record(self, result: QuestionResult) -> None:
+        """Keep one question's result."""
+        self.results[result.key] = result
+
+    def ordered_results(self) -> list[QuestionResult]:
+        """Results in case order (stable, whatever order the tests ran in)."""
+        order = {case.key: index for index, case in enumerate(self.cases)}
+        return sorted(self.results.values(), key=lambda r: (order.get(r.key, len(order)), r.key))
+
+    def incomplete(self) -> list[str]:
+        """One line per (adapter, scope, budget) group with selected questions that produced no result."""
+        missing: dict[str, int] = {}
+        for key, case in self.expected.items():
+            if key not in self.results:
+                missing[case.group] = missing.get(case.group, 0) + 1
+        if not missing:
+            return []
+        total = sum(missing.values())
+        groups = ", ".join(f"{group} ({count})" for group, count in missing.items())
+        return [f"incomplete: {total} questions missing from groups {groups}"]
+
+    # -- verdict and reports ---------------------------------------------------------------
+    def summaries(self) -> dict[str, AdapterSummary]:
+        """Per (adapter, budget) verdicts."""
+        return summarize(self.ordered_results(), self.scoring.weights, self.scoring.gates)
+
+    def verdict(self) -> Verdict:
+        """Exit status and reasons."""
+        return Verdict.from_summaries(self.summaries(), self.incomplete())
+
+    def report(self) -> LensReport:
+        """The terminal summary."""
+        return LensReport(self.summaries(), header=self._header(), warnings=self._warnings(), verdict=self.verdict())
+
+    def artifact(self) -> RunArtifact:
+        """The ``--lens-json`` document."""
+        from pytest_lens import __version__
+
+        return RunArtifact(
+            pytest_lens_version=__version__,
+            created=datetime.now(UTC).isoformat(timespec="seconds"),
+            run=self._run_identity(),
+            results=self.ordered_results(),
+            summary=self.summaries(),
+            incomplete=self.incomplete(),
+            dataset_warnings=self._warnings(),
+        )
+
+    def write_artifact(self, path: Path) -> None:
+        """Write the artifact as indented JSON."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.artifact().model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+    def _run_identity(self) -> dict[str, object]:
+        return {
+            "agent": {"name": self.agent.name, "description": self.agent.description},
+            "judge": None,
+            "budgets": [vars(budget) for budget in self.budgets],
+            "adapters": [{"label": s.label, "target": s.target, "options": dict(s.options)} for s in self.settings.adapters],
+            "datasets": [
+                {"path": d.path, "sha256": d.sha256, "suite": d.dataset.suite, "scopes": [s.scope_id for s in d.scopes]}
+                for d in self.datasets
+            ],
+            "weights": dict(self.scoring.weights),
+            "gates": [f"{gate.metric} < {gate.threshold:g}" for gate in self.scoring.gates],
+            "seed": self.settings.seed,
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+        }
+
+    def _header(self) -> list[str]:
+        n_episodes = sum(len(s.stream) for s in self.scopes)
+        n_questions = sum(len(s.questions) for s in self.scopes)
+        names = ", ".join(Path(d.path).name for d in self.datasets)
+        return [
+            f"agent: {self.agent.description}; judge: none (tier-2/3 metrics absent)",
+            "budget: " + "; ".join(budget.describe() for budget in self.budgets),
+            f"data: {len(self.scopes)} scope(s), {n_episodes} episodes, {n_questions} questions ({names})",
+        ]
+
+    def _warnings(self) -> list[str]:
+        return [str(issue) for dataset in self.datasets for issue in dataset.warnings]

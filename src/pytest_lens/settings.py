@@ -1,0 +1,57 @@
+"""The frozen run settings: read once from pytest's options, then handed to the core."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AdapterSpec", "LensSettings", "parse_adapter_spec", "parse_option_value"]
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    """One ``--lens-adapter``: a label for reports and ids, what to load, and constructor options."""
+
+    label: str
+    target: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LensSettings:
+    """Everything the core needs to know about a run; no pytest types inside."""
+
+    adapters: tuple[AdapterSpec, ...]
+    datasets: tuple[Path, ...] = ()
+    budgets: tuple[str, ...] = ("16k",)
+    agent: str = "offline"
+    json_path: Path | None = None
+    strict: bool = False
+    weights: Mapping[str, float] | None = None
+    gate_budget: bool = False
+    call_timeout: float | None = 120.0
+    opaque_refs: str = "auto"
+    seed: int = 42
+    builtin_tests: bool = True
+    rootdir: Path = field(default_factory=Path.cwd)
+
+
+def parse_adapter_spec(text: str) -> tuple[str | None, str]:
+    """``[LABEL=]TARGET`` where TARGET is ``module:Class`` or a registered short name."""
+    text = text.strip()
+    label, sep, target = text.partition("=")
+    if sep and ":" not in label and label.strip():
+        return label.strip(), target.strip()
+    return None, text
+
+
+def parse_option_value(raw: str) -> Any:
+    """Adapter option values: JSON when they parse as JSON (numbers, booleans, lists), else the string."""
+    import json
+
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw

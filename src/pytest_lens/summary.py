@@ -1,0 +1,66 @@
+"""Aggregating question results into per-adapter verdicts."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+
+from pytest_lens.results import AdapterSummary, GroupSummary, QuestionResult
+from pytest_lens.scoring.composite import HardGate, composite
+
+__all__ = ["metric_means", "summarize", "summary_key"]
+
+
+def summary_key(adapter: str, budget: str, several_budgets: bool) -> str:
+    """``bm25``, or ``bm25@8k`` when the run has several budgets."""
+    return f"{adapter}@{budget}" if several_budgets else adapter
+
+
+def metric_means(results: Iterable[QuestionResult]) -> dict[str, float]:
+    """Mean of each metric over the questions where it is present."""
+    values: dict[str, list[float]] = defaultdict(list)
+    for result in results:
+        for name, value in result.metrics.items():
+            values[name].append(value)
+    return {name: sum(vals) / len(vals) for name, vals in sorted(values.items())}
+
+
+def summarize(results: Sequence[QuestionResult], weights: Mapping[str, float], gates: Sequence[HardGate]) -> dict[str, AdapterSummary]:
+    """One :class:`AdapterSummary` per (adapter, budget), in first-seen order.
+
+    The composite follows the paper: the weighted mean of the run's metric means,
+    zeroed when a gate fails on those means.
+    """
+    groups: dict[tuple[str, str], list[QuestionResult]] = defaultdict(list)
+    for result in results:
+        groups[(result.adapter, result.budget)].append(result)
+    several_budgets = len({budget for _, budget in groups}) > 1
+    summaries: dict[str, AdapterSummary] = {}
+    for (adapter, budget), members in groups.items():
+        means = metric_means(members)
+        score = composite(means, weights, gates)
+        by_type: dict[str, list[QuestionResult]] = defaultdict(list)
+        for result in members:
+            by_type[result.question_type].append(result)
+        summaries[summary_key(adapter, budget, several_budgets)] = AdapterSummary(
+            adapter=adapter,
+            budget=budget,
+            n_questions=len(members),
+            composite=round(score.value, 6),
+            metrics={name: round(value, 6) for name, value in means.items()},
+            gated=score.gated,
+            gate_reasons=list(score.gate_reasons),
+            by_type={
+                qtype: GroupSummary(
+                    n=len(items),
+                    composite=round(composite(type_means := metric_means(items), weights, gates).value, 6),
+                    metrics={name: round(value, 6) for name, value in type_means.items()},
+                )
+                for qtype, items in sorted(by_type.items())
+            },
+            result_tokens_mean=round(sum(r.result_tokens for r in members) / len(members), 2),
+            tool_calls_mean=round(sum(len(r.tool_calls) for r in members) / len(members), 2),
+            violations=sum(len(r.violations) for r in members),
+            faults=sum(1 for r in members if r.failed),
+        )
+    return summaries

@@ -1,0 +1,44 @@
+"""Word-level text helpers shared by the offline agent, matching and the reference adapters."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["STOPWORDS", "content_terms", "normalize", "words"]
+
+# fmt: off
+STOPWORDS = frozenset({
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "anything", "are", "as", "at",
+    "based", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could",
+    "describe", "did", "do", "does", "doing", "down", "during", "each", "explain", "far", "few", "for", "from", "further",
+    "give", "given", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "itself", "just", "list", "many", "me", "more", "most", "much", "my", "no", "nor", "not",
+    "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should",
+    "show", "so", "some", "such", "tell", "than", "that", "the", "their", "theirs", "them", "then", "there", "these",
+    "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours"
+})
+# fmt: on
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+_PUNCT = re.compile(r"[^\w\s%.]|(?<!\d)\.|\.(?!\d)", re.UNICODE)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (letters and digits; punctuation and ``_`` split words)."""
+    return _WORD.findall(text.lower())
+
+
+def content_terms(text: str) -> list[str]:
+    """Words that carry meaning: no stopwords, no single characters; order kept, duplicates removed."""
+    return list(dict.fromkeys(w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())))
+
+
+def normalize(text: str) -> str:
+    """Case-, accent- and punctuation-insensitive form for substring matching; decimal points survive."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    text = _PUNCT.sub(" ", text)
+    return _SPACE.sub(" ", text).strip()
