@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from pytest_lens.agents.base import Agent, AgentQuestion
 from pytest_lens.bridge import ToolBridge
@@ -17,7 +18,26 @@ from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
 from pytest_lens.scoring.metrics import AnswerEvidence, mechanical_metrics
 
-__all__ = ["Scoring", "run_case"]
+__all__ = ["QuestionScorer", "ScorerOutput", "Scoring", "run_case"]
+
+
+@dataclass(frozen=True)
+class ScorerOutput:
+    """What a question scorer adds: metrics, inspectable details, and failures (metrics then stay absent)."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+class QuestionScorer(Protocol):
+    """Adds metrics to a question beyond the mechanical ones (judges, suite-specific scorers)."""
+
+    name: str
+
+    def score(self, case: LensCase, answer: str, metrics: Mapping[str, float]) -> ScorerOutput:
+        """Score ``answer`` to ``case``; ``metrics`` holds what is already known (tier 1)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -26,6 +46,7 @@ class Scoring:
 
     weights: Mapping[str, float]
     gates: Sequence[HardGate]
+    scorers: Sequence[QuestionScorer] = ()
 
     @classmethod
     def default(cls) -> Scoring:
@@ -80,6 +101,14 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         ),
         resolve=resolve,
     )
+    details: dict[str, Any] = {}
+    scoring_failures: list[str] = []
+    for scorer in scoring.scorers:
+        output = scorer.score(case, answer_text, dict(metrics))
+        metrics.update(output.metrics)
+        if output.details:
+            details[scorer.name] = output.details
+        scoring_failures.extend(f"{scorer.name}: {failure}" for failure in output.failures)
     score = composite(metrics, scoring.weights, scoring.gates)
     return QuestionResult(
         adapter=case.adapter,
@@ -106,5 +135,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         metrics={name: round(value, 6) for name, value in metrics.items()},
         composite=round(score.value, 6),
         gated=score.gated,
+        scorer_details=details,
+        scoring_failures=scoring_failures,
         duration_s=round(time.perf_counter() - started, 4),
     )

@@ -103,6 +103,10 @@ class QuestionResult(_Record):
     metrics: dict[str, float]
     composite: float
     gated: bool
+    #: Per-scorer extras (e.g. a judge's per-fact verdicts), keyed by scorer name.
+    scorer_details: dict[str, Any] = Field(default_factory=dict)
+    #: Scorers that could not score this question (their metrics are absent, never defaulted).
+    scoring_failures: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
 
     @property

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pytest_lens.results import AdapterSummary, GroupSummary, QuestionResult
 from pytest_lens.scoring.composite import HardGate, composite
 
-__all__ = ["metric_means", "summarize", "summary_key"]
+__all__ = ["GroupMetric", "metric_means", "summarize", "summary_key"]
+
+#: Computes run-level metrics (e.g. synthesis-minus-control differences) from one group's results.
+GroupMetric = Callable[[Sequence[QuestionResult]], dict[str, float]]
 
 
 def summary_key(adapter: str, budget: str, several_budgets: bool) -> str:
@@ -25,11 +28,16 @@ def metric_means(results: Iterable[QuestionResult]) -> dict[str, float]:
     return {name: sum(vals) / len(vals) for name, vals in sorted(values.items())}
 
 
-def summarize(results: Sequence[QuestionResult], weights: Mapping[str, float], gates: Sequence[HardGate]) -> dict[str, AdapterSummary]:
+def summarize(
+    results: Sequence[QuestionResult],
+    weights: Mapping[str, float],
+    gates: Sequence[HardGate],
+    group_metrics: Sequence[GroupMetric] = (),
+) -> dict[str, AdapterSummary]:
     """One :class:`AdapterSummary` per (adapter, budget), in first-seen order.
 
-    The composite follows the paper: the weighted mean of the run's metric means,
-    zeroed when a gate fails on those means.
+    The composite follows the paper: the weighted mean of the run's metric means
+    (plus any run-level ``group_metrics``), zeroed when a gate fails on them.
     """
     groups: dict[tuple[str, str], list[QuestionResult]] = defaultdict(list)
     for result in results:
@@ -38,6 +46,8 @@ def summarize(results: Sequence[QuestionResult], weights: Mapping[str, float], g
     summaries: dict[str, AdapterSummary] = {}
     for (adapter, budget), members in groups.items():
         means = metric_means(members)
+        for group_metric in group_metrics:
+            means.update(group_metric(members))
         score = composite(means, weights, gates)
         by_type: dict[str, list[QuestionResult]] = defaultdict(list)
         for result in members:
