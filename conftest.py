@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).parent
-SHARED = REPO.parent / "shared"
+
+
+def _shared_dir() -> Path:
+    """``../shared`` next to the checkout (or next to an ancestor, for git worktrees); ``LENS_SHARED_DIR`` overrides."""
+    if "LENS_SHARED_DIR" in os.environ:
+        return Path(os.environ["LENS_SHARED_DIR"])
+    for parent in REPO.parents:
+        if (parent / "shared" / "datasets").is_dir():
+            return parent / "shared"
+    return REPO.parent / "shared"
+
+
+SHARED = _shared_dir()
 LENS_SCOPE = SHARED / "datasets" / "lens" / "scope_01_with_distractors.json"
 
 
@@ -15,5 +28,5 @@ LENS_SCOPE = SHARED / "datasets" / "lens" / "scope_01_with_distractors.json"
 def lens_scope_path() -> Path:
     """The real public LENS scope (read from ../shared, never copied into the package)."""
     if not LENS_SCOPE.exists():
-        pytest.skip(f"the public LENS scope is not available at {LENS_SCOPE}")
+        pytest.skip(f"the public LENS scope is not available at {LENS_SCOPE} (set LENS_SHARED_DIR)")
     return LENS_SCOPE
