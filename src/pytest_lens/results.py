@@ -54,7 +54,7 @@ class AdapterFault(_Record):
             "exception": "raised in",
             "bad_return": "returned a wrong value from",
             "timeout": "timed out in",
-            "construct": "could not be constructed:",
+            "construct": "could not be constructed",
         }[self.kind]
         where = "" if self.kind == "construct" else f" {self.method}()"
         episode = f" (episode {self.episode_id})" if self.episode_id else ""

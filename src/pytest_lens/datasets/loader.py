@@ -182,7 +182,8 @@ def _field_path(loc: Sequence[int | str]) -> str:
 
 def _schema_message(error: object) -> str:
     details = dict(error)  # type: ignore[call-overload]
-    message = str(details.get("msg", "invalid value"))
+    # Sequences are tuples inside (frozen models); in JSON they are lists.
+    message = str(details.get("msg", "invalid value")).replace("valid tuple", "valid list")
     if details.get("type") != "missing" and "input" in details:
         shown = repr(details["input"])
         if len(shown) > 60:

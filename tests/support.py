@@ -1,0 +1,132 @@
+"""Small real adapters and data builders shared by pytest-lens's own tests."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_lens import CapabilityManifest, Document, ExtraTool, MemoryAdapter, SearchResult
+from pytest_lens.text import content_terms
+
+BATCH = ExtraTool(
+    "batch_retrieve",
+    "Retrieve several items.",
+    {"type": "object", "properties": {"ref_ids": {"type": "array", "items": {"type": "string"}}}, "required": ["ref_ids"]},
+)
+
+
+class RecordingMemory(MemoryAdapter):
+    """A keyword memory over a dict that logs runner-side calls and (carelessly) echoes episode meta in results."""
+
+    def __init__(self, batch: bool = True, max_results: int = 10) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.store: dict[str, tuple[str, str, dict[str, Any]]] = {}
+        self.batch = batch
+        self.max_results = max_results
+
+    def reset(self, scope_id: str) -> None:
+        self.calls.append(("reset", scope_id))
+        self.store.clear()
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        self.calls.append(("ingest", episode_id))
+        self.store[episode_id] = (timestamp, text, dict(meta or {}))
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        self.calls.append(("prepare", scope_id, checkpoint))
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        terms = set(content_terms(query))
+        hits = []
+        for ref, (timestamp, text, meta) in self.store.items():
+            score = len(terms & set(content_terms(text)))
+            if score:
+                hits.append(SearchResult(ref, text[:80], float(score), {"timestamp": timestamp, **meta, "meta": meta}))
+        hits.sort(key=lambda r: (-r.score, r.ref_id))
+        return hits[: limit or 10]
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        stored = self.store.get(ref_id)
+        return Document(ref_id, stored[1], {"episode_type": "signal"}) if stored else None
+
+    def get_capabilities(self) -> CapabilityManifest:
+        return CapabilityManifest(max_results_per_search=self.max_results, extra_tools=[BATCH] if self.batch else [])
+
+    def call_extended_tool(self, name: str, args: dict[str, Any]) -> Any:
+        if name != "batch_retrieve":
+            return super().call_extended_tool(name, args)
+        docs = [doc for ref in args["ref_ids"] if (doc := self.retrieve(ref)) is not None]
+        return {"documents": [{"ref_id": d.ref_id, "text": d.text, "metadata": {"phase": "x"}} for d in docs], "count": len(docs)}
+
+
+class SearchRaises(RecordingMemory):
+    """Fails in search: the bridge must turn this into a fault, not a crash."""
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        raise RuntimeError("index corrupted")
+
+
+class SlowSearch(RecordingMemory):
+    """Hangs in search longer than any sane timeout."""
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        time.sleep(30)
+        return []
+
+
+class WrongSearchType(RecordingMemory):
+    """Returns a dict from search."""
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> Any:
+        return {"ref_id": "x"}
+
+
+def episode(episode_id: str, day: int, text: str, scope: str = "s1", **meta: Any) -> dict[str, Any]:
+    """One LENS-format episode record."""
+    return {"episode_id": episode_id, "scope_id": scope, "timestamp": f"2025-01-{day:02d}T09:00:00", "text": text, "meta": meta}
+
+
+def question(
+    qid: str,
+    checkpoint: int,
+    refs: list[str],
+    facts: list[Any],
+    qtype: str = "longitudinal",
+    prompt: str | None = None,
+    scope: str = "s1",
+) -> dict[str, Any]:
+    """One LENS-format question record."""
+    return {
+        "question_id": qid,
+        "scope_id": scope,
+        "checkpoint_after": checkpoint,
+        "question_type": qtype,
+        "prompt": prompt or f"What happened to the pump pressure ({qid})?",
+        "ground_truth": {"canonical_answer": "answer", "required_evidence_refs": refs, "key_facts": facts},
+    }
+
+
+def small_dataset() -> dict[str, Any]:
+    """Six episodes, three questions at checkpoints 2, 4 and 6; three episodes mention pump pressure."""
+    episodes = [
+        episode("e1", 1, "## 2025-01-01 Report\n### Readings\n- pump pressure 4.1 bar at station A", episode_type="signal"),
+        episode("e2", 2, "## 2025-01-02 Report\n### Readings\n- forklift battery 80%", episode_type="distractor"),
+        episode("e3", 3, "## 2025-01-03 Report\n### Readings\n- pump pressure 5.9 bar at station A, rising", episode_type="signal"),
+        episode("e4", 4, "## 2025-01-04 Report\n### Readings\n- staff on shift 30", episode_type="distractor"),
+        episode("e5", 5, "## 2025-01-05 Report\n### Readings\n- pump pressure 7.2 bar, seal leak found", episode_type="signal"),
+        episode("e6", 6, "## 2025-01-06 Report\n### Readings\n- orders shipped 1200", episode_type="distractor"),
+    ]
+    questions = [
+        question("q1", 2, ["e1"], ["4.1 bar"], qtype="null_hypothesis"),
+        question("q2", 4, ["e1", "e3"], ["4.1 bar", {"fact": "5.9 bar", "aliases": ["5.9bar"]}]),
+        question("q3", 6, ["e1", "e3", "e5"], ["seal leak", "7.2 bar"]),
+    ]
+    return {"version": "0.1.0", "scopes": [{"scope_id": "s1", "episodes": episodes}], "questions": questions}
+
+
+def write_dataset(path: Path, document: dict[str, Any]) -> Path:
+    """Write a dataset document as JSON and return its path."""
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
