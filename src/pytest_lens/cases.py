@@ -9,7 +9,12 @@ from pytest_lens.budget import Budget
 from pytest_lens.datasets.loader import LoadedScope
 from pytest_lens.datasets.models import Question
 
-__all__ = ["LensCase", "build_cases"]
+__all__ = ["LensCase", "build_cases", "stream_group"]
+
+
+def stream_group(adapter: str, scope_id: str, budget: str) -> str:
+    """Name of the tests sharing one ingestion stream: ``adapter:scope:budget``."""
+    return f"{adapter}:{scope_id}:{budget}"
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,7 @@ class LensCase:
     @property
     def group(self) -> str:
         """Tests sharing one ingestion stream: (adapter, scope, budget)."""
-        return f"{self.adapter}:{self.scope.scope_id}:{self.budget.name}"
+        return stream_group(self.adapter, self.scope.scope_id, self.budget.name)
 
 
 def build_cases(adapters: Sequence[str], scopes: Iterable[LoadedScope], budgets: Sequence[Budget]) -> list[LensCase]:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pytest_lens.results import QuestionResult
     from pytest_lens.runner import LensRuntime
     from pytest_lens.session import LensSession
+    from pytest_lens.xdist_support import LensXdist
 
 SESSION_KEY = pytest.StashKey["LensSession"]()
 #: ``user_properties`` name under which a question's result travels on its test report.
@@ -51,7 +52,14 @@ def pytest_configure(config: pytest.Config) -> None:
     except LensConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = session
-    config.pluginmanager.register(LensPlugin(session, config), "lens-session")
+    xdist = None
+    if config.pluginmanager.hasplugin("xdist"):
+        from pytest_lens.xdist_support import LensXdist, configure_worker
+
+        configure_worker(config)
+        xdist = LensXdist(session, config)
+        config.pluginmanager.register(xdist, "lens-xdist")
+    config.pluginmanager.register(LensPlugin(session, config, xdist), "lens-session")
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -71,10 +79,15 @@ class _BuiltinModule(pytest.Module):
 class LensPlugin:
     """Hooks active only when pytest-lens is asked for."""
 
-    def __init__(self, session: LensSession, config: pytest.Config) -> None:
+    def __init__(self, session: LensSession, config: pytest.Config, xdist: LensXdist | None = None) -> None:
         self.session = session
         self.config = config
-        self.verdict_reasons: tuple[str, ...] = ()
+        self.xdist = xdist
+
+    @property
+    def _reporting(self) -> bool:
+        """Verdicts, summaries and artifacts come from the controller, and only when tests ran."""
+        return not _is_worker(self.config) and not self.config.option.collectonly
 
     def pytest_report_header(self) -> list[str]:
         """One line naming what is being measured."""
@@ -101,10 +114,16 @@ class LensPlugin:
             from pytest_lens import _builtin_tests
 
             module = _BuiltinModule.from_parent(session, path=Path(_builtin_tests.__file__), nodeid=BUILTIN_NODEID)
-            items.extend(item for item in module.collect() if isinstance(item, pytest.Item))
+            collected = [item for item in module.collect() if isinstance(item, pytest.Item)]
+            # Report them like any collected module, so counts ("collected N items") and plugins see them.
+            session.ihook.pytest_collectreport(report=pytest.CollectReport(BUILTIN_NODEID, "passed", None, list(collected)))
+            items.extend(collected)
         for item in items:
-            if _case_of(item) is not None:
+            case = _case_of(item)
+            if case is not None:
                 item.add_marker(pytest.mark.lens)
+                if self.xdist is not None:  # used by an explicit --dist loadgroup; our own scheduler needs no marks
+                    item.add_marker(pytest.mark.xdist_group(case.group))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Remember which questions were selected, to detect missing results."""
@@ -114,21 +133,25 @@ class LensPlugin:
         """Collect each question's result from its call report (on the controller under xdist)."""
         if report.when != "call" or _is_worker(self.config):
             return
+        from pytest_lens.cases import stream_group
         from pytest_lens.results import QuestionResult
 
         for name, value in report.user_properties:
             if name == RESULT_PROPERTY:
                 result = QuestionResult.model_validate(value)
                 self.session.record(result)
+                if self.xdist is not None:
+                    self.xdist.observe(stream_group(result.adapter, result.scope_id, result.budget), report)
                 self.config.hook.pytest_lens_result(result=result, config=self.config)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         """Compute the verdict after all tests ran, while it can still set the exit status."""
         outcome = yield
-        if not _is_worker(self.config):
+        if self._reporting:
+            if self.xdist is not None:
+                self.session.problems.extend(self.xdist.grouping_problems())
             verdict = self.session.verdict()
-            self.verdict_reasons = verdict.reasons
             if verdict.exit_code:
                 session.testsfailed += 1
         return outcome
@@ -136,12 +159,12 @@ class LensPlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write the run artifact."""
         path = self.session.settings.json_path
-        if path is not None and not _is_worker(self.config):
+        if path is not None and self._reporting:
             self.session.write_artifact(path if path.is_absolute() else self.session.settings.rootdir / path)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """Print the LENS summary."""
-        if _is_worker(self.config):
+        if not self._reporting:
             return
         terminalreporter.write_sep("=", "LENS summary")
         for line in self.session.report().lines:

@@ -101,7 +101,7 @@ class LensReport:
             rows.append(
                 [
                     key,
-                    str(s.n_questions),
+                    f"{s.n_questions} ({s.missing} missing)" if s.missing else str(s.n_questions),
                     f"{s.composite:.3f}",
                     *(f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m in metrics),
                     f"{s.result_tokens_mean:,.0f}",

@@ -150,6 +150,8 @@ class AdapterSummary(_Record):
     tool_calls_mean: float = 0.0
     violations: int = 0
     faults: int = 0
+    #: Selected questions of this adapter that produced no result (crashed or lost worker, interrupted run).
+    missing: int = 0
 
 
 class RunArtifact(_Record):

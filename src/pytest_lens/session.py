@@ -52,6 +52,8 @@ class LensSession:
         self.cases: list[LensCase] = build_cases([a.label for a in settings.adapters], self.scopes, budgets)
         self.results: dict[tuple[str, str, str, str], QuestionResult] = {}
         self.expected: dict[tuple[str, str, str, str], LensCase] = {}
+        #: Run-level problems found outside the results (e.g. the xdist grouping self-check); each fails the verdict.
+        self.problems: list[str] = []
         self._agent: Agent | None = None
 
     @classmethod
@@ -134,12 +136,19 @@ class LensSession:
 
     # -- verdict and reports ---------------------------------------------------------------
     def summaries(self) -> dict[str, AdapterSummary]:
-        """Per (adapter, budget) verdicts."""
-        return summarize(self.ordered_results(), self.scoring.weights, self.scoring.gates)
+        """Per (adapter, budget) verdicts, with the count of selected questions that have no result."""
+        summaries = summarize(self.ordered_results(), self.scoring.weights, self.scoring.gates)
+        for summary in summaries.values():
+            summary.missing = sum(
+                1
+                for key, case in self.expected.items()
+                if key not in self.results and (case.adapter, case.budget.name) == (summary.adapter, summary.budget)
+            )
+        return summaries
 
     def verdict(self) -> Verdict:
         """Exit status and reasons."""
-        return Verdict.from_summaries(self.summaries(), self.incomplete())
+        return Verdict.from_summaries(self.summaries(), [*self.incomplete(), *self.problems])
 
     def report(self) -> LensReport:
         """The terminal summary."""

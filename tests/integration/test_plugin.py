@@ -158,3 +158,11 @@ def test_results_hook_sees_every_result(pytester: pytest.Pytester, dataset: str)
     )
     result = pytester.runpytest("--lens-adapter=bm25", dataset, "-s", *NO_CACHE)
     result.stdout.fnmatch_lines(["*seen: q1,q2,q3*"])
+
+
+def test_collection_counts_lens_items_and_collect_only_prints_no_verdict(pytester: pytest.Pytester, dataset: str) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", dataset, "--collect-only", "-q", *NO_CACHE)
+    result.stdout.fnmatch_lines(["lens::test_lens[[]bm25-s1-cp002-q1[]]", "*3 tests collected*"])
+    assert result.ret == pytest.ExitCode.OK and "LENS" not in result.stdout.str()
+    result = pytester.runpytest("--lens-adapter=bm25", dataset, "-k", "q1", *NO_CACHE)
+    result.stdout.fnmatch_lines(["collected 3 items / 2 deselected / 1 selected"])

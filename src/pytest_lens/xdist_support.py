@@ -1,0 +1,150 @@
+"""pytest-xdist integration, registered only when pytest-xdist is installed.
+
+Ingestion is stateful and ordered, so every test of one (adapter, scope, budget)
+group should run on one worker, in collection (= stream) order. Instead of
+rewriting node ids with ``@group`` suffixes (xdist's ``--dist loadgroup``, which
+leaks the suffix into test ids and silently stops grouping with pytest >= 9.2,
+pytest-xdist issue #1386), pytest-lens hands xdist a scheduler that groups by the
+case each test id names. Results stay correct even if grouping were lost (streams
+replay), but the run would be slower, so a self-check fails the session if a group
+ran on two workers anyway.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling
+
+if TYPE_CHECKING:
+    from xdist.remote import Producer
+    from xdist.workermanage import WorkerController
+
+    from pytest_lens.cases import LensCase
+    from pytest_lens.session import LensSession
+
+__all__ = ["LensGroupScheduling", "LensXdist", "case_id_of", "dist_mode_given", "split_groups", "threads_per_worker", "worker_id"]
+
+#: ``workerinput`` key telling workers how many torch threads to use.
+THREADS_KEY = "lens_torch_threads"
+
+
+def case_id_of(nodeid: str) -> str | None:
+    """The parametrize id in ``path::test[id]``, ``None`` when the test is not parametrized."""
+    name = nodeid.rpartition("::")[2]
+    if not name.endswith("]") or "[" not in name:
+        return None
+    return name[name.index("[") + 1 : -1]
+
+
+def threads_per_worker(cpus: int | None, workers: int) -> int:
+    """Share the cores between workers so torch does not oversubscribe them (never below one)."""
+    return max(1, (cpus or 1) // max(1, workers))
+
+
+def worker_id(node: Any) -> str | None:
+    """The id of the xdist worker (``gw0``) behind a report, ``None`` outside xdist."""
+    gateway = getattr(node, "gateway", None)
+    return getattr(gateway, "id", None)
+
+
+class LensGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no type information
+    """``--dist loadscope`` where the scope of a LENS test is its (adapter, scope, budget) group."""
+
+    def __init__(self, config: pytest.Config, log: Producer | None, group_of: Callable[[str], str]) -> None:
+        super().__init__(config, log)
+        self._group_of = group_of
+
+    def _split_scope(self, nodeid: str) -> str:
+        return self._group_of(nodeid)
+
+
+def dist_mode_given(args: Iterable[str]) -> bool:
+    """Whether the user chose a distribution mode (``--dist``/``-d``/``--distload``) explicitly."""
+    return any(arg in ("-d", "--dist", "--distload") or arg.startswith("--dist=") for arg in args)
+
+
+class LensXdist:
+    """xdist hooks of pytest-lens (this class is registered only when xdist is present)."""
+
+    def __init__(self, session: LensSession, config: pytest.Config) -> None:
+        self.session = session
+        self.config = config
+        args = [*config.invocation_params.args, *shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.getini("addopts")]
+        self.user_chose_dist = dist_mode_given(args)
+        self._cases: dict[str, LensCase] = {case.id: case for case in session.cases}
+        self.grouped = False
+        self.crashed: set[str] = set()
+        self.group_workers: dict[str, set[str]] = {}
+
+    # -- controller --------------------------------------------------------------------------
+    def pytest_configure_node(self, node: WorkerController) -> None:
+        """Tell each worker its share of the cores."""
+        node.workerinput[THREADS_KEY] = threads_per_worker(os.cpu_count(), len(node.nodemanager.specs))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Producer) -> LoadScopeScheduling | None:
+        """Group LENS tests by stream unless the user picked a distribution mode."""
+        dist = config.getvalue("dist")
+        if dist == "loadgroup":
+            self.grouped = True  # our xdist_group marks do the grouping
+            return None
+        if dist != "load" or self.user_chose_dist:
+            return None
+        self.grouped = True
+        return LensGroupScheduling(config, log, self.group_of)
+
+    def pytest_xdist_node_collection_finished(self, node: WorkerController, ids: Sequence[str]) -> None:
+        """Selected questions, as a worker collected them (the controller collects nothing itself)."""
+        self.session.expect(case for nodeid in ids if (case := self.case_of(nodeid)) is not None)
+
+    def pytest_testnodedown(self, node: WorkerController, error: object | None) -> None:
+        """Remember crashed workers: their groups may legitimately be rescheduled elsewhere."""
+        if error is not None and (wid := worker_id(node)) is not None:
+            self.crashed.add(wid)
+
+    # -- shared helpers ------------------------------------------------------------------------
+    def case_of(self, nodeid: str) -> LensCase | None:
+        """The case a (possibly ``@group``-suffixed) node id runs."""
+        case_id = case_id_of(nodeid.rsplit("@", 1)[0] if nodeid.rfind("@") > nodeid.rfind("]") else nodeid)
+        return self._cases.get(case_id) if case_id is not None else None
+
+    def group_of(self, nodeid: str) -> str:
+        """Scheduling scope: the case's group for LENS tests, the test itself otherwise."""
+        case = self.case_of(nodeid)
+        return case.group if case is not None else nodeid
+
+    def observe(self, group: str, report: pytest.TestReport) -> None:
+        """Note which worker ran a test of ``group``."""
+        wid = worker_id(getattr(report, "node", None))
+        if wid is not None:
+            self.group_workers.setdefault(group, set()).add(wid)
+
+    def grouping_problems(self) -> list[str]:
+        """The self-check, when grouping was asked for."""
+        return split_groups(self.group_workers, self.crashed) if self.grouped else []
+
+
+def split_groups(group_workers: dict[str, set[str]], crashed: set[str]) -> list[str]:
+    """A failure line when a stream group ran on several workers (groups of crashed workers are rescheduled legitimately)."""
+    split = {group: workers for group, workers in group_workers.items() if len(workers) > 1 and not workers & crashed}
+    if not split:
+        return []
+    shown = "; ".join(f"{group} on {', '.join(sorted(workers))}" for group, workers in sorted(split.items()))
+    return [
+        f"xdist grouping lost: {len(split)} stream group(s) ran on several workers ({shown}); results replayed "
+        "correctly but this pytest/pytest-xdist combination does not group tests (pytest-xdist issue #1386)"
+    ]
+
+
+def configure_worker(config: pytest.Config) -> None:
+    """On a worker: cap torch threads to the worker's share unless the user set them."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput and THREADS_KEY in workerinput:
+        threads = str(workerinput[THREADS_KEY])
+        os.environ.setdefault("LENS_TORCH_THREADS", threads)
+        os.environ.setdefault("OMP_NUM_THREADS", threads)

@@ -1,0 +1,130 @@
+"""Parallel runs with pytest-xdist give exactly the serial answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import small_dataset, write_dataset
+
+NO_CACHE = ("-p", "no:cacheprovider")
+TIMING_FIELDS = ("duration_s", "duration_ms", "created")
+
+
+def comparable(artifact: dict[str, Any]) -> dict[str, Any]:
+    """The artifact without wall-clock fields, which differ between any two runs."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in TIMING_FIELDS}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(artifact)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=[(), ("-n", "0"), ("-n", "2")], ids=["no_xdist", "xdist_zero", "xdist_two"])
+def plugin_args(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    args: tuple[str, ...] = request.param
+    return args or ("-p", "no:xdist")
+
+
+@pytest.fixture(scope="module")
+def two_scopes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("two-scopes")
+    write_dataset(directory / "a.json", small_dataset())
+    write_dataset(directory / "b.json", json.loads(json.dumps(small_dataset()).replace('"s1"', '"s2"')))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def serial_artifact(tmp_path_factory: pytest.TempPathFactory, two_scopes: Path, lens_scope_path: Path) -> dict[str, Any]:
+    """Reference: a serial run without xdist (computed once, in a subprocess of its own)."""
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("serial") / "serial.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:xdist",
+        *NO_CACHE,
+        "-q",
+        "--lens-adapter=bm25",
+        "--lens-adapter=null",
+        f"--lens-dataset={two_scopes}",
+        f"--lens-dataset={lens_scope_path}",
+        f"--lens-json={out}",
+    ]
+    subprocess.run(cmd, cwd=out.parent, capture_output=True, check=False)
+    loaded: dict[str, Any] = json.loads(out.read_text())
+    return loaded
+
+
+def test_parallel_artifacts_equal_the_serial_one(
+    pytester: pytest.Pytester, plugin_args: tuple[str, ...], two_scopes: Path, lens_scope_path: Path, serial_artifact: dict[str, Any]
+) -> None:
+    result = pytester.runpytest(
+        *plugin_args,
+        *NO_CACHE,
+        "--lens-adapter=bm25",
+        "--lens-adapter=null",
+        f"--lens-dataset={two_scopes}",
+        f"--lens-dataset={lens_scope_path}",
+        "--lens-json=run.json",
+    )
+    result.assert_outcomes(passed=2 * (3 + 3 + 24))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # null is gated, in every mode
+    artifact = json.loads((pytester.path / "run.json").read_text())
+    assert comparable(artifact) == comparable(serial_artifact)
+    assert "@" not in result.stdout.str().split("LENS summary")[0]
+
+
+def test_each_stream_group_runs_on_one_worker_without_group_suffixes(pytester: pytest.Pytester, two_scopes: Path) -> None:
+    result = pytester.runpytest("-n", "2", "-v", *NO_CACHE, "--lens-adapter=bm25", "--lens-adapter=kw=bm25", f"--lens-dataset={two_scopes}")
+    result.assert_outcomes(passed=12)
+    result.stdout.fnmatch_lines(["*scheduling tests via LensGroupScheduling*"])
+    workers: dict[str, set[str]] = {}
+    for line in result.stdout.lines:
+        if line.startswith("[gw") and "lens::test_lens[" in line:
+            worker = line.split("]")[0][1:]
+            case_id = line.split("lens::test_lens[")[1].split("]")[0]
+            adapter, scope = case_id.split("-")[:2]
+            workers.setdefault(f"{adapter}:{scope}", set()).add(worker)
+            assert "@" not in line
+    assert len(workers) == 4 and all(len(w) == 1 for w in workers.values())
+
+
+def test_an_explicit_loadgroup_still_groups(pytester: pytest.Pytester, two_scopes: Path) -> None:
+    result = pytester.runpytest("-n", "2", "--dist", "loadgroup", *NO_CACHE, "--lens-adapter=bm25", f"--lens-dataset={two_scopes}")
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["LENS verdict: PASS"])
+
+
+def test_a_killed_worker_is_reported_as_missing_results(pytester: pytest.Pytester) -> None:
+    dataset = write_dataset(pytester.path / "small.json", small_dataset())
+    result = pytester.runpytest(
+        "-n",
+        "2",
+        "--max-worker-restart=1",
+        *NO_CACHE,
+        "--lens-adapter=crasher=tests.support:CrashesOnE3",
+        "--lens-adapter=bm25",
+        f"--lens-dataset={dataset}",
+        "--lens-json=run.json",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*worker 'gw*' crashed while running*"])
+    result.stdout.fnmatch_lines(
+        ["crasher * 1 (2 missing) *", "LENS verdict: FAIL - incomplete: 2 questions missing from groups crasher:s1:16k (2)"]
+    )
+    artifact = json.loads((pytester.path / "run.json").read_text())
+    assert artifact["incomplete"] == ["incomplete: 2 questions missing from groups crasher:s1:16k (2)"]
+    assert (artifact["summary"]["crasher"]["n_questions"], artifact["summary"]["crasher"]["missing"]) == (1, 2)
+    assert artifact["summary"]["bm25"]["n_questions"] == 3  # the other adapter's results survive

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("xdist", reason="pytest-xdist is an optional dependency")
+
+from pytest_lens.xdist_support import case_id_of, dist_mode_given, split_groups, threads_per_worker
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "expected"),
+    [
+        ("lens::test_lens[bm25-s1-cp002-q1]", "bm25-s1-cp002-q1"),
+        ("tests/test_mem.py::TestX::test_a[bm25-s[1]-cp002-q1]", "bm25-s[1]-cp002-q1"),
+        ("tests/test_mem.py::test_plain", None),
+    ],
+)
+def test_case_id_of(nodeid: str, expected: str | None) -> None:
+    assert case_id_of(nodeid) == expected
+
+
+@pytest.mark.parametrize(("cpus", "workers", "threads"), [(2, 2, 1), (8, 2, 4), (2, 4, 1), (None, 1, 1), (4, 0, 4)])
+def test_threads_per_worker(cpus: int | None, workers: int, threads: int) -> None:
+    assert threads_per_worker(cpus, workers) == threads
+
+
+@pytest.mark.parametrize(
+    ("args", "given"),
+    [(["-n", "2"], False), (["--dist", "load"], True), (["--dist=loadscope"], True), (["-d"], True), (["--distload"], True)],
+)
+def test_dist_mode_given(args: list[str], given: bool) -> None:
+    assert dist_mode_given(args) is given
+
+
+def test_split_groups_fail_the_self_check_unless_a_worker_crashed() -> None:
+    groups = {"bm25:s1:16k": {"gw0"}, "bm25:s2:16k": {"gw0", "gw1"}}
+    (problem,) = split_groups(groups, crashed=set())
+    assert problem.startswith("xdist grouping lost: 1 stream group(s) ran on several workers (bm25:s2:16k on gw0, gw1)")
+    assert "pytest-xdist issue #1386" in problem
+    assert split_groups(groups, crashed={"gw1"}) == []
+    assert split_groups({"g": {"gw0"}}, crashed=set()) == []
