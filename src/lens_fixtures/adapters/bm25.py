@@ -49,6 +49,9 @@ class BM25Adapter(MemoryAdapter):
     def __init__(self, storage_dir: str | None = None, snippet_tokens: int = 48, max_results: int = 20) -> None:
         path = Path(storage_dir) / f"bm25-{uuid.uuid4().hex[:8]}.db" if storage_dir else None
         self._db = sqlite_utils.Database(path) if path else sqlite_utils.Database(memory=True)
+        # Benchmark storage is scratch space: no fsync per episode.
+        self._db.execute("PRAGMA synchronous = OFF")
+        self._db.execute("PRAGMA journal_mode = MEMORY")
         self._snippet_tokens = snippet_tokens
         self._max_results = max_results
         self._create()

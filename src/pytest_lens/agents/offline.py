@@ -9,6 +9,7 @@ cited. Reports label its scores as coming from this agent.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -132,21 +133,26 @@ class OfflineAgent:
 
 def _candidates(ref_id: str, rank: int, text: str) -> list[_Candidate]:
     """Claim-sized fragments of a document, each prefixed with its date and nearest heading."""
+    return [_Candidate(ref_id, rank, position, shown, terms) for position, (shown, terms) in enumerate(_fragments(text))]
+
+
+@functools.lru_cache(maxsize=4096)
+def _fragments(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    # The same episodes are retrieved for many questions: split each text once.
     date_match = _DATE.search(text[:200])
     date = date_match.group(1) if date_match else None
     heading: str | None = None
-    found: list[_Candidate] = []
+    found: list[tuple[str, frozenset[str]]] = []
     for line in text.splitlines():
         title = _HEADING.match(line)
         if title:
             heading = title.group(1)
             continue
         for sentence in split_sentences(line.strip().lstrip("-*• ").strip()):
-            body = sentence.text
             context = ", ".join(part for part in (date, heading if heading and (date is None or date not in heading) else None) if part)
-            shown = f"{context}: {body}" if context else body
-            found.append(_Candidate(ref_id, rank, len(found), shown, frozenset(content_terms(shown))))
-    return found
+            shown = f"{context}: {sentence.text}" if context else sentence.text
+            found.append((shown, frozenset(content_terms(shown))))
+    return tuple(found)
 
 
 def _json(content: str) -> Any:
