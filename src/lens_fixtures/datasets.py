@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["DATA_DIR", "bundled_dataset_paths"]
+__all__ = ["DATA_DIR", "bundled_dataset_paths", "bundled_suite_paths"]
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -12,3 +12,10 @@ DATA_DIR = Path(__file__).parent / "data"
 def bundled_dataset_paths() -> list[Path]:
     """Every bundled LENS-format file, sorted by name."""
     return sorted(DATA_DIR.glob("*.json"))
+
+
+def bundled_suite_paths(suite: str) -> list[Path]:
+    """The bundled files of one suite: ``data/*.json`` for ``lens``, ``data/<suite>/*.json`` otherwise."""
+    if suite == "lens":
+        return bundled_dataset_paths()
+    return sorted((DATA_DIR / suite).glob("*.json"))

@@ -117,6 +117,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         question_id=question.question_id,
         question_type=question.question_type,
         category=question.category,
+        suite=scope.suite,
         budget=case.budget.name,
         agent=agent.name,
         prompt=question.prompt,

@@ -25,6 +25,7 @@ __all__ = [
     "OPAQUE_REFS",
     "SEED",
     "STRICT",
+    "SUITE",
     "WEIGHTS",
     "add_options",
     "lens_requested",
@@ -44,6 +45,7 @@ CALL_TIMEOUT = "--lens-call-timeout"
 OPAQUE_REFS = "--lens-opaque-refs"
 SEED = "--lens-seed"
 NO_BUILTIN = "--lens-no-builtin"
+SUITE = "--lens-suite"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -97,6 +99,14 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="do not add the built-in LENS tests; run only test modules that use the lens fixtures.",
     )
+    group.addoption(
+        SUITE,
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="benchmark suite to run: lens (default), meme, mab (repeatable). With --lens-dataset, "
+        "keeps only the datasets of these suites (a dataset file names its suite).",
+    )
 
     parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
     parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
@@ -110,6 +120,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("lens_call_timeout", default="120", help="per adapter call timeout in seconds (0 disables).")
     parser.addini("lens_opaque_refs", default="auto", help="auto, always or never.")
     parser.addini("lens_seed", default="42", help="seed for scoring randomness.")
+    parser.addini("lens_suites", type="linelist", default=[], help="suites, as for --lens-suite.")
     parser.addini("lens_builtin_tests", type="bool", default=True, help="add the built-in LENS tests.")
 
 
@@ -172,6 +183,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
         seed=seed_value,
         builtin_tests=not no_builtin and bool(config.getini("lens_builtin_tests")),
         rootdir=Path(config.rootpath),
+        suites=tuple(dict.fromkeys(config.getoption(SUITE) or config.getini("lens_suites"))),
     )
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from pytest_lens.results import AdapterSummary
 
-__all__ = ["METRIC_LABELS", "LensReport", "Verdict", "format_table"]
+__all__ = ["METRIC_LABELS", "LensReport", "ReportSection", "Verdict", "format_table"]
 
 #: Column headings for metrics, in display order; unknown metrics follow under their own names.
 METRIC_LABELS: dict[str, str] = {
@@ -52,6 +53,15 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: S
     return [line(headers), *(line(row) for row in rows)]
 
 
+class ReportSection(Protocol):
+    """An extra block of the summary (e.g. a sibling suite's tables), printed after LENS's tables."""
+
+    @property
+    def lines(self) -> list[str]:
+        """The block, line by line."""
+        ...
+
+
 @dataclass
 class LensReport:
     """Everything the LENS summary prints."""
@@ -61,19 +71,24 @@ class LensReport:
     warnings: list[str] = field(default_factory=list)
     verdict: Verdict = field(default_factory=lambda: Verdict(0))
     max_warnings: int = 12
+    sections: Sequence[ReportSection] = ()
 
     @property
     def lines(self) -> list[str]:
         """The summary, line by line."""
         out = list(self.header)
         if not self.summaries:
-            out.append("no LENS results were recorded")
+            if not self.sections:
+                out.append("no LENS results were recorded")
         else:
             out.append("")
             out.extend(self._adapter_table())
             out.append("")
             out.append("composite by question type:")
             out.extend(self._type_table())
+        for section in self.sections:
+            out.append("")
+            out.extend(section.lines)
         if self.warnings:
             out.append("")
             out.append(f"dataset defects ({len(self.warnings)}; affected questions are flagged and scored on the evidence available):")

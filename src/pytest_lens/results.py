@@ -85,6 +85,8 @@ class QuestionResult(_Record):
     question_type: str
     category: str
     budget: str
+    #: The benchmark suite of the question's dataset (``lens``, ``meme``, ``mab``, ``locomo``, ...).
+    suite: str = "lens"
     agent: str
     judge: str | None = None
     prompt: str
@@ -165,3 +167,5 @@ class RunArtifact(_Record):
     summary: dict[str, AdapterSummary]
     incomplete: list[str] = Field(default_factory=list)
     dataset_warnings: list[str] = Field(default_factory=list)
+    #: Summaries of the sibling suites' questions (``summary`` holds LENS's), by suite then adapter.
+    suite_summaries: dict[str, dict[str, AdapterSummary]] = Field(default_factory=dict)

@@ -17,11 +17,13 @@ from pytest_lens.cases import LensCase, build_cases
 from pytest_lens.datasets.loader import DatasetError, LoadedDataset, LoadedScope, load_datasets
 from pytest_lens.engine import Scoring, run_case
 from pytest_lens.registry import AdapterLoadError, accepts_keyword, load_adapter_class
-from pytest_lens.report import LensReport, Verdict
+from pytest_lens.report import LensReport, ReportSection, Verdict
 from pytest_lens.results import AdapterSummary, QuestionResult, RunArtifact
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 from pytest_lens.settings import LensSettings
+from pytest_lens.suites import LENS
+from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_suites
 from pytest_lens.summary import summarize
 
 __all__ = ["LensConfigError", "LensSession", "bundled_dataset_paths"]
@@ -49,6 +51,8 @@ class LensSession:
         if settings.gate_budget:
             gates.append(HardGate("budget_compliance", 0.5))
         self.scoring = Scoring(dict(settings.weights or DEFAULT_WEIGHTS), tuple(gates))
+        #: Sibling suites present in the data (MEME, MemoryAgentBench, imported benchmarks), by name.
+        self.suites = SuiteRun.for_datasets(datasets)
         self.cases: list[LensCase] = build_cases([a.label for a in settings.adapters], self.scopes, budgets)
         self.results: dict[tuple[str, str, str, str], QuestionResult] = {}
         self.expected: dict[tuple[str, str, str, str], LensCase] = {}
@@ -73,13 +77,23 @@ class LensSession:
             create_agent(settings.agent)
         except ValueError as exc:
             raise LensConfigError(f"--lens-agent: {exc}") from None
-        paths = [p if p.is_absolute() else settings.rootdir / p for p in settings.datasets] or bundled_dataset_paths()
+        from pytest_lens.importers import resolve_dataset_path
+
+        try:
+            paths = [resolve_dataset_path(p, settings.rootdir) for p in settings.datasets] or default_dataset_paths(settings.suites)
+        except ValueError as exc:
+            raise LensConfigError(f"--lens-suite: {exc}") from None
         try:
             datasets = load_datasets(paths, strict=settings.strict)
         except DatasetError as exc:
             details = "\n".join(f"  {issue}" for issue in exc.issues[:20])
             more = f"\n  ... and {len(exc.issues) - 20} more" if len(exc.issues) > 20 else ""
             raise LensConfigError(f"--lens-dataset: cannot use the dataset:\n{details}{more}") from None
+        if settings.datasets:
+            try:
+                datasets = keep_suites(datasets, settings.suites)
+            except ValueError as exc:
+                raise LensConfigError(f"--lens-suite: {exc}") from None
         return cls(settings, datasets, [parse_budget(b) for b in settings.budgets])
 
     @property
@@ -104,8 +118,8 @@ class LensSession:
         )
 
     def run(self, case: LensCase, runtime: LensRuntime) -> QuestionResult:
-        """Answer and score one case."""
-        return run_case(case, runtime, self.agent, self.scoring)
+        """Answer and score one case (a sibling suite's question with that suite's scoring)."""
+        return run_case(case, runtime, self.agent, self.suites.scoring(case.scope.suite, self.scoring))
 
     # -- collecting ----------------------------------------------------------------------
     def expect(self, cases: Iterable[LensCase]) -> None:
@@ -136,23 +150,41 @@ class LensSession:
 
     # -- verdict and reports ---------------------------------------------------------------
     def summaries(self) -> dict[str, AdapterSummary]:
-        """Per (adapter, budget) verdicts, with the count of selected questions that have no result."""
-        summaries = summarize(self.ordered_results(), self.scoring.weights, self.scoring.gates)
+        """Per (adapter, budget) verdicts on the LENS questions (sibling suites: :meth:`suite_summaries`).
+
+        Each counts the selected questions that have no result.
+        """
+        lens_results = [r for r in self.ordered_results() if r.suite == LENS]
+        summaries = summarize(lens_results, self.scoring.weights, self.scoring.gates)
+        self._count_missing(summaries, LENS)
+        return summaries
+
+    def suite_summaries(self) -> dict[str, dict[str, AdapterSummary]]:
+        """Per sibling suite, per (adapter, budget) summaries with the suite's own weights and metrics."""
+        summaries = self.suites.summaries(self.ordered_results())
+        for suite, by_key in summaries.items():
+            self._count_missing(by_key, suite)
+        return summaries
+
+    def _count_missing(self, summaries: dict[str, AdapterSummary], suite: str) -> None:
         for summary in summaries.values():
             summary.missing = sum(
                 1
                 for key, case in self.expected.items()
-                if key not in self.results and (case.adapter, case.budget.name) == (summary.adapter, summary.budget)
+                if key not in self.results
+                and case.scope.suite == suite
+                and (case.adapter, case.budget.name) == (summary.adapter, summary.budget)
             )
-        return summaries
 
     def verdict(self) -> Verdict:
         """Exit status and reasons."""
-        return Verdict.from_summaries(self.summaries(), [*self.incomplete(), *self.problems])
+        suites = {f"{name}:{key}": s for name, by_key in self.suite_summaries().items() for key, s in by_key.items()}
+        return Verdict.from_summaries({**self.summaries(), **suites}, [*self.incomplete(), *self.problems])
 
     def report(self) -> LensReport:
         """The terminal summary."""
-        return LensReport(self.summaries(), header=self._header(), warnings=self._warnings(), verdict=self.verdict())
+        sections: list[ReportSection] = list(self.suites.reports(self.ordered_results(), self.agent.description))
+        return LensReport(self.summaries(), header=self._header(), warnings=self._warnings(), verdict=self.verdict(), sections=sections)
 
     def artifact(self) -> RunArtifact:
         """The ``--lens-json`` document."""
@@ -166,6 +198,7 @@ class LensSession:
             summary=self.summaries(),
             incomplete=self.incomplete(),
             dataset_warnings=self._warnings(),
+            suite_summaries=self.suite_summaries(),
         )
 
     def write_artifact(self, path: Path) -> None:

@@ -36,6 +36,8 @@ class LensSettings:
     seed: int = 42
     builtin_tests: bool = True
     rootdir: Path = field(default_factory=Path.cwd)
+    #: ``--lens-suite``: which bundled suites run (empty: LENS), or, with datasets, which of their suites.
+    suites: tuple[str, ...] = ()
 
 
 def parse_adapter_spec(text: str) -> tuple[str | None, str]:

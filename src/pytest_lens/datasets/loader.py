@@ -73,18 +73,24 @@ class LoadedDataset:
 
 
 def expand_dataset_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files named directly, plus every ``*.json`` file (sorted) in directories named."""
+    """Files named directly, plus every ``*.json`` file (sorted) in directories named.
+
+    A format prefix (``locomo:PATH``, see :mod:`pytest_lens.importers`) stays on the files it names.
+    """
+    from pytest_lens.importers import split_format
+
     files: list[Path] = []
-    for path in paths:
+    for named in paths:
+        fmt, path = split_format(named)
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+            found = sorted(Path(f"{fmt}:{p}") if fmt else p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
             if not found:
                 raise DatasetError(
                     [DatasetIssue(str(path), "-", "empty_directory", "directory holds no .json dataset files", Severity.ERROR)]
                 )
             files.extend(found)
         elif path.is_file():
-            files.append(path)
+            files.append(named)
         else:
             raise DatasetError([DatasetIssue(str(path), "-", "not_found", "no such file or directory", Severity.ERROR)])
     return files
@@ -94,19 +100,23 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
     """Parse, validate and order one dataset file.
 
     Raises :class:`DatasetError` for malformed input, and for warnings too when ``strict``.
+    Files in a sibling benchmark's format (LoCoMo, LongMemEval, MEME, MemoryAgentBench; detected, or
+    named by a ``format:`` prefix) are imported on the fly.
     """
-    path = Path(path)
+    from pytest_lens.importers import split_format
+
+    fmt, path = split_format(path)
     where = str(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise DatasetError([DatasetIssue(where, "-", "unreadable", str(exc), Severity.ERROR)]) from None
     try:
-        document = json.loads(raw)
+        document = json.loads(raw) if path.suffix != ".jsonl" else [json.loads(line) for line in raw.splitlines() if line.strip()]
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DatasetError([DatasetIssue(where, "-", "invalid_json", f"not valid JSON: {exc}", Severity.ERROR)]) from None
     try:
-        dataset = Dataset.model_validate(document)
+        dataset = _imported(fmt, document, where) or Dataset.model_validate(document)
     except ValidationError as exc:
         raise DatasetError(
             [DatasetIssue(where, _field_path(error["loc"]), "schema", _schema_message(error), Severity.ERROR) for error in exc.errors()]
@@ -146,6 +156,19 @@ def load_datasets(paths: Iterable[Path], *, strict: bool = False) -> list[Loaded
     if clashes:
         raise DatasetError(clashes)
     return loaded
+
+
+def _imported(fmt: str | None, document: object, where: str) -> Dataset | None:
+    """The dataset imported from a foreign format, or ``None`` for LENS-format documents."""
+    from pytest_lens.importers import ImportFormatError, detect_format, import_document
+
+    fmt = detect_format(document) if fmt is None else fmt
+    if fmt is None or fmt == "lens":
+        return None
+    try:
+        return import_document(fmt, document, where)
+    except ImportFormatError as exc:
+        raise DatasetError([DatasetIssue(where, exc.field, f"import_{fmt}", f"not a valid {fmt} file: {exc}", Severity.ERROR)]) from None
 
 
 def _scopes(dataset: Dataset, where: str, issues: list[DatasetIssue]) -> Iterable[LoadedScope]:

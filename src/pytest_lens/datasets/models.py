@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
@@ -102,6 +102,17 @@ class Question(_Model):
     question_type: str = Field(min_length=1)
     prompt: str = Field(min_length=1)
     ground_truth: GroundTruth
+    # Sibling-suite extensions (MEME, MemoryAgentBench, importers). All optional: LENS data never sets them.
+    #: MEME probe phase: asked before or after the change/delete event.
+    phase: Literal["before", "after"] | None = None
+    #: The entity a probe is about (MEME pairs after-probes with before-probes of the same entity).
+    entity: str | None = None
+    #: Acceptable gold answers, any one of which is correct (MemoryAgentBench SubEM / exact match).
+    answers: tuple[str, ...] = ()
+    #: Superseded or deleted values a correct answer must not state (MEME Cascade/Absence/Deletion, conflicts).
+    stale_values: tuple[str, ...] = ()
+    #: Provenance of imported or generated questions (source ids, original category); never shown to agents.
+    meta: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def category(self) -> str:

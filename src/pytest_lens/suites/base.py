@@ -1,0 +1,159 @@
+"""What a benchmark suite contributes to a run: scorers, weights, run-level metrics, a summary section.
+
+LENS itself is the built-in suite and keeps its own tables; every other suite's questions flow through
+the same runner, agents, collector and summaries, and are summarised separately here so that no suite
+is scored with another's weights.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pytest_lens.engine import QuestionScorer, Scoring
+from pytest_lens.report import format_table
+from pytest_lens.results import AdapterSummary, GroupSummary, QuestionResult
+from pytest_lens.scoring.composite import HardGate, composite
+from pytest_lens.summary import GroupMetric, metric_means, summarize, summary_key
+
+__all__ = ["Suite", "SuiteReport", "group_by_summary_key", "plain_type_summaries", "summarize_suite", "type_summary"]
+
+TypeSummaries = Callable[[Sequence[QuestionResult]], dict[str, GroupSummary]]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A benchmark suite other than LENS.
+
+    ``question_weights`` make each question's composite (used by paired statistics) and
+    ``summary_weights`` the suite's headline composite over run-level metrics, which the
+    ``group_metrics`` compute (e.g. MEME's trivial-pass-filtered accuracy). ``type_summaries``
+    replaces the generic per-question-type means when the suite defines its own per-task score.
+    """
+
+    name: str
+    title: str
+    #: One line saying what the headline composite is, printed above the suite's table.
+    headline: str
+    question_weights: Mapping[str, float]
+    summary_weights: Mapping[str, float]
+    make_scorers: Callable[[], Sequence[QuestionScorer]] = tuple
+    group_metrics: Sequence[GroupMetric] = ()
+    gates: tuple[HardGate, ...] = ()
+    type_summaries: TypeSummaries | None = None
+    #: Columns of the suite table: (metric, heading), after ``n`` and the composite.
+    columns: Sequence[tuple[str, str]] = ()
+    #: Extra lines (e.g. MEME's trivial-pass breakdown) from the suite's summaries and results.
+    extra_lines: Callable[[SuiteReport], list[str]] | None = None
+    #: Default scopes ship in ``lens_fixtures/data/<name>/``.
+    bundled: bool = False
+
+    def scoring(self) -> Scoring:
+        """Per-question scoring for this suite's questions."""
+        return Scoring(dict(self.question_weights), self.gates, tuple(self.make_scorers()))
+
+
+def group_by_summary_key(results: Sequence[QuestionResult]) -> dict[str, list[QuestionResult]]:
+    """Results per summary key (``adapter`` or ``adapter@budget``), as :func:`summary.summarize` keys them."""
+    several_budgets = len({result.budget for result in results}) > 1
+    groups: dict[str, list[QuestionResult]] = defaultdict(list)
+    for result in results:
+        groups[summary_key(result.adapter, result.budget, several_budgets)].append(result)
+    return dict(groups)
+
+
+def summarize_suite(suite: Suite, results: Sequence[QuestionResult]) -> dict[str, AdapterSummary]:
+    """Per (adapter, budget) summaries of one suite's results, with the suite's weights and metrics."""
+    summaries = summarize(results, suite.summary_weights, suite.gates, suite.group_metrics)
+    if suite.type_summaries is None:
+        return summaries
+    groups = group_by_summary_key(results)
+    return {key: s.model_copy(update={"by_type": suite.type_summaries(groups[key])}) for key, s in summaries.items()}
+
+
+def type_summary(results: Sequence[QuestionResult], score: float) -> GroupSummary:
+    """A per-type row whose composite is the suite's own per-type score."""
+    means = metric_means(results)
+    return GroupSummary(n=len(results), composite=round(score, 6), metrics={k: round(v, 6) for k, v in means.items()})
+
+
+def plain_type_summaries(weights: Mapping[str, float]) -> TypeSummaries:
+    """Per-type rows scored with ``weights`` over the per-question metric means."""
+
+    def build(results: Sequence[QuestionResult]) -> dict[str, GroupSummary]:
+        by_type: dict[str, list[QuestionResult]] = defaultdict(list)
+        for result in results:
+            by_type[result.question_type].append(result)
+        return {qtype: type_summary(items, composite(metric_means(items), weights, ()).value) for qtype, items in sorted(by_type.items())}
+
+    return build
+
+
+@dataclass
+class SuiteReport:
+    """One suite's section of the terminal summary."""
+
+    suite: Suite
+    summaries: dict[str, AdapterSummary]
+    results: list[QuestionResult] = field(default_factory=list)
+    agent: str = ""
+
+    @property
+    def lines(self) -> list[str]:
+        """Title, headline, the adapter table, the per-type table and any suite extras."""
+        suite = self.suite
+        out = [f"{suite.title} [suite {suite.name}]", f"  {suite.headline}"]
+        if self.agent:
+            out.append(f"  agent: {self.agent}; judge: mechanical (offline)")
+        columns = list(suite.columns)
+        headers = ["adapter", "n", "score", *(heading for _, heading in columns), "faults", "gate"]
+        rows = []
+        for key, s in self.summaries.items():
+            gate = "FAIL " + "; ".join(s.gate_reasons) if s.gated else "pass"
+            cells = [f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m, _ in columns]
+            rows.append([key, str(s.n_questions), f"{s.composite:.3f}", *cells, str(s.faults), gate])
+        out.extend(format_table(headers, rows, [False, True, True, *([True] * len(columns)), True, False]))
+        types = sorted({t for s in self.summaries.values() for t in s.by_type}, key=self._type_order)
+        if types:
+            keys = list(self.summaries)
+            out.append("")
+            out.append("score by question type:")
+            type_rows = []
+            for qtype in types:
+                counts = sorted({s.by_type[qtype].n for s in self.summaries.values() if qtype in s.by_type})
+                type_rows.append(
+                    [
+                        qtype,
+                        "/".join(map(str, counts)),
+                        *(f"{self.summaries[k].by_type[qtype].composite:.3f}" if qtype in self.summaries[k].by_type else "-" for k in keys),
+                    ]
+                )
+            out.extend(format_table(["type", "n", *keys], type_rows, [False, True, *([True] * len(keys))]))
+        if suite.extra_lines is not None:
+            out.extend(suite.extra_lines(self))
+        return out
+
+    def _type_order(self, qtype: str) -> tuple[int, str]:
+        return (0, qtype)
+
+
+def generic_suite(name: str) -> Suite:
+    """A suite without its own scorers: LENS's tier-1 metrics, weights and grounding gate."""
+    from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
+
+    return Suite(
+        name=name,
+        title=f"suite {name!r}",
+        headline="score = LENS composite over the tier-1 metrics (no suite-specific scorer is registered)",
+        question_weights=DEFAULT_WEIGHTS,
+        summary_weights=DEFAULT_WEIGHTS,
+        gates=DEFAULT_GATES,
+        columns=(
+            ("evidence_grounding", "grounding"),
+            ("evidence_coverage", "ev.coverage"),
+            ("citation_coverage", "cit.coverage"),
+            ("fact_recall", "fact_recall"),
+            ("budget_compliance", "budget"),
+        ),
+    )

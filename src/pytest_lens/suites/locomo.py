@@ -1,0 +1,91 @@
+"""The LoCoMo suite (imported conversations): LoCoMo's token F1 per category, next to the tier-1 metrics.
+
+LoCoMo's ``task_eval/evaluation.py``: answers are normalised (commas and punctuation dropped, lower case,
+articles and "and" removed), compared by token F1; multi-hop (category 1) golds and predictions are split
+on commas and each gold takes its best-matching prediction; open-domain (category 3) golds are cut at the
+first ";"; adversarial (category 5) questions score 1 when the answer says "no information available" or
+"not mentioned". LoCoMo stems tokens with the Porter stemmer; no stemmer ships with pytest-lens, so
+tokens are compared unstemmed (slightly stricter on inflected words).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Mapping
+
+from pytest_lens.cases import LensCase
+from pytest_lens.engine import QuestionScorer, ScorerOutput
+from pytest_lens.suites.answers import strip_citations
+from pytest_lens.suites.base import Suite, plain_type_summaries
+
+__all__ = ["LOCOMO_SUITE", "LocomoScorer", "locomo_f1", "locomo_normalize"]
+
+_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def locomo_normalize(text: str) -> str:
+    """LoCoMo's answer normalisation."""
+    text = text.replace(",", "").lower().translate(_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def _f1(prediction: str, gold: str) -> float:
+    pred, truth = locomo_normalize(prediction).split(), locomo_normalize(gold).split()
+    same = sum((Counter(pred) & Counter(truth)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred), same / len(truth)
+    return 2 * precision * recall / (precision + recall)
+
+
+def locomo_f1(prediction: str, gold: str, category: int | None) -> float:
+    """LoCoMo's per-category answer score for one prediction."""
+    prediction = strip_citations(prediction)
+    if category == 5:
+        lowered = prediction.lower()
+        return float("no information available" in lowered or "not mentioned" in lowered)
+    if category == 1:
+        predictions = [p.strip() for p in prediction.split(",")]
+        golds = [g.strip() for g in gold.split(",")]
+        return sum(max(_f1(p, g) for p in predictions) for g in golds) / len(golds)
+    if category == 3:
+        gold = gold.split(";")[0].strip()
+    return _f1(prediction, gold)
+
+
+class LocomoScorer:
+    """``locomo_f1`` for imported LoCoMo questions (category from ``meta.category``)."""
+
+    name = "locomo"
+
+    def score(self, case: LensCase, answer: str, metrics: Mapping[str, float]) -> ScorerOutput:
+        """LoCoMo's F1 of ``answer`` against the gold answer."""
+        question = case.question
+        category = question.meta.get("category")
+        gold = str(question.meta.get("answer", question.ground_truth.canonical_answer))
+        value = locomo_f1(answer, gold, category if isinstance(category, int) else None)
+        return ScorerOutput(metrics={"locomo_f1": value}, details={"category": category, "judge": "mechanical"})
+
+
+LOCOMO_SUITE = Suite(
+    name="locomo",
+    title="LoCoMo: very long-term conversational memory (imported)",
+    headline="score = LoCoMo token F1 (per-category rules, unstemmed); ev.coverage = evidence sessions cited / required",
+    question_weights={"locomo_f1": 1.0},
+    summary_weights={"locomo_f1": 1.0},
+    make_scorers=lambda: (LocomoScorer(),),
+    type_summaries=plain_type_summaries({"locomo_f1": 1.0}),
+    columns=(
+        ("locomo_f1", "F1"),
+        ("evidence_coverage", "ev.coverage"),
+        ("evidence_grounding", "grounding"),
+        ("citation_coverage", "cit.coverage"),
+        ("fact_recall", "fact_recall"),
+        ("budget_compliance", "budget"),
+    ),
+)
+
+_: QuestionScorer = LocomoScorer()
