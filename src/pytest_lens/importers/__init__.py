@@ -44,11 +44,10 @@ def split_format(path: Path | str) -> tuple[str | None, Path]:
     ``/proj/locomo:data/x.json`` -> (``locomo``, ``/proj/data/x.json``).
     """
     text = str(path)
-    match = None
-    for match in _PREFIX.finditer(text):
-        pass
-    if match is None:
+    matches = list(_PREFIX.finditer(text))
+    if not matches:
         return None, Path(text)
+    match = matches[-1]
     rest = Path(text[match.end() :])
     base = text[: match.start()]
     return match.group(1), rest if rest.is_absolute() or not base else Path(base) / rest

@@ -39,8 +39,9 @@ def import_meme(document: Any, source: str = "meme") -> Dataset:
             timestamp = parse_time(require(session, "timestamp", s_where), _DATE_FORMATS, f"{s_where}.timestamp")
             turns = require(session, "conversation", s_where, list)
             lines = [f"Conversation on {timestamp:%Y-%m-%d %H:%M}"]
-            lines += [f"{str(require(t, 'role', f'{s_where}.conversation[{i}]')).capitalize()}: {require(t, 'content', f'{s_where}.conversation[{i}]')}"
-                      for i, t in enumerate(turns)]  # fmt: skip
+            for t_index, turn in enumerate(turns):
+                t_where = f"{s_where}.conversation[{t_index}]"
+                lines.append(f"{str(require(turn, 'role', t_where)).capitalize()}: {require(turn, 'content', t_where)}")
             meta = {"session_id": str(session.get("session_id", "")), "session_type": str(session.get("type", ""))}
             if session.get("evidence_type"):
                 meta["evidence_type"] = str(session["evidence_type"])

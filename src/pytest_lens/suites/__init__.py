@@ -1,5 +1,6 @@
-"""Benchmark suites besides LENS: MEME and MemoryAgentBench (generated and bundled), LoCoMo and
-LongMemEval (imported). A dataset's ``suite`` field says which one scores its questions.
+"""Benchmark suites besides LENS: MEME, MemoryAgentBench (bundled), LoCoMo and LongMemEval (imported).
+
+A dataset's ``suite`` field says which one scores its questions.
 
 This module is light (stdlib only); suites load on first use.
 """

@@ -157,7 +157,9 @@ def _accurate_retrieval(config: MabConfig) -> tuple[Scope, list[Question]]:
             key = f"{_word(rng)}-{_word(rng)}"
             numbers = [str(rng.randrange(1_000_000, 9_999_999)) for _ in range(rng.choice((2, 3)))]
             where = rng.sample(range(config.haystack_chunks), len(numbers))
-            placements += [(chunk, f"One of the special magic numbers for {key} is: {number}.") for chunk, number in zip(where, numbers)]
+            placements += [
+                (chunk, f"One of the special magic numbers for {key} is: {number}.") for chunk, number in zip(where, numbers, strict=True)
+            ]
             plans.append((f"What are all the special magic numbers for {key}?", numbers, where, "recall"))
         else:  # RULER-QA: one gold passage answers the question
             person, item, place = (
@@ -323,8 +325,10 @@ def _conflict_resolution(config: MabConfig) -> tuple[Scope, list[Question]]:
 
 
 def check_mab_dataset(dataset: Dataset) -> list[str]:
-    """Invariants of a MemoryAgentBench dataset: LENS validation clean, known competencies and metrics,
-    gold answers present, and every answer (or, for recall, every gold element) stated somewhere in the stream.
+    """Invariants of a MemoryAgentBench dataset; empty when sound.
+
+    LENS validation clean, known competencies and metrics, gold answers present, every gold answer stated
+    somewhere in the stream, and no superseded value also a gold answer.
     """
     problems = [str(issue) for issue in validate_dataset(dataset, "<mab>")]
     texts = {scope.scope_id: "\n".join(e.text for e in scope.episodes).lower() for scope in dataset.scopes}

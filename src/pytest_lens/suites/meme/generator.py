@@ -113,7 +113,7 @@ class _Episode:
         agg = [self.pick(e(name)) for name in agg_entities]
         payload = rng.choice(d.exact_recall.pool)
         self.used.add(payload)
-        r, c1, a1 = e(root.entity), e(cas1), e(abs1)
+        r, c1 = e(root.entity), e(cas1)
 
         def dependency(target: str, parent: Entity) -> list[str]:
             statement = e(target).state(before[target]).rstrip(".")

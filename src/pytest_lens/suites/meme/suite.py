@@ -19,7 +19,7 @@ from pytest_lens.results import GroupSummary, QuestionResult
 from pytest_lens.suites.base import Suite, SuiteReport, group_by_summary_key, type_summary
 from pytest_lens.suites.meme.tasks import TASK_CODES, TASKS, judge_probe
 
-__all__ = ["FILTERED_TASKS", "PASS_TYPES", "MEME_SUITE", "MemeScorer", "PairedProbe", "meme_metrics", "pair_probes"]
+__all__ = ["FILTERED_TASKS", "MEME_SUITE", "PASS_TYPES", "MemeScorer", "PairedProbe", "meme_metrics", "pair_probes"]
 
 #: Tasks whose after-probes are credited only when the before-probe passed.
 FILTERED_TASKS = ("deletion", "cascade", "absence")
