@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.importers.command import add_generate_suite, add_import, run_generate_suite, run_import
+
 __all__ = ["COMMANDS", "main"]
 
 Subparsers = Any  # argparse._SubParsersAction: private, and not subscriptable at run time
@@ -84,6 +86,8 @@ Command = tuple[Callable[[Subparsers], argparse.ArgumentParser], Callable[[argpa
 COMMANDS: dict[str, Command] = {
     "list": (add_list, run_list),
     "validate": (add_validate, run_validate),
+    "import": (add_import, run_import),
+    "generate-suite": (add_generate_suite, run_generate_suite),
 }
 
 
