@@ -30,3 +30,14 @@ def lens_scope_path() -> Path:
     if not LENS_SCOPE.exists():
         pytest.skip(f"the public LENS scope is not available at {LENS_SCOPE} (set LENS_SHARED_DIR)")
     return LENS_SCOPE
+
+
+LOCOMO_FILE = SHARED / "datasets" / "locomo" / "locomo10.json"
+
+
+@pytest.fixture(scope="session")
+def locomo_path() -> Path:
+    """The real LoCoMo file (CC BY-NC: read from ../shared, never copied into the package)."""
+    if not LOCOMO_FILE.exists():
+        pytest.skip(f"the LoCoMo file is not available at {LOCOMO_FILE}")
+    return LOCOMO_FILE

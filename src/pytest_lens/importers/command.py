@@ -87,7 +87,9 @@ def run_generate_suite(args: argparse.Namespace) -> int:
 
         mab = MabConfig()
         dataset = generate_mab(
-            MabConfig(seed=mab.seed if args.seed is None else args.seed, questions_per_competency=args.scale or mab.questions_per_competency)
+            MabConfig(
+                seed=mab.seed if args.seed is None else args.seed, questions_per_competency=args.scale or mab.questions_per_competency
+            )
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(dump_dataset(dataset), encoding="utf-8")

@@ -56,7 +56,8 @@ def test_every_episode_has_all_six_tasks_and_probes_straddle_the_change(config: 
             if q.question_type == "cascade" and q.phase == "after":
                 new = normalize(q.ground_truth.key_facts[0].fact)
                 stating = [e for e in scope.episodes if new in normalize(e.text)]
-                assert stating and all("will be" in e.text for e in stating)
+                assert stating
+                assert all("will be" in e.text for e in stating)
 
 
 def test_different_seeds_give_different_episodes() -> None:
