@@ -25,12 +25,14 @@ def add_list(sub: Subparsers) -> argparse.ArgumentParser:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from lens_fixtures.datasets import bundled_dataset_paths
+    from lens_fixtures.datasets import bundled_dataset_paths, bundled_suite_paths
     from pytest_lens.datasets import DatasetError, load_dataset
     from pytest_lens.registry import registered_adapters
+    from pytest_lens.suites import SELECTABLE
 
     print("bundled datasets:")
-    for path in bundled_dataset_paths():
+    suite_paths = [path for suite in SELECTABLE if suite != "lens" for path in bundled_suite_paths(suite)]
+    for path in [*bundled_dataset_paths(), *suite_paths]:
         try:
             loaded = load_dataset(path)
         except DatasetError as exc:
