@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import pytest
+
+from lens_fixtures.datasets import bundled_dataset_paths, bundled_suite_paths
+from pytest_lens.datasets.loader import load_dataset
+from pytest_lens.engine import Scoring
+from pytest_lens.report import LensReport
+from pytest_lens.suites import load_suite
+from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_suites
+
+
+def test_default_data_is_lens_unless_suites_are_selected() -> None:
+    assert default_dataset_paths(()) == bundled_dataset_paths()
+    assert default_dataset_paths(("meme", "mab")) == [*bundled_suite_paths("meme"), *bundled_suite_paths("mab")]
+
+
+@pytest.mark.parametrize(
+    ("suite", "message"),
+    [
+        ("locomo", "no bundled data for suite 'locomo' (bundled: lens, meme, mab); locomo data is imported"),
+        ("nonsense", "no bundled data for suite 'nonsense' (bundled: lens, meme, mab)"),
+    ],
+)
+def test_unknown_or_import_only_suites_are_refused(suite: str, message: str) -> None:
+    with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        default_dataset_paths((suite,))
+
+
+def test_keep_suites_filters_datasets_by_their_suite_field() -> None:
+    datasets = [load_dataset(p) for p in default_dataset_paths(("lens", "meme"))]
+    assert keep_suites(datasets, ()) == datasets
+    assert [d.dataset.suite for d in keep_suites(datasets, ("meme",))] == ["meme"]
+    with pytest.raises(ValueError, match=r"none of the datasets belongs to suite\(s\) mab \(their suites: lens, meme\)"):
+        keep_suites(datasets, ("mab",))
+
+
+def test_questions_are_scored_by_their_suite() -> None:
+    run = SuiteRun.for_datasets([load_dataset(p) for p in default_dataset_paths(("lens", "mab"))])
+    assert list(run.suites) == ["mab"]
+    lens = Scoring.default()
+    assert run.scoring("lens", lens) is lens
+    mab = run.scoring("mab", lens)
+    assert dict(mab.weights) == {"mab_score": 1.0}
+    assert mab.gates == ()
+    assert [s.name for s in mab.scorers] == ["mab"]
+
+
+def test_an_unregistered_suite_name_falls_back_to_lens_metrics() -> None:
+    suite = load_suite("my_suite")
+    assert suite.name == "my_suite"
+    assert suite.gates  # the grounding gate, as for LENS
+
+
+def test_report_sections_follow_the_lens_tables_and_replace_the_empty_notice() -> None:
+    class Section:
+        @property
+        def lines(self) -> list[str]:
+            return ["MY SECTION"]
+
+    assert "no LENS results were recorded" in LensReport({}).lines
+    lines = LensReport({}, sections=[Section()]).lines
+    assert "no LENS results were recorded" not in lines
+    assert "MY SECTION" in lines
