@@ -114,7 +114,7 @@ class SuiteReport:
             cells = [f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m, _ in columns]
             rows.append([key, str(s.n_questions), f"{s.composite:.3f}", *cells, str(s.faults), gate])
         out.extend(format_table(headers, rows, [False, True, True, *([True] * len(columns)), True, False]))
-        types = sorted({t for s in self.summaries.values() for t in s.by_type}, key=self._type_order)
+        types = sorted({t for s in self.summaries.values() for t in s.by_type})
         if types:
             keys = list(self.summaries)
             out.append("")
@@ -133,9 +133,6 @@ class SuiteReport:
         if suite.extra_lines is not None:
             out.extend(suite.extra_lines(self))
         return out
-
-    def _type_order(self, qtype: str) -> tuple[int, str]:
-        return (0, qtype)
 
 
 def generic_suite(name: str) -> Suite:
