@@ -6,6 +6,7 @@ imported here: the plugin loads this module on every pytest run.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,20 @@ __all__ = [
     "ADAPTER",
     "ADAPTER_OPTION",
     "AGENT",
+    "ALPHA",
+    "BASELINE",
     "BUDGET",
     "CALL_TIMEOUT",
+    "COMPARE_FAIL",
     "DATASET",
+    "FAIL_UNDER",
     "GATE_BUDGET",
     "JSON",
+    "MAX_DROP",
     "OPAQUE_REFS",
+    "SAVE",
     "SEED",
+    "STORAGE",
     "STRICT",
     "SUITE",
     "WEIGHTS",
@@ -46,6 +54,13 @@ OPAQUE_REFS = "--lens-opaque-refs"
 SEED = "--lens-seed"
 NO_BUILTIN = "--lens-no-builtin"
 SUITE = "--lens-suite"
+SAVE = "--lens-save"
+BASELINE = "--lens-baseline"
+STORAGE = "--lens-storage"
+FAIL_UNDER = "--lens-fail-under"
+COMPARE_FAIL = "--lens-compare-fail"
+ALPHA = "--lens-alpha"
+MAX_DROP = "--lens-max-drop"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -107,6 +122,25 @@ def add_options(parser: pytest.Parser) -> None:
         help="benchmark suite to run: lens (default), meme, mab (repeatable). With --lens-dataset, "
         "keeps only the datasets of these suites (a dataset file names its suite).",
     )
+    group.addoption(SAVE, default=None, metavar="NAME", help="save this run as .lens/<machine>/NNNN_NAME.json (see --lens-storage).")
+    group.addoption(
+        BASELINE,
+        default=None,
+        metavar="NAME|PATH",
+        help="compare with a saved run (by name, NNNN or NNNN_NAME) or a --lens-json file, paired by question.",
+    )
+    group.addoption(STORAGE, default=None, metavar="DIR", help="directory of saved runs (default: .lens in the rootdir).")
+    group.addoption(FAIL_UNDER, type=float, default=None, metavar="X", help="fail when an adapter composite is below X.")
+    group.addoption(
+        COMPARE_FAIL,
+        action="store_true",
+        default=None,
+        help="fail on a significant regression vs --lens-baseline (one-sided Wilcoxon, Holm, --lens-alpha) or a drop over --lens-max-drop.",
+    )
+    group.addoption(ALPHA, type=float, default=None, metavar="P", help="significance level after Holm correction (default 0.05).")
+    group.addoption(
+        MAX_DROP, type=float, default=None, metavar="X", help="with --lens-compare-fail: also fail when a composite falls by more than X."
+    )
 
     parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
     parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
@@ -122,6 +156,12 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("lens_seed", default="42", help="seed for scoring randomness.")
     parser.addini("lens_suites", type="linelist", default=[], help="suites, as for --lens-suite.")
     parser.addini("lens_builtin_tests", type="bool", default=True, help="add the built-in LENS tests.")
+    parser.addini("lens_baseline", default="", help="saved run or artifact to compare with, as for --lens-baseline.")
+    parser.addini("lens_storage", default=".lens", help="directory of saved runs, relative to the rootdir.")
+    parser.addini("lens_fail_under", default="", help="minimum adapter composite, as for --lens-fail-under.")
+    parser.addini("lens_compare_fail", type="bool", default=False, help="fail on a regression vs the baseline.")
+    parser.addini("lens_alpha", default="0.05", help="significance level after Holm correction.")
+    parser.addini("lens_max_drop", default="", help="largest tolerated composite drop vs the baseline.")
 
 
 def lens_requested(config: pytest.Config) -> bool:
@@ -169,6 +209,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
         raise pytest.UsageError(f"lens_opaque_refs must be auto, always or never, got {opaque!r}")
     json_path = config.getoption(JSON) or config.getini("lens_json") or None
     no_builtin = config.getoption(NO_BUILTIN)
+    gating = _gate_settings(config)
     return LensSettings(
         adapters=specs,
         datasets=datasets,
@@ -184,7 +225,46 @@ def read_settings(config: pytest.Config) -> LensSettings:
         builtin_tests=not no_builtin and bool(config.getini("lens_builtin_tests")),
         rootdir=Path(config.rootpath),
         suites=tuple(dict.fromkeys(config.getoption(SUITE) or config.getini("lens_suites"))),
+        **gating,
     )
+
+
+def _number(config: pytest.Config, option: str, ini: str, low: float, high: float) -> float | None:
+    value = _pick(config, option, ini)
+    if value in (None, ""):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise pytest.UsageError(f"{option} (ini {ini}) must be a number, got {value!r}") from None
+    if not low <= number <= high:
+        raise pytest.UsageError(f"{option} must be between {low:g} and {high:g}, got {number:g}")
+    return number
+
+
+def _gate_settings(config: pytest.Config) -> dict[str, Any]:
+    """Saving, baseline and gate options (``--lens-save`` ... ``--lens-max-drop``), checked together."""
+    baseline = config.getoption(BASELINE) or config.getini("lens_baseline") or None
+    compare_fail = bool(_pick(config, COMPARE_FAIL, "lens_compare_fail"))
+    if compare_fail and not baseline:
+        raise pytest.UsageError(f"{COMPARE_FAIL} needs a baseline: add {BASELINE}=NAME|PATH (a run saved with {SAVE}=NAME)")
+    alpha = _number(config, ALPHA, "lens_alpha", 0.0, 1.0)
+    if alpha is not None and not 0 < alpha < 1:
+        raise pytest.UsageError(f"{ALPHA} must lie strictly between 0 and 1, got {alpha:g}")
+    save = config.getoption(SAVE)
+    if save is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", save):
+        raise pytest.UsageError(
+            f"{SAVE}={save!r}: use letters, digits, '.', '_' or '-', starting with a letter or digit (e.g. {SAVE}=main)"
+        )
+    return {
+        "save_name": save,
+        "baseline": baseline,
+        "storage": Path(config.getoption(STORAGE) or config.getini("lens_storage") or ".lens"),
+        "fail_under": _number(config, FAIL_UNDER, "lens_fail_under", 0.0, 1.0),
+        "compare_fail": compare_fail,
+        "alpha": 0.05 if alpha is None else alpha,
+        "max_drop": _number(config, MAX_DROP, "lens_max_drop", 0.0, 1.0),
+    }
 
 
 def _adapter_specs(texts: list[str], option_texts: list[str]) -> tuple[AdapterSpec, ...]:

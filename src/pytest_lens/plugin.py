@@ -6,6 +6,7 @@ nothing to a run and imports nothing heavy.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +84,8 @@ class LensPlugin:
         self.session = session
         self.config = config
         self.xdist = xdist
+        self.saved_run: Path | None = None
+        self.save_error: str | None = None
 
     @property
     def _reporting(self) -> bool:
@@ -156,27 +159,48 @@ class LensPlugin:
                 session.testsfailed += 1
         return outcome
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Keep the full result off the teardown report.
+
+        JUnit XML writes that report's ``user_properties``, which should be the per-question
+        scores, not the whole result (it rode on the call report already).
+        """
+        report = yield
+        if report.when == "teardown":
+            report.user_properties = [(name, value) for name, value in report.user_properties if name != RESULT_PROPERTY]
+        return report
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Write the run artifact."""
+        """Write the run artifact, and save the run with ``--lens-save``."""
+        if not self._reporting:
+            return
         path = self.session.settings.json_path
-        if path is not None and self._reporting:
+        if path is not None:
             self.session.write_artifact(path if path.is_absolute() else self.session.settings.rootdir / path)
+        try:
+            self.saved_run = self.session.save_run()
+        except (OSError, ValueError) as exc:
+            self.save_error = f"could not save the run ({self.session.settings.save_name}): {exc}"
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """Print the LENS summary."""
         if not self._reporting:
             return
+        from pytest_lens.analysis.render import line_markup
+
         terminalreporter.write_sep("=", "LENS summary")
-        for line in self.session.report().lines:
-            if line.startswith("LENS verdict: FAIL"):
-                terminalreporter.write_line(line, red=True, bold=True)
-            elif line.startswith("LENS verdict: PASS"):
-                terminalreporter.write_line(line, green=True)
-            else:
-                terminalreporter.write_line(line)
+        for line in self.session.report(encoding=getattr(sys.stdout, "encoding", None)).lines:
+            terminalreporter.write_line(line, **line_markup(line))
         path = self.session.settings.json_path
         if path is not None:
             terminalreporter.write_line(f"run artifact: {path}")
+        if self.saved_run is not None:
+            terminalreporter.write_line(f"saved run: {self.saved_run}")
+        if self.save_error is not None:
+            terminalreporter.write_line(self.save_error, red=True)
 
 
 def _case_of(item: pytest.Item) -> LensCase | None:
@@ -223,8 +247,11 @@ def lens_run(request: pytest.FixtureRequest, lens_session: LensSession, lens_run
     """Answer and score a case, record its result on this test's report, and fail if the adapter misbehaved."""
 
     def run(case: LensCase) -> QuestionResult:
+        from pytest_lens.junit import junit_properties
+
         result = lens_session.run(case, lens_runtime)
         request.node.user_properties.append((RESULT_PROPERTY, result.model_dump(mode="json")))
+        request.node.user_properties.extend(junit_properties(result))
         request.node.add_report_section("call", "lens", _trace(result))
         if result.failed:
             pytest.fail(result.failure_message(), pytrace=False)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pytest_lens.results import AdapterSummary
+
+if TYPE_CHECKING:
+    from pytest_lens.analysis.models import RunStatistics
 
 __all__ = ["METRIC_LABELS", "LensReport", "ReportSection", "Verdict", "format_table"]
 
@@ -40,6 +43,11 @@ class Verdict:
         reasons.extend(incomplete)
         return cls(1 if reasons else 0, tuple(reasons))
 
+    def extended(self, reasons: Iterable[str]) -> Verdict:
+        """The verdict with more failure reasons (any reason makes it fail)."""
+        merged = (*self.reasons, *reasons)
+        return Verdict(1 if merged or self.exit_code else 0, merged)
+
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] | None = None) -> list[str]:
     """Space-aligned columns; ``right`` marks right-aligned (numeric) columns."""
@@ -72,6 +80,10 @@ class LensReport:
     verdict: Verdict = field(default_factory=lambda: Verdict(0))
     max_warnings: int = 12
     sections: Sequence[ReportSection] = ()
+    #: Bootstrap CIs; when present, composites are shown with their interval.
+    statistics: RunStatistics | None = None
+    #: One line per gate (pass or FAIL), printed before the verdict.
+    gates: list[str] = field(default_factory=list)
 
     @property
     def lines(self) -> list[str]:
@@ -95,6 +107,10 @@ class LensReport:
             out.extend(f"  {warning}" for warning in self.warnings[: self.max_warnings])
             if len(self.warnings) > self.max_warnings:
                 out.append(f"  ... and {len(self.warnings) - self.max_warnings} more (see `lens validate`)")
+        if self.gates:
+            out.append("")
+            out.append("LENS gates:")
+            out.extend(f"  {line}" for line in self.gates)
         out.append("")
         if self.verdict.exit_code:
             out.extend(f"LENS verdict: FAIL - {reason}" for reason in self.verdict.reasons)
@@ -109,7 +125,9 @@ class LensReport:
 
     def _adapter_table(self) -> list[str]:
         metrics = self._metric_names()
-        headers = ["adapter", "n", "composite", *(METRIC_LABELS.get(m, m) for m in metrics), "res.tok/q", "calls/q", "faults", "gate"]
+        with_ci = self.statistics is not None
+        composite_heading = f"composite [{self.statistics.confidence:.0%} CI]" if self.statistics is not None else "composite"
+        headers = ["adapter", "n", composite_heading, *(METRIC_LABELS.get(m, m) for m in metrics), "res.tok/q", "calls/q", "faults", "gate"]
         rows = []
         for key, s in self.summaries.items():
             gate = "FAIL " + "; ".join(s.gate_reasons) if s.gated else "pass"
@@ -117,7 +135,7 @@ class LensReport:
                 [
                     key,
                     f"{s.n_questions} ({s.missing} missing)" if s.missing else str(s.n_questions),
-                    f"{s.composite:.3f}",
+                    self._composite_cell(key, None) if with_ci else f"{s.composite:.3f}",
                     *(f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m in metrics),
                     f"{s.result_tokens_mean:,.0f}",
                     f"{s.tool_calls_mean:.1f}",
@@ -127,6 +145,17 @@ class LensReport:
             )
         right = [False, True, True, *([True] * len(metrics)), True, True, True, False]
         return format_table(headers, rows, right)
+
+    def _composite_cell(self, key: str, qtype: str | None) -> str:
+        """A composite with its CI from :attr:`statistics` (the adapter's, or one question type's)."""
+        from pytest_lens.analysis.render import format_estimate
+
+        stats = self.statistics.adapters.get(key) if self.statistics is not None else None
+        estimate = None if stats is None else stats.composite if qtype is None else stats.by_type.get(qtype)
+        if estimate is not None:
+            return format_estimate(estimate)
+        summary = self.summaries[key]
+        return f"{summary.composite if qtype is None else summary.by_type[qtype].composite:.3f}"
 
     def _type_table(self) -> list[str]:
         types = sorted({qtype for s in self.summaries.values() for qtype in s.by_type})
@@ -138,7 +167,7 @@ class LensReport:
                 [
                     qtype,
                     "/".join(str(c) for c in sorted(counts)),
-                    *(f"{self.summaries[k].by_type[qtype].composite:.3f}" if qtype in self.summaries[k].by_type else "-" for k in keys),
+                    *(self._composite_cell(k, qtype) if qtype in self.summaries[k].by_type else "-" for k in keys),
                 ]
             )
         return format_table(["type", "n", *keys], rows, [False, True, *([True] * len(keys))])

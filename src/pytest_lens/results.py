@@ -10,11 +10,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_lens.analysis.models import BaselineComparison, RunStatistics
+
 __all__ = [
     "ARTIFACT_SCHEMA_VERSION",
     "AdapterFault",
     "AdapterSummary",
+    "CommitInfo",
     "GroupSummary",
+    "MachineInfo",
     "QuestionResult",
     "RunArtifact",
     "ToolCallRecord",
@@ -156,6 +160,34 @@ class AdapterSummary(_Record):
     missing: int = 0
 
 
+class MachineInfo(_Record):
+    """The machine a run was measured on (saved runs are grouped by :attr:`machine_id`)."""
+
+    node: str
+    system: str
+    release: str
+    machine: str
+    processor: str = ""
+    python_implementation: str
+    python_version: str
+    cpu_count: int | None = None
+
+    @property
+    def machine_id(self) -> str:
+        """``Linux-CPython-3.11-64bit``: the directory saved runs of this machine kind go to."""
+        major_minor = ".".join(self.python_version.split(".")[:2])
+        bits = "64bit" if self.machine.endswith("64") else "32bit" if self.machine else "unknown"
+        return f"{self.system}-{self.python_implementation}-{major_minor}-{bits}"
+
+
+class CommitInfo(_Record):
+    """The version-control state of the project a run measured."""
+
+    id: str
+    branch: str | None = None
+    dirty: bool = False
+
+
 class RunArtifact(_Record):
     """The ``--lens-json`` file: enough to reproduce, compare and audit a run."""
 
@@ -169,3 +201,9 @@ class RunArtifact(_Record):
     dataset_warnings: list[str] = Field(default_factory=list)
     #: Summaries of the sibling suites' questions (``summary`` holds LENS's), by suite then adapter.
     suite_summaries: dict[str, dict[str, AdapterSummary]] = Field(default_factory=dict)
+    machine: MachineInfo | None = None
+    commit: CommitInfo | None = None
+    #: Confidence intervals and paired tests between adapters (``pytest_lens.analysis``).
+    statistics: RunStatistics | None = None
+    #: This run against ``--lens-baseline``, when one was given.
+    comparison: BaselineComparison | None = None

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pytest_lens.agents import Agent, create_agent
 from pytest_lens.budget import Budget, parse_budget
@@ -25,6 +26,11 @@ from pytest_lens.settings import LensSettings
 from pytest_lens.suites import LENS
 from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_suites
 from pytest_lens.summary import summarize
+
+if TYPE_CHECKING:
+    from pytest_lens.analysis.models import BaselineComparison, RunStatistics
+    from pytest_lens.gates import GateCheck
+    from pytest_lens.storage import Baseline, RunStore
 
 __all__ = ["LensConfigError", "LensSession", "bundled_dataset_paths"]
 
@@ -59,6 +65,10 @@ class LensSession:
         #: Run-level problems found outside the results (e.g. the xdist grouping self-check); each fails the verdict.
         self.problems: list[str] = []
         self._agent: Agent | None = None
+        #: The ``--lens-baseline`` run, loaded by :meth:`open`.
+        self.baseline: Baseline | None = None
+        #: Statistics and comparison computed from the results so far (cleared by :meth:`record`).
+        self._derived: dict[str, Any] = {}
 
     @classmethod
     def open(cls, settings: LensSettings) -> LensSession:
@@ -94,7 +104,15 @@ class LensSession:
                 datasets = keep_suites(datasets, settings.suites)
             except ValueError as exc:
                 raise LensConfigError(f"--lens-suite: {exc}") from None
-        return cls(settings, datasets, [parse_budget(b) for b in settings.budgets])
+        session = cls(settings, datasets, [parse_budget(b) for b in settings.budgets])
+        if settings.baseline:
+            from pytest_lens.storage import SavedRunError, open_baseline
+
+            try:
+                session.baseline = open_baseline(settings.baseline, session.run_store(), (settings.rootdir, Path.cwd()))
+            except SavedRunError as exc:
+                raise LensConfigError(f"--lens-baseline: {exc}") from None
+        return session
 
     @property
     def scopes(self) -> list[LoadedScope]:
@@ -130,6 +148,7 @@ class LensSession:
     def record(self, result: QuestionResult) -> None:
         """Keep one question's result."""
         self.results[result.key] = result
+        self._derived.clear()
 
     def ordered_results(self) -> list[QuestionResult]:
         """Results in case order (stable, whatever order the tests ran in)."""
@@ -176,19 +195,92 @@ class LensSession:
                 and (case.adapter, case.budget.name) == (summary.adapter, summary.budget)
             )
 
+    def lens_results(self) -> list[QuestionResult]:
+        """The LENS questions' results (the statistics and baseline comparison cover these; sibling suites score apart)."""
+        return [r for r in self.ordered_results() if r.suite == LENS]
+
+    def statistics(self) -> RunStatistics:
+        """Bootstrap CIs per adapter, paired tests between adapters, Kendall's W (seeded by ``--lens-seed``)."""
+        if "statistics" not in self._derived:
+            from pytest_lens.analysis.run import analyze_run
+
+            self._derived["statistics"] = analyze_run(
+                self.lens_results(), self.scoring.weights, self.scoring.gates, seed=self.settings.seed
+            )
+        statistics: RunStatistics = self._derived["statistics"]
+        return statistics
+
+    def comparison(self) -> BaselineComparison | None:
+        """The run against ``--lens-baseline`` (``None`` without one)."""
+        if self.baseline is None:
+            return None
+        if "comparison" not in self._derived:
+            from pytest_lens.analysis.baseline import compare_with_baseline
+
+            s = self.settings
+            self._derived["comparison"] = compare_with_baseline(
+                self.lens_results(),
+                self._run_identity(),
+                self.baseline.artifact,
+                self.baseline.info,
+                self.scoring.weights,
+                self.scoring.gates,
+                alpha=s.alpha,
+                max_drop=s.max_drop,
+                seed=s.seed,
+            )
+        comparison: BaselineComparison | None = self._derived["comparison"]
+        return comparison
+
+    def gate_checks(self) -> list[GateCheck]:
+        """Every active gate with its one-line explanation."""
+        from pytest_lens.gates import GatePolicy, check_gates
+
+        s = self.settings
+        policy = GatePolicy(fail_under=s.fail_under, compare_fail=s.compare_fail, alpha=s.alpha, max_drop=s.max_drop)
+        return check_gates(self.summaries(), self.scoring.gates, policy, self.comparison())
+
     def verdict(self) -> Verdict:
         """Exit status and reasons."""
         suites = {f"{name}:{key}": s for name, by_key in self.suite_summaries().items() for key, s in by_key.items()}
-        return Verdict.from_summaries({**self.summaries(), **suites}, [*self.incomplete(), *self.problems])
+        verdict = Verdict.from_summaries({**self.summaries(), **suites}, [*self.incomplete(), *self.problems])
+        return verdict.extended(check.reason for check in self.gate_checks() if not check.passed and check.kind != "hard")
 
-    def report(self) -> LensReport:
-        """The terminal summary."""
+    def report(self, encoding: str | None = "utf-8") -> LensReport:
+        """The terminal summary (``encoding``: of the output, to choose arrows it can show)."""
         sections: list[ReportSection] = list(self.suites.reports(self.ordered_results(), self.agent.description))
-        return LensReport(self.summaries(), header=self._header(), warnings=self._warnings(), verdict=self.verdict(), sections=sections)
+        statistics = self.statistics() if self.lens_results() else None
+        if statistics is not None:
+            from pytest_lens.analysis.render import statistics_section
+
+            sections.append(statistics_section(statistics, self.comparison(), self.settings.alpha, self.settings.compare_fail, encoding))
+        return LensReport(
+            self.summaries(),
+            header=self._header(),
+            warnings=self._warnings(),
+            verdict=self.verdict(),
+            sections=sections,
+            statistics=statistics,
+            gates=[check.line for check in self.gate_checks()],
+        )
+
+    def run_store(self) -> RunStore:
+        """Saved runs (``--lens-storage``, default ``.lens`` in the rootdir)."""
+        from pytest_lens.storage import RunStore
+
+        root = self.settings.storage
+        return RunStore(root if root.is_absolute() else self.settings.rootdir / root)
+
+    def save_run(self) -> Path | None:
+        """Save the artifact under ``--lens-save``'s name; the path, or ``None`` when not asked to or nothing ran."""
+        if not self.settings.save_name or not self.results:
+            return None
+        return self.run_store().save(self.artifact(), self.settings.save_name)
 
     def artifact(self) -> RunArtifact:
         """The ``--lens-json`` document."""
         from pytest_lens import __version__
+        from pytest_lens.storage import commit_info, machine_info
 
         return RunArtifact(
             pytest_lens_version=__version__,
@@ -199,6 +291,10 @@ class LensSession:
             incomplete=self.incomplete(),
             dataset_warnings=self._warnings(),
             suite_summaries=self.suite_summaries(),
+            machine=machine_info(),
+            commit=commit_info(self.settings.rootdir),
+            statistics=self.statistics() if self.lens_results() else None,
+            comparison=self.comparison(),
         )
 
     def write_artifact(self, path: Path) -> None:

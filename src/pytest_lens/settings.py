@@ -38,6 +38,20 @@ class LensSettings:
     rootdir: Path = field(default_factory=Path.cwd)
     #: ``--lens-suite``: which bundled suites run (empty: LENS), or, with datasets, which of their suites.
     suites: tuple[str, ...] = ()
+    #: ``--lens-save``: save this run under :attr:`storage` with this name.
+    save_name: str | None = None
+    #: ``--lens-baseline``: a saved-run name or a run artifact path to compare with.
+    baseline: str | None = None
+    #: ``--lens-storage``: where saved runs live (relative paths are under :attr:`rootdir`).
+    storage: Path = Path(".lens")
+    #: ``--lens-fail-under``: minimum adapter composite.
+    fail_under: float | None = None
+    #: ``--lens-compare-fail``: fail on a significant regression (or a drop over :attr:`max_drop`) vs the baseline.
+    compare_fail: bool = False
+    #: ``--lens-alpha``: significance level of every test, after Holm correction.
+    alpha: float = 0.05
+    #: ``--lens-max-drop``: largest tolerated fall of an adapter composite vs the baseline.
+    max_drop: float | None = None
 
 
 def parse_adapter_spec(text: str) -> tuple[str | None, str]:

@@ -1,0 +1,193 @@
+"""Comparing a run with a saved run: paired by (adapter, scope, budget, question), one-sided for regressions.
+
+Both runs are rescored with *this* run's weights and gates from their stored per-question
+metrics, so a change of weights cannot pass for a change of the memory (a warning says
+when they differ).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import PurePath
+from typing import Any
+
+from pytest_lens import stats
+from pytest_lens.analysis.models import (
+    BaselineAdapterComparison,
+    BaselineComparison,
+    BaselineInfo,
+    ChangeStatus,
+    FlippedQuestion,
+    PairedTest,
+    QuestionDelta,
+)
+from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests, question_composite, question_state
+from pytest_lens.results import QuestionResult, RunArtifact
+from pytest_lens.scoring.composite import HardGate
+from pytest_lens.suites import LENS
+from pytest_lens.summary import GroupMetric, summary_key
+
+__all__ = ["compare_with_baseline", "compatibility_warnings"]
+
+#: How many of the largest per-question drops a comparison lists.
+LARGEST_DROPS = 3
+
+
+def compatibility_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    """One line per difference in dataset, budget, agent, judge or scoring between two runs' ``run`` identities."""
+    warnings: list[str] = []
+    ours, theirs = _datasets(current), _datasets(baseline)
+    if set(ours.values()) != set(theirs.values()):
+        for name in sorted(ours.keys() | theirs.keys()):
+            if name not in theirs:
+                warnings.append(f"dataset {name} is not in the baseline")
+            elif name not in ours:
+                warnings.append(f"dataset {name} was in the baseline but not in this run")
+            elif ours[name] != theirs[name]:
+                warnings.append(f"dataset {name} differs from the baseline's (sha256 {ours[name][:12]} vs {theirs[name][:12]})")
+    if _budgets(current) != _budgets(baseline):
+        warnings.append(f"budget differs: this run {_budgets(current) or '?'}, baseline {_budgets(baseline) or '?'}")
+    ours_agent, theirs_agent = _identity(current.get("agent")), _identity(baseline.get("agent"))
+    if ours_agent != theirs_agent:
+        warnings.append(f"agent differs: this run {ours_agent}, baseline {theirs_agent}")
+    ours_judge, theirs_judge = _identity(current.get("judge")), _identity(baseline.get("judge"))
+    if ours_judge != theirs_judge:
+        warnings.append(f"judge differs: this run {ours_judge}, baseline {theirs_judge}")
+    if current.get("weights") != baseline.get("weights") or current.get("gates") != baseline.get("gates"):
+        warnings.append("composite weights or hard gates differ from the baseline's; both runs are rescored with this run's")
+    return warnings
+
+
+def _datasets(run: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        PurePath(str(entry.get("path", "?"))).name: str(entry.get("sha256", ""))
+        for entry in run.get("datasets", [])
+        if isinstance(entry, Mapping)
+    }
+
+
+def _budgets(run: Mapping[str, Any]) -> str:
+    parts = []
+    for budget in run.get("budgets", []):
+        if isinstance(budget, Mapping):
+            limits = ",".join(f"{k}={v}" for k, v in budget.items() if k != "name")
+            parts.append(f"{budget.get('name', '?')}({limits})")
+    return "; ".join(parts)
+
+
+def _identity(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, Mapping):
+        return str(value.get("name") or value.get("description") or dict(value))
+    return str(value)
+
+
+def compare_with_baseline(
+    results: Sequence[QuestionResult],
+    run: Mapping[str, Any],
+    baseline: RunArtifact,
+    info: BaselineInfo,
+    weights: Mapping[str, float],
+    gates: Sequence[HardGate],
+    *,
+    alpha: float = 0.05,
+    max_drop: float | None = None,
+    seed: int = 42,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    confidence: float = stats.DEFAULT_CONFIDENCE,
+    group_metrics: Sequence[GroupMetric] = (),
+    suite: str | None = LENS,
+) -> BaselineComparison:
+    """Compare ``results`` (this run, identity ``run``) with ``baseline``, per (adapter, budget).
+
+    Only questions of ``suite`` take part (sibling suites score with their own metrics); ``None`` keeps all.
+    """
+    current = _groups([r for r in results if suite is None or r.suite == suite])
+    previous = _groups([r for r in baseline.results if suite is None or r.suite == suite])
+    several_budgets = len({budget for _, budget in current}) > 1
+
+    entries: list[tuple[BaselineAdapterComparison, PairedTest | None, float | None, list[PairedTest]]] = []
+    for (adapter, budget), members in current.items():
+        key = summary_key(adapter, budget, several_budgets)
+        before = previous.get((adapter, budget), [])
+        pairs = [(old, new) for new, old in pair_results(members, before)]
+        entry = BaselineAdapterComparison(
+            key=key,
+            adapter=adapter,
+            budget=budget,
+            baseline_only=len(before) - len(pairs),
+            run_only=len(members) - len(pairs),
+        )
+        if not pairs:
+            entries.append((entry, None, None, []))
+            continue
+        regression, metric_tests = paired_tests(
+            pairs,
+            weights,
+            gates,
+            alternative="less",
+            seed=seed,
+            resamples=resamples,
+            confidence=confidence,
+            group_metrics=group_metrics,
+        )
+        deltas = [(old, new, question_composite(new, weights, gates) - question_composite(old, weights, gates)) for old, new in pairs]
+        improvement = stats.signed_rank_test([d for _, _, d in deltas], alternative="greater", seed=seed).p_value
+        entry.flipped = [
+            FlippedQuestion(
+                scope_id=new.scope_id,
+                question_id=new.question_id,
+                before=question_state(old, gates),
+                after=question_state(new, gates),
+                baseline_composite=round(question_composite(old, weights, gates), 6),
+                composite=round(question_composite(new, weights, gates), 6),
+            )
+            for old, new, _ in deltas
+            if question_state(old, gates) != question_state(new, gates)
+        ]
+        drops = sorted((d for d in deltas if d[2] < 0), key=lambda item: item[2])[:LARGEST_DROPS]
+        entry.largest_drops = [QuestionDelta(scope_id=new.scope_id, question_id=new.question_id, delta=round(d, 6)) for _, new, d in drops]
+        entries.append((entry, regression, improvement, metric_tests))
+
+    compared = [(i, e) for i, e in enumerate(entries) if e[1] is not None]
+    regressions = apply_holm([e[1] for _, e in compared if e[1] is not None])
+    improvements = stats.holm([e[2] for _, e in compared if e[2] is not None])
+    metric_family = apply_holm([test for _, e in compared for test in e[3]])
+    offset = 0
+    out: list[BaselineAdapterComparison] = [e[0] for e in entries]
+    for (index, (entry, _, _, metric_tests)), regression, improvement in zip(compared, regressions, improvements, strict=True):
+        status: ChangeStatus = "no significant change"
+        if regression.p_adjusted < alpha:
+            status = "regression"
+        elif improvement < alpha:
+            status = "improvement"
+        out[index] = entry.model_copy(
+            update={
+                "regression": regression,
+                "improvement_p": improvement,
+                "metrics": metric_family[offset : offset + len(metric_tests)],
+                "status": status,
+                "dropped": max_drop is not None and regression.delta.value < -max_drop,
+            }
+        )
+        offset += len(metric_tests)
+
+    baseline_several = len({budget for _, budget in previous}) > 1
+    missing = [summary_key(adapter, budget, baseline_several) for adapter, budget in previous if (adapter, budget) not in current]
+    return BaselineComparison(
+        baseline=info,
+        alpha=alpha,
+        max_drop=max_drop,
+        warnings=compatibility_warnings(run, baseline.run),
+        adapters=out,
+        missing=missing,
+    )
+
+
+def _groups(results: Sequence[QuestionResult]) -> dict[tuple[str, str], list[QuestionResult]]:
+    groups: dict[tuple[str, str], list[QuestionResult]] = defaultdict(list)
+    for result in results:
+        groups[(result.adapter, result.budget)].append(result)
+    return dict(groups)

@@ -1,0 +1,176 @@
+"""Typed statistics of a run and of a comparison with a baseline (JSON-serialisable, no numpy types)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AdapterPair",
+    "AdapterStatistics",
+    "BaselineAdapterComparison",
+    "BaselineComparison",
+    "BaselineInfo",
+    "ChangeStatus",
+    "Estimate",
+    "FlippedQuestion",
+    "PairedTest",
+    "QuestionDelta",
+    "RunStatistics",
+    "ScopeConcordance",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Estimate(_Model):
+    """A point estimate and its bootstrap confidence interval (absent for fewer than two observations)."""
+
+    value: float
+    low: float | None = None
+    high: float | None = None
+    n: int
+
+    @property
+    def has_interval(self) -> bool:
+        """Whether an interval could be computed."""
+        return self.low is not None and self.high is not None
+
+
+class AdapterStatistics(_Model):
+    """One (adapter, budget): composite, metric means and question-type composites, each with a CI."""
+
+    adapter: str
+    budget: str
+    composite: Estimate
+    metrics: dict[str, Estimate] = Field(default_factory=dict)
+    by_type: dict[str, Estimate] = Field(default_factory=dict)
+
+
+class PairedTest(_Model):
+    """A Wilcoxon signed-rank test of one score over questions paired by key; deltas are second minus first."""
+
+    metric: str
+    n_pairs: int
+    n_changed: int
+    n_up: int
+    n_down: int
+    first: float
+    second: float
+    #: ``second - first``: for the composite, the difference of the two adapter composites over the
+    #: paired questions (CI from resampling those questions); for a metric, the mean paired difference.
+    delta: Estimate
+    alternative: Literal["two-sided", "less", "greater"]
+    statistic: float | None
+    p_value: float
+    #: Holm-adjusted over the family of tests it was reported with.
+    p_adjusted: float
+    #: Matched-pairs rank-biserial correlation of the differences (+1: every change went up).
+    effect_size: float
+    method: str
+    #: The smallest p-value this many changed questions could give.
+    min_p: float
+
+
+class AdapterPair(_Model):
+    """Two adapters of one run at one budget, paired by (scope, question)."""
+
+    budget: str
+    first: str
+    second: str
+    composite: PairedTest
+    metrics: list[PairedTest] = Field(default_factory=list)
+
+
+class ScopeConcordance(_Model):
+    """Kendall's W: whether the scopes rank the adapters alike."""
+
+    budget: str
+    adapters: list[str]
+    scopes: list[str]
+    w: float
+    chi_square: float
+    p_value: float
+
+
+class RunStatistics(_Model):
+    """Everything statistical about one run."""
+
+    seed: int
+    resamples: int
+    confidence: float
+    adapters: dict[str, AdapterStatistics] = Field(default_factory=dict)
+    pairs: list[AdapterPair] = Field(default_factory=list)
+    concordance: list[ScopeConcordance] = Field(default_factory=list)
+
+
+class BaselineInfo(_Model):
+    """Where a baseline came from."""
+
+    name: str
+    path: str
+    created: str
+    commit: str | None = None
+    machine: str | None = None
+
+
+class FlippedQuestion(_Model):
+    """A question whose pass state changed (``ok``, ``gated``: composite zeroed by a hard gate, ``failed``: adapter or agent fault)."""
+
+    scope_id: str
+    question_id: str
+    before: str
+    after: str
+    baseline_composite: float
+    composite: float
+
+
+class QuestionDelta(_Model):
+    """One question's change in composite."""
+
+    scope_id: str
+    question_id: str
+    delta: float
+
+
+ChangeStatus = Literal["regression", "improvement", "no significant change", "not compared"]
+
+
+class BaselineAdapterComparison(_Model):
+    """One (adapter, budget) of this run against the same in the baseline."""
+
+    key: str
+    adapter: str
+    budget: str
+    #: One-sided test for a drop (``alternative="less"``), Holm-adjusted over the run's adapters.
+    regression: PairedTest | None = None
+    #: Holm-adjusted one-sided p-value for a rise.
+    improvement_p: float | None = None
+    metrics: list[PairedTest] = Field(default_factory=list)
+    flipped: list[FlippedQuestion] = Field(default_factory=list)
+    largest_drops: list[QuestionDelta] = Field(default_factory=list)
+    baseline_only: int = 0
+    run_only: int = 0
+    status: ChangeStatus = "not compared"
+    #: The composite fell by more than ``--lens-max-drop``.
+    dropped: bool = False
+
+
+class BaselineComparison(_Model):
+    """A run against a saved run."""
+
+    baseline: BaselineInfo
+    alpha: float
+    max_drop: float | None = None
+    warnings: list[str] = Field(default_factory=list)
+    adapters: list[BaselineAdapterComparison] = Field(default_factory=list)
+    #: (adapter, budget) keys of the baseline that this run did not measure.
+    missing: list[str] = Field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[BaselineAdapterComparison]:
+        """Comparisons that regressed significantly or dropped more than allowed."""
+        return [c for c in self.adapters if c.status == "regression" or c.dropped]

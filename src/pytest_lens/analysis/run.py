@@ -1,0 +1,276 @@
+"""Statistics of one run: per-adapter CIs, paired tests between adapters, Kendall's W across scopes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from itertools import combinations
+from typing import TYPE_CHECKING
+
+from pytest_lens import stats
+from pytest_lens.analysis.models import AdapterPair, AdapterStatistics, Estimate, PairedTest, RunStatistics, ScopeConcordance
+from pytest_lens.analysis.resample import CompositeResampler
+from pytest_lens.results import QuestionResult
+from pytest_lens.scoring.composite import HardGate, composite
+from pytest_lens.summary import GroupMetric, metric_means, summary_key
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = [
+    "adapter_statistics",
+    "analyze_run",
+    "apply_holm",
+    "pair_results",
+    "paired_tests",
+    "question_composite",
+    "question_state",
+]
+
+_DIGITS = 6
+
+
+def question_composite(result: QuestionResult, weights: Mapping[str, float], gates: Sequence[HardGate]) -> float:
+    """A question's composite under ``weights`` and ``gates`` (both runs of a comparison are rescored alike)."""
+    return composite(result.metrics, weights, gates).value
+
+
+def question_state(result: QuestionResult, gates: Sequence[HardGate]) -> str:
+    """``failed`` (adapter or agent fault), ``gated`` (a hard gate zeroed it) or ``ok``."""
+    if result.failed:
+        return "failed"
+    return "gated" if any(gate.fails(result.metrics) for gate in gates) else "ok"
+
+
+def _estimate(value: float, interval: stats.Interval | None, n: int) -> Estimate:
+    if interval is None:
+        return Estimate(value=round(value, _DIGITS), n=n)
+    return Estimate(value=round(value, _DIGITS), low=round(interval.low, _DIGITS), high=round(interval.high, _DIGITS), n=n)
+
+
+def adapter_statistics(
+    results: Sequence[QuestionResult],
+    weights: Mapping[str, float],
+    gates: Sequence[HardGate],
+    *,
+    seed: int,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    confidence: float = stats.DEFAULT_CONFIDENCE,
+    group_metrics: Sequence[GroupMetric] = (),
+) -> AdapterStatistics:
+    """Composite, metric means and question-type composites of one (adapter, budget), each with a bootstrap CI."""
+    first = results[0]
+    resampler = CompositeResampler(results, weights, gates, group_metrics)
+    composite_ci = stats.bootstrap_interval(
+        resampler.n, resampler.composites, seed=seed, resamples=resamples, confidence=confidence, batch=resampler.batch
+    )
+    metric_estimates: dict[str, Estimate] = {}
+    for name in resampler.names:
+        values = [r.metrics[name] for r in results if name in r.metrics]
+        interval = stats.mean_interval(values, seed=seed, resamples=resamples, confidence=confidence)
+        metric_estimates[name] = _estimate(sum(values) / len(values), interval, len(values))
+    by_type: dict[str, list[QuestionResult]] = defaultdict(list)
+    for result in results:
+        by_type[result.question_type].append(result)
+    type_estimates: dict[str, Estimate] = {}
+    for qtype, members in sorted(by_type.items()):
+        # Like AdapterSummary.by_type: the composite of the type's metric means, without run-level metrics.
+        sub = CompositeResampler(members, weights, gates)
+        interval = stats.bootstrap_interval(sub.n, sub.composites, seed=seed, resamples=resamples, confidence=confidence, batch=sub.batch)
+        type_estimates[qtype] = _estimate(sub.point(), interval, sub.n)
+    return AdapterStatistics(
+        adapter=first.adapter,
+        budget=first.budget,
+        composite=_estimate(resampler.point(), composite_ci, resampler.n),
+        metrics=metric_estimates,
+        by_type=type_estimates,
+    )
+
+
+def pair_results(
+    first: Sequence[QuestionResult],
+    second: Sequence[QuestionResult],
+    key: Callable[[QuestionResult], Hashable] = lambda r: (r.scope_id, r.question_id),
+) -> list[tuple[QuestionResult, QuestionResult]]:
+    """Results of ``first`` and ``second`` with the same key, in ``first``'s order."""
+    by_key = {key(result): result for result in second}
+    return [(result, by_key[key(result)]) for result in first if key(result) in by_key]
+
+
+def paired_tests(
+    pairs: Sequence[tuple[QuestionResult, QuestionResult]],
+    weights: Mapping[str, float],
+    gates: Sequence[HardGate],
+    *,
+    alternative: stats.Alternative = "two-sided",
+    seed: int,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    confidence: float = stats.DEFAULT_CONFIDENCE,
+    group_metrics: Sequence[GroupMetric] = (),
+) -> tuple[PairedTest, list[PairedTest]]:
+    """Composite and per-metric signed-rank tests of ``second - first`` (``p_adjusted`` still equals ``p_value``)."""
+    firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
+    diffs = [question_composite(b, weights, gates) - question_composite(a, weights, gates) for a, b in pairs]
+    test = stats.signed_rank_test(diffs, alternative=alternative, seed=seed)
+    before = CompositeResampler(firsts, weights, gates, group_metrics)
+    after = CompositeResampler(seconds, weights, gates, group_metrics)
+
+    def difference(indices: NDArray[np.intp]) -> NDArray[np.float64]:
+        return after.composites(indices) - before.composites(indices)
+
+    interval = stats.bootstrap_interval(
+        len(pairs),
+        difference,
+        seed=seed,
+        resamples=resamples,
+        confidence=confidence,
+        batch=max(1, min(before.batch, after.batch) // 2),
+    )
+    composite_test = _paired_test(
+        "composite", test, before.point(), after.point(), _estimate(after.point() - before.point(), interval, len(pairs))
+    )
+
+    metric_tests: list[PairedTest] = []
+    names = sorted({name for a, b in pairs for name in a.metrics.keys() & b.metrics.keys()})
+    for name in names:
+        both = [(a.metrics[name], b.metrics[name]) for a, b in pairs if name in a.metrics and name in b.metrics]
+        metric_diffs = [y - x for x, y in both]
+        mean_diff = sum(metric_diffs) / len(metric_diffs)
+        metric_interval = stats.mean_interval(metric_diffs, seed=seed, resamples=resamples, confidence=confidence)
+        metric_tests.append(
+            _paired_test(
+                name,
+                stats.signed_rank_test(metric_diffs, alternative="two-sided", seed=seed),
+                sum(x for x, _ in both) / len(both),
+                sum(y for _, y in both) / len(both),
+                _estimate(mean_diff, metric_interval, len(both)),
+            )
+        )
+    return composite_test, metric_tests
+
+
+def _paired_test(metric: str, test: stats.SignedRankResult, first: float, second: float, delta: Estimate) -> PairedTest:
+    return PairedTest(
+        metric=metric,
+        n_pairs=test.n,
+        n_changed=test.n_changed,
+        n_up=test.n_up,
+        n_down=test.n_down,
+        first=round(first, _DIGITS),
+        second=round(second, _DIGITS),
+        delta=delta,
+        alternative=test.alternative,
+        statistic=test.statistic,
+        p_value=test.p_value,
+        p_adjusted=test.p_value,
+        effect_size=round(test.effect_size, _DIGITS),
+        method=test.method,
+        min_p=test.min_p,
+    )
+
+
+def apply_holm(tests: Sequence[PairedTest]) -> list[PairedTest]:
+    """The same tests with ``p_adjusted`` Holm-corrected over them as one family."""
+    adjusted = stats.holm([test.p_value for test in tests])
+    return [test.model_copy(update={"p_adjusted": p}) for test, p in zip(tests, adjusted, strict=True)]
+
+
+def analyze_run(
+    results: Sequence[QuestionResult],
+    weights: Mapping[str, float],
+    gates: Sequence[HardGate],
+    *,
+    seed: int = 42,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    confidence: float = stats.DEFAULT_CONFIDENCE,
+    group_metrics: Sequence[GroupMetric] = (),
+) -> RunStatistics:
+    """Statistics of a run.
+
+    CIs per (adapter, budget); every pair of adapters at each budget (two-sided, Holm over all
+    pairs; the metric tests form a second family); Kendall's W of the scopes' adapter rankings.
+    """
+    groups: dict[tuple[str, str], list[QuestionResult]] = defaultdict(list)
+    for result in results:
+        groups[(result.adapter, result.budget)].append(result)
+    several_budgets = len({budget for _, budget in groups}) > 1
+    adapters = {
+        summary_key(adapter, budget, several_budgets): adapter_statistics(
+            members, weights, gates, seed=seed, resamples=resamples, confidence=confidence, group_metrics=group_metrics
+        )
+        for (adapter, budget), members in groups.items()
+    }
+
+    budgets = list(dict.fromkeys(budget for _, budget in groups))
+    raw_pairs: list[tuple[str, str, str, PairedTest, list[PairedTest]]] = []
+    concordance: list[ScopeConcordance] = []
+    for budget in budgets:
+        names = [adapter for adapter, b in groups if b == budget]
+        for first, second in combinations(names, 2):
+            pairs = pair_results(groups[(first, budget)], groups[(second, budget)])
+            if not pairs:
+                continue
+            composite_test, metric_tests = paired_tests(
+                pairs, weights, gates, seed=seed, resamples=resamples, confidence=confidence, group_metrics=group_metrics
+            )
+            raw_pairs.append((budget, first, second, composite_test, metric_tests))
+        if (found := _concordance(budget, names, groups, weights, gates, group_metrics)) is not None:
+            concordance.append(found)
+
+    composites = apply_holm([entry[3] for entry in raw_pairs])
+    metric_family = apply_holm([test for entry in raw_pairs for test in entry[4]])
+    pairs_out: list[AdapterPair] = []
+    offset = 0
+    for (budget, first, second, _, metric_tests), composite_test in zip(raw_pairs, composites, strict=True):
+        pairs_out.append(
+            AdapterPair(
+                budget=budget,
+                first=first,
+                second=second,
+                composite=composite_test,
+                metrics=metric_family[offset : offset + len(metric_tests)],
+            )
+        )
+        offset += len(metric_tests)
+    return RunStatistics(seed=seed, resamples=resamples, confidence=confidence, adapters=adapters, pairs=pairs_out, concordance=concordance)
+
+
+def _concordance(
+    budget: str,
+    adapters: Sequence[str],
+    groups: Mapping[tuple[str, str], Sequence[QuestionResult]],
+    weights: Mapping[str, float],
+    gates: Sequence[HardGate],
+    group_metrics: Sequence[GroupMetric],
+) -> ScopeConcordance | None:
+    if len(adapters) < 2:
+        return None
+    per_scope: dict[str, dict[str, list[QuestionResult]]] = defaultdict(lambda: defaultdict(list))
+    for adapter in adapters:
+        for result in groups[(adapter, budget)]:
+            per_scope[result.scope_id][adapter].append(result)
+    scopes = [scope for scope, by_adapter in per_scope.items() if all(by_adapter.get(a) for a in adapters)]
+    if len(scopes) < 2:
+        return None
+    matrix = []
+    for scope in scopes:
+        row = []
+        for adapter in adapters:
+            members = per_scope[scope][adapter]
+            means = metric_means(members)
+            for group_metric in group_metrics:
+                means.update(group_metric(members))
+            row.append(composite(means, weights, gates).value)
+        matrix.append(row)
+    found = stats.kendalls_w(matrix)
+    if found is None:
+        return None
+    return ScopeConcordance(
+        budget=budget,
+        adapters=list(adapters),
+        scopes=scopes,
+        w=round(found.w, _DIGITS),
+        chi_square=round(found.chi_square, _DIGITS),
+        p_value=found.p_value,
+    )

@@ -1,0 +1,111 @@
+"""The run's gates, each a pass/fail with a one-line explanation; failures set the exit status.
+
+Hard gates (per adapter composite zeroed) are always on; ``--lens-fail-under`` and
+``--lens-compare-fail`` are added by options. :func:`check_gates` is pure: the session
+feeds it summaries and the baseline comparison, the report prints its lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_lens.analysis.models import BaselineComparison
+from pytest_lens.analysis.render import format_p
+from pytest_lens.results import AdapterSummary
+from pytest_lens.scoring.composite import HardGate
+
+__all__ = ["GateCheck", "GatePolicy", "check_gates"]
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    """Which optional gates are on (from ``--lens-fail-under``, ``--lens-compare-fail``, ``--lens-alpha``, ``--lens-max-drop``)."""
+
+    fail_under: float | None = None
+    compare_fail: bool = False
+    alpha: float = 0.05
+    max_drop: float | None = None
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One gate's outcome."""
+
+    gate: str
+    passed: bool
+    detail: str
+    kind: Literal["hard", "fail_under", "compare"] = "hard"
+
+    @property
+    def line(self) -> str:
+        """``pass  --lens-fail-under=0.5: every composite >= 0.5 (lowest bm25 0.813)``."""
+        return f"{'pass' if self.passed else 'FAIL'}  {self.gate}: {self.detail}"
+
+    @property
+    def reason(self) -> str:
+        """The failure as a verdict reason."""
+        return f"{self.gate}: {self.detail}"
+
+
+def check_gates(
+    summaries: Mapping[str, AdapterSummary],
+    hard_gates: Sequence[HardGate],
+    policy: GatePolicy,
+    comparison: BaselineComparison | None = None,
+) -> list[GateCheck]:
+    """Every active gate, in a fixed order: hard gates, minimum composite, baseline regression."""
+    checks = [_hard_gates(summaries, hard_gates)]
+    if policy.fail_under is not None:
+        checks.append(_fail_under(summaries, policy.fail_under))
+    if policy.compare_fail:
+        checks.append(_compare(comparison, policy))
+    return checks
+
+
+def _hard_gates(summaries: Mapping[str, AdapterSummary], hard_gates: Sequence[HardGate]) -> GateCheck:
+    rule = ", ".join(f"{gate.metric} < {gate.threshold:g}" for gate in hard_gates) or "none configured"
+    name = f"hard gates ({rule} zeroes the composite)"
+    gated = [f"{key} {', '.join(s.gate_reasons)}" for key, s in summaries.items() if s.gated]
+    if gated:
+        return GateCheck(name, False, "; ".join(gated), "hard")
+    return GateCheck(name, True, f"no adapter gated ({len(summaries)} checked)", "hard")
+
+
+def _fail_under(summaries: Mapping[str, AdapterSummary], threshold: float) -> GateCheck:
+    name = f"--lens-fail-under={threshold:g}"
+    if not summaries:
+        return GateCheck(name, False, "no LENS results to check", "fail_under")
+    below = [f"{key} composite {s.composite:.3f} < {threshold:g}" for key, s in summaries.items() if s.composite < threshold]
+    if below:
+        return GateCheck(name, False, "; ".join(below), "fail_under")
+    lowest_key, lowest = min(summaries.items(), key=lambda item: item[1].composite)
+    return GateCheck(name, True, f"every composite >= {threshold:g} (lowest: {lowest_key} {lowest.composite:.3f})", "fail_under")
+
+
+def _compare(comparison: BaselineComparison | None, policy: GatePolicy) -> GateCheck:
+    name = "--lens-compare-fail"
+    if comparison is None:
+        return GateCheck(name, False, "no baseline to compare with (give --lens-baseline=NAME|PATH)", "compare")
+    baseline = comparison.baseline.name
+    compared = [entry for entry in comparison.adapters if entry.regression is not None]
+    if not compared:
+        return GateCheck(name, False, f"no question of this run is in baseline {baseline}: nothing could be compared", "compare")
+    failures = []
+    for entry in comparison.regressions:
+        test = entry.regression
+        if test is None:  # only compared entries can regress
+            continue
+        change = f"{entry.key} composite {test.first:.3f} -> {test.second:.3f} ({test.delta.value:+.3f})"
+        causes = []
+        if entry.status == "regression":
+            causes.append(f"regression p={format_p(test.p_adjusted)} (one-sided Wilcoxon, Holm) < alpha {policy.alpha:g}")
+        if entry.dropped and policy.max_drop is not None:
+            causes.append(f"drop {-test.delta.value:.3f} > --lens-max-drop={policy.max_drop:g}")
+        failures.append(f"{change}: {' and '.join(causes)}")
+    if failures:
+        return GateCheck(name, False, f"vs baseline {baseline}: " + "; ".join(failures), "compare")
+    drop = f", no drop over {policy.max_drop:g}" if policy.max_drop is not None else ""
+    detail = f"no significant regression vs baseline {baseline} (alpha {policy.alpha:g}{drop}; {len(compared)} adapter(s) compared)"
+    return GateCheck(name, True, detail, "compare")

@@ -1,0 +1,260 @@
+"""Statistics over plain numbers: bootstrap intervals, Wilcoxon signed-rank, effect size, Holm, Kendall's W.
+
+Every test and resampling comes from numpy/scipy (imported on first use, so loading
+the plugin never pays for them); this module only chooses their options, documents
+the choices, and shapes the results. Nothing here knows about questions or adapters.
+
+Choices, stated once:
+
+- **Bootstrap**: ``scipy.stats.bootstrap``, percentile method (the LENS paper's
+  scripts use the percentile interval too; BCa is undefined for the degenerate,
+  all-equal samples a deterministic agent often produces), seeded with
+  ``numpy.random.default_rng(seed)``. Fewer than two observations have no interval.
+- **Wilcoxon signed-rank** (``scipy.stats.wilcoxon``) on paired differences. Zero
+  differences are dropped (Wilcoxon's own convention, scipy's ``zero_method="wilcox"``):
+  a question that scored the same in both runs says nothing about the direction of a
+  change. Scores of a deterministic agent tie a lot, and with ties scipy's exact
+  distribution no longer applies, so tied samples of up to 50 changes get a seeded
+  permutation test over sign flips (exhaustive, hence exact, up to 13 changes); larger
+  samples use scipy's tie-corrected normal approximation. With *n* changed questions
+  the smallest attainable one-sided p-value is ``2**-n``: fewer than five changes can
+  never reach p < 0.05, which :attr:`SignedRankResult.min_p` makes visible.
+- **Rank-biserial correlation** (matched pairs, Kerby's simple difference formula):
+  ``(R+ - R-) / (R+ + R-)`` over the ranks of the nonzero absolute differences, from
+  ``scipy.stats.rankdata``; +1 means every change went up.
+- **Holm** step-down adjustment (scipy has none; its ``false_discovery_control`` is
+  Benjamini-Hochberg), checked in the tests against statsmodels' ``multipletests``.
+- **Kendall's W** with the tie correction, through ``scipy.stats.rankdata``; its
+  significance is Friedman's chi-square ``m (n - 1) W`` with ``n - 1`` degrees of freedom.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_RESAMPLES",
+    "Alternative",
+    "Concordance",
+    "Interval",
+    "SignedRankResult",
+    "bootstrap_interval",
+    "holm",
+    "kendalls_w",
+    "mean_interval",
+    "rank_biserial",
+    "signed_rank_test",
+]
+
+#: Bootstrap resamples. 2,000 keeps a 720-question run's statistics well under a second;
+#: the Monte Carlo error of a 95% percentile bound is then about a tenth of the CI half-width.
+DEFAULT_RESAMPLES = 2000
+DEFAULT_CONFIDENCE = 0.95
+#: Above this many changed questions scipy's normal approximation is used even with ties.
+_PERMUTATION_MAX_N = 50
+_PERMUTATION_RESAMPLES = 9999
+
+Alternative = Literal["two-sided", "less", "greater"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval."""
+
+    low: float
+    high: float
+
+    def contains(self, value: float, tolerance: float = 1e-9) -> bool:
+        """``low <= value <= high`` up to floating-point noise."""
+        return self.low - tolerance <= value <= self.high + tolerance
+
+
+def bootstrap_interval(
+    n: int,
+    statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
+    *,
+    seed: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    batch: int | None = None,
+) -> Interval | None:
+    """Percentile bootstrap interval of a statistic of ``n`` observations, resampled with replacement.
+
+    ``statistic`` receives resampled *indices* with shape ``(batch, n)`` and returns one value per
+    row, so any statistic of the observations (a composite recomputed from metric means, a paired
+    difference of two composites) is resampled as a whole. ``None`` when ``n < 2``.
+    """
+    if n < 2:
+        return None
+    import numpy as np
+    from scipy import stats
+
+    def by_index(sample: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+        return statistic(np.asarray(sample, dtype=np.intp))
+
+    result = stats.bootstrap(
+        (np.arange(n, dtype=np.float64),),
+        by_index,
+        vectorized=True,
+        n_resamples=resamples,
+        batch=batch,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return Interval(low, high)
+
+
+def mean_interval(
+    values: Sequence[float], *, seed: int, resamples: int = DEFAULT_RESAMPLES, confidence: float = DEFAULT_CONFIDENCE
+) -> Interval | None:
+    """Percentile bootstrap interval of the mean of ``values`` (``None`` for fewer than two)."""
+    import numpy as np
+
+    data = np.asarray(values, dtype=np.float64)
+
+    def mean_of(indices: NDArray[np.intp]) -> NDArray[np.float64]:
+        means: NDArray[np.float64] = data[indices].mean(axis=-1)
+        return means
+
+    return bootstrap_interval(len(data), mean_of, seed=seed, resamples=resamples, confidence=confidence)
+
+
+@dataclass(frozen=True)
+class SignedRankResult:
+    """A Wilcoxon signed-rank test of paired differences."""
+
+    n: int
+    n_changed: int
+    n_up: int
+    n_down: int
+    statistic: float | None
+    p_value: float
+    effect_size: float
+    method: str
+    alternative: Alternative
+
+    @property
+    def min_p(self) -> float:
+        """Smallest p-value this many changed pairs could give (exact test, one-sided; doubled if two-sided)."""
+        if self.n_changed == 0:
+            return 1.0
+        one_sided = 0.5**self.n_changed
+        return min(1.0, 2 * one_sided) if self.alternative == "two-sided" else one_sided
+
+
+def rank_biserial(differences: Sequence[float]) -> float:
+    """Matched-pairs rank-biserial correlation of nonzero ``differences`` (0.0 when there are none)."""
+    import numpy as np
+    from scipy import stats
+
+    d = np.asarray(differences, dtype=np.float64)
+    d = d[d != 0]
+    if d.size == 0:
+        return 0.0
+    ranks = stats.rankdata(np.abs(d))
+    up, down = float(ranks[d > 0].sum()), float(ranks[d < 0].sum())
+    return (up - down) / (up + down)
+
+
+def signed_rank_test(differences: Sequence[float], *, alternative: Alternative = "two-sided", seed: int = 42) -> SignedRankResult:
+    """Wilcoxon signed-rank test that the differences are centred on zero (see the module notes).
+
+    ``alternative="less"`` asks whether the differences are shifted below zero (a regression when
+    the differences are ``new - old``). No changed pair gives ``p = 1``.
+    """
+    import numpy as np
+    from scipy import stats
+
+    d = np.asarray(differences, dtype=np.float64)
+    if not np.all(np.isfinite(d)):
+        raise ValueError("differences must be finite numbers")
+    changed = d[d != 0]
+    n_up, n_down = int((changed > 0).sum()), int((changed < 0).sum())
+    if changed.size == 0:
+        return SignedRankResult(int(d.size), 0, 0, 0, None, 1.0, 0.0, "no change", alternative)
+    ties = np.unique(np.abs(changed)).size < changed.size
+    method: str | stats.PermutationMethod
+    if ties and changed.size <= _PERMUTATION_MAX_N:
+        method = stats.PermutationMethod(n_resamples=_PERMUTATION_RESAMPLES, rng=np.random.default_rng(seed))
+        label = "exact (sign flips)" if 2**changed.size <= _PERMUTATION_RESAMPLES else f"permutation ({_PERMUTATION_RESAMPLES} sign flips)"
+    else:
+        method = "auto"
+        label = "exact" if changed.size <= _PERMUTATION_MAX_N else "normal approximation"
+    result = stats.wilcoxon(changed, alternative=alternative, method=method)
+    p_value = float(result.pvalue)
+    return SignedRankResult(
+        n=int(d.size),
+        n_changed=int(changed.size),
+        n_up=n_up,
+        n_down=n_down,
+        statistic=float(result.statistic),
+        p_value=min(1.0, p_value),
+        effect_size=rank_biserial(changed),
+        method=label,
+        alternative=alternative,
+    )
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values, in the input order (never below the raw ones, never above 1)."""
+    import numpy as np
+
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.size == 0:
+        return []
+    if np.any((p < 0) | (p > 1) | np.isnan(p)):
+        raise ValueError("p-values must lie in [0, 1]")
+    order = np.argsort(p, kind="stable")
+    # Step down: the k-th smallest p is multiplied by (m - k), then made monotone.
+    scaled = (p.size - np.arange(p.size)) * p[order]
+    adjusted = np.minimum(1.0, np.maximum.accumulate(scaled))
+    out = np.empty_like(p)
+    out[order] = adjusted
+    return [float(value) for value in out]
+
+
+@dataclass(frozen=True)
+class Concordance:
+    """Kendall's coefficient of concordance of several raters (scopes) ranking the same objects (adapters)."""
+
+    w: float
+    chi_square: float
+    p_value: float
+    raters: int
+    objects: int
+
+
+def kendalls_w(scores: Sequence[Sequence[float]]) -> Concordance | None:
+    """Kendall's W (tie-corrected) of a raters x objects score matrix; ``None`` when undefined.
+
+    Undefined with fewer than two raters or two objects, or when every rater ties every object.
+    """
+    import numpy as np
+    from scipy import stats
+
+    matrix = np.asarray(scores, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] < 2 or matrix.shape[1] < 2:
+        return None
+    m, n = matrix.shape
+    ranks = stats.rankdata(matrix, axis=1)
+    rank_sums = ranks.sum(axis=0)
+    spread = float(((rank_sums - rank_sums.mean()) ** 2).sum())
+    ties = 0.0
+    for row in ranks:
+        _, counts = np.unique(row, return_counts=True)
+        ties += float((counts**3 - counts).sum())
+    denominator = m**2 * (n**3 - n) - m * ties
+    if denominator <= 0:
+        return None
+    w = 12.0 * spread / denominator
+    chi_square = m * (n - 1) * w
+    return Concordance(w=w, chi_square=chi_square, p_value=float(stats.chi2.sf(chi_square, n - 1)), raters=m, objects=n)
