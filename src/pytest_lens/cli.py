@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lens.importers.command import add_generate_suite, add_import, run_generate_suite, run_import
+from pytest_lens.compare_command import add_compare, run_compare
 
 __all__ = ["COMMANDS", "main"]
 
@@ -90,6 +91,7 @@ COMMANDS: dict[str, Command] = {
     "validate": (add_validate, run_validate),
     "import": (add_import, run_import),
     "generate-suite": (add_generate_suite, run_generate_suite),
+    "compare": (add_compare, run_compare),
 }
 
 

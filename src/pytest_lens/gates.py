@@ -16,7 +16,7 @@ from pytest_lens.analysis.render import format_p
 from pytest_lens.results import AdapterSummary
 from pytest_lens.scoring.composite import HardGate
 
-__all__ = ["GateCheck", "GatePolicy", "check_gates"]
+__all__ = ["GateCheck", "GatePolicy", "check_gates", "compare_gate"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def check_gates(
     if policy.fail_under is not None:
         checks.append(_fail_under(summaries, policy.fail_under))
     if policy.compare_fail:
-        checks.append(_compare(comparison, policy))
+        checks.append(compare_gate(comparison, policy))
     return checks
 
 
@@ -84,8 +84,8 @@ def _fail_under(summaries: Mapping[str, AdapterSummary], threshold: float) -> Ga
     return GateCheck(name, True, f"every composite >= {threshold:g} (lowest: {lowest_key} {lowest.composite:.3f})", "fail_under")
 
 
-def _compare(comparison: BaselineComparison | None, policy: GatePolicy) -> GateCheck:
-    name = "--lens-compare-fail"
+def compare_gate(comparison: BaselineComparison | None, policy: GatePolicy, name: str = "--lens-compare-fail") -> GateCheck:
+    """Fails on a significant regression or a drop over ``policy.max_drop`` of any compared adapter, or when nothing compared."""
     if comparison is None:
         return GateCheck(name, False, "no baseline to compare with (give --lens-baseline=NAME|PATH)", "compare")
     baseline = comparison.baseline.name

@@ -197,7 +197,9 @@ def _status_text(entry: BaselineAdapterComparison, arrows: Arrows) -> str:
     return NO_CHANGE
 
 
-def comparison_lines(comparison: BaselineComparison, *, gating: bool, arrows: Arrows = UNICODE_ARROWS) -> list[str]:
+def comparison_lines(
+    comparison: BaselineComparison, *, gating: bool, arrows: Arrows = UNICODE_ARROWS, gate_option: str = "--lens-compare-fail"
+) -> list[str]:
     """The comparison with a baseline: header, warnings, one row per adapter, then flipped questions and drops."""
     info = comparison.baseline
     origin = ", ".join(
@@ -262,7 +264,7 @@ def comparison_lines(comparison: BaselineComparison, *, gating: bool, arrows: Ar
     if comparison.missing:
         out.append(f"  in the baseline but not in this run: {', '.join(comparison.missing)}")
     if not gating:
-        out.append("  (this comparison does not gate the run; add --lens-compare-fail to fail on a regression)")
+        out.append(f"  (this comparison does not gate the run; add {gate_option} to fail on a regression)")
     return out
 
 

@@ -1,0 +1,96 @@
+"""``lens compare BASELINE CURRENT``: the baseline comparison of a pytest run, outside pytest.
+
+Both arguments are run artifacts (``--lens-json`` files) or names of runs saved with
+``--lens-save`` (looked up in ``--storage``, default ``.lens``). The output is the same
+table the pytest summary prints; ``--fail`` makes a regression exit with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_compare", "gates_of", "run_compare"]
+
+
+def add_compare(sub: Any) -> argparse.ArgumentParser:
+    """Register the ``compare`` subcommand."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "compare",
+        help="compare a run with a baseline run, paired by question (as --lens-baseline does)",
+        description="Compare CURRENT with BASELINE: one-sided Wilcoxon signed-rank for a drop, mean delta with a bootstrap CI, "
+        "flipped questions. Both runs are rescored with CURRENT's weights and gates.",
+    )
+    parser.add_argument("baseline", metavar="BASELINE", help="run artifact (.json) or saved-run name (NAME, NNNN, NNNN_NAME)")
+    parser.add_argument("current", metavar="CURRENT", help="run artifact (.json) or saved-run name")
+    parser.add_argument("--storage", type=Path, default=Path(".lens"), help="directory of saved runs (default: .lens)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm correction (default 0.05)")
+    parser.add_argument("--max-drop", type=float, default=None, help="also count a composite drop larger than this as a regression")
+    parser.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: CURRENT's --lens-seed)")
+    parser.add_argument("--fail", action="store_true", help="exit 1 on a regression (like --lens-compare-fail)")
+    return parser
+
+
+def gates_of(run: Mapping[str, Any]) -> list[Any]:
+    """The hard gates recorded in a run identity (``"evidence_grounding < 0.5"``); the defaults when absent."""
+    from pytest_lens.scoring.composite import DEFAULT_GATES, HardGate
+
+    recorded = run.get("gates")
+    if not isinstance(recorded, list):
+        return list(DEFAULT_GATES)
+    gates = []
+    for text in recorded:
+        metric, sep, threshold = str(text).partition("<")
+        try:
+            gates.append(HardGate(metric.strip(), float(threshold)))
+        except ValueError:
+            raise ValueError(f"cannot read hard gate {text!r} (expected 'metric < number')") from None
+        if not sep or not metric.strip():
+            raise ValueError(f"cannot read hard gate {text!r} (expected 'metric < number')")
+    return gates
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Print the comparison; 0, 1 (regression with ``--fail``) or 2 (unusable input)."""
+    from pytest_lens.analysis.baseline import compare_with_baseline
+    from pytest_lens.analysis.render import arrows_for, comparison_lines
+    from pytest_lens.gates import GatePolicy, compare_gate
+    from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
+    from pytest_lens.storage import RunStore, SavedRunError, open_baseline
+
+    if not 0 < args.alpha < 1:
+        print(f"lens compare: --alpha must lie strictly between 0 and 1, got {args.alpha:g}", file=sys.stderr)
+        return 2
+    store = RunStore(args.storage)
+    try:
+        baseline = open_baseline(args.baseline, store, (Path.cwd(),))
+        current = open_baseline(args.current, store, (Path.cwd(),))
+        gates = gates_of(current.artifact.run)
+    except (SavedRunError, ValueError) as exc:
+        print(f"lens compare: {exc}", file=sys.stderr)
+        return 2
+    run = current.artifact.run
+    weights = run.get("weights") if isinstance(run.get("weights"), dict) else DEFAULT_WEIGHTS
+    seed = args.seed if args.seed is not None else int(run.get("seed", 42))
+    comparison = compare_with_baseline(
+        current.artifact.results,
+        run,
+        baseline.artifact,
+        baseline.info,
+        weights,
+        gates,
+        alpha=args.alpha,
+        max_drop=args.max_drop,
+        seed=seed,
+    )
+    print(f"{current.info.name} ({current.info.path}) against {baseline.info.name}")
+    for line in comparison_lines(comparison, gating=args.fail, arrows=arrows_for(sys.stdout.encoding), gate_option="--fail"):
+        print(line)
+    if not args.fail:
+        return 0
+    check = compare_gate(comparison, GatePolicy(compare_fail=True, alpha=args.alpha, max_drop=args.max_drop), name="--fail")
+    print(check.line)
+    return 0 if check.passed else 1
