@@ -73,7 +73,8 @@ def run_compare(args: argparse.Namespace) -> int:
         print(f"lens compare: {exc}", file=sys.stderr)
         return 2
     run = current.artifact.run
-    weights = run.get("weights") if isinstance(run.get("weights"), dict) else DEFAULT_WEIGHTS
+    recorded = run.get("weights")
+    weights: Mapping[str, float] = recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
     seed = args.seed if args.seed is not None else int(run.get("seed", 42))
     comparison = compare_with_baseline(
         current.artifact.results,

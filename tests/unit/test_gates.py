@@ -29,28 +29,60 @@ SUMMARIES = {"bm25": summary("bm25", 0.813), "null": summary("null", 0.0, gated=
 @pytest.mark.parametrize(
     ("summaries", "policy", "compared", "lines"),
     [
-        ({"bm25": summary("bm25", 0.813)}, GatePolicy(), None, ["pass  hard gates (evidence_grounding < 0.5 zeroes the composite): no adapter gated (1 checked)"]),
-        (SUMMARIES, GatePolicy(), None, ["FAIL  hard gates (evidence_grounding < 0.5 zeroes the composite): null evidence_grounding 0.100 < 0.5"]),
-        ({"bm25": summary("bm25", 0.813)}, GatePolicy(fail_under=0.8), None, [None, "pass  --lens-fail-under=0.8: every composite >= 0.8 (lowest: bm25 0.813)"]),
-        ({"bm25": summary("bm25", 0.813)}, GatePolicy(fail_under=0.9), None, [None, "FAIL  --lens-fail-under=0.9: bm25 composite 0.813 < 0.9"]),
+        (
+            {"bm25": summary("bm25", 0.813)},
+            GatePolicy(),
+            None,
+            ["pass  hard gates (evidence_grounding < 0.5 zeroes the composite): no adapter gated (1 checked)"],
+        ),
+        (
+            SUMMARIES,
+            GatePolicy(),
+            None,
+            ["FAIL  hard gates (evidence_grounding < 0.5 zeroes the composite): null evidence_grounding 0.100 < 0.5"],
+        ),
+        (
+            {"bm25": summary("bm25", 0.813)},
+            GatePolicy(fail_under=0.8),
+            None,
+            [None, "pass  --lens-fail-under=0.8: every composite >= 0.8 (lowest: bm25 0.813)"],
+        ),
+        (
+            {"bm25": summary("bm25", 0.813)},
+            GatePolicy(fail_under=0.9),
+            None,
+            [None, "FAIL  --lens-fail-under=0.9: bm25 composite 0.813 < 0.9"],
+        ),
         ({}, GatePolicy(fail_under=0.9), None, [None, "FAIL  --lens-fail-under=0.9: no LENS results to check"]),
         (
             {"bm25": summary("bm25", 0.84)},
             GatePolicy(compare_fail=True),
             comparison(-0.022, 0.0156, "regression"),
-            [None, "FAIL  --lens-compare-fail: vs baseline 0001_main: bm25 composite 0.860 -> 0.838 (-0.022): regression p=0.016 (one-sided Wilcoxon, Holm) < alpha 0.05"],
+            [
+                None,
+                "FAIL  --lens-compare-fail: vs baseline 0001_main: bm25 composite 0.860 -> 0.838 (-0.022): "
+                "regression p=0.016 (one-sided Wilcoxon, Holm) < alpha 0.05",
+            ],
         ),
         (
             {"bm25": summary("bm25", 0.84)},
             GatePolicy(compare_fail=True, max_drop=0.01),
             comparison(-0.022, 0.125, "no significant change", dropped=True),
-            [None, "FAIL  --lens-compare-fail: vs baseline 0001_main: bm25 composite 0.860 -> 0.838 (-0.022): drop 0.022 > --lens-max-drop=0.01"],
+            [
+                None,
+                "FAIL  --lens-compare-fail: vs baseline 0001_main: bm25 composite 0.860 -> 0.838 (-0.022): "
+                "drop 0.022 > --lens-max-drop=0.01",
+            ],
         ),
         (
             {"bm25": summary("bm25", 0.86)},
             GatePolicy(compare_fail=True, max_drop=0.05),
             comparison(0.0, 1.0, "no significant change"),
-            [None, "pass  --lens-compare-fail: no significant regression vs baseline 0001_main (alpha 0.05, no drop over 0.05; 1 adapter(s) compared)"],
+            [
+                None,
+                "pass  --lens-compare-fail: no significant regression vs baseline 0001_main "
+                "(alpha 0.05, no drop over 0.05; 1 adapter(s) compared)",
+            ],
         ),
         (
             {"bm25": summary("bm25", 0.86)},

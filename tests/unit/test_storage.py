@@ -54,7 +54,7 @@ def test_baselines_are_paths_or_saved_names(tmp_path: Path) -> None:
     assert resolve_run("run.json", store, (tmp_path,)) == (direct, "run.json")
     assert resolve_run(str(direct), store) == (direct, "run.json")
     assert resolve_run("main", store, (tmp_path,)) == (saved, "0001_main")
-    with pytest.raises(SavedRunError, match="baseline file 'missing.json' does not exist"):
+    with pytest.raises(SavedRunError, match=r"baseline file 'missing\.json' does not exist"):
         resolve_run("missing.json", store, (tmp_path,))
     baseline = open_baseline("main", store)
     assert baseline.info.name == "0001_main" and baseline.info.machine == machine_info().machine_id

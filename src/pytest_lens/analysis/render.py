@@ -71,8 +71,8 @@ def format_estimate(estimate: Estimate, digits: int = 3) -> str:
 
 
 def format_p(p: float) -> str:
-    """``0.016``, ``<0.001``."""
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    """``0.016``; ``9.8e-04`` below 0.001."""
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
 
 
 def _signed(value: float) -> str:

@@ -75,7 +75,11 @@ def test_flipped_questions_name_the_state_change() -> None:
     before = [result("q1", tier1(1.0, 1.0)), result("q2", tier1(1.0, 1.0)), result("q3", tier1(0.2, 1.0))]
     after = [result("q1", tier1(0.2, 1.0)), result("q2", tier1(1.0, 1.0), failed=True), result("q3", tier1(1.0, 1.0))]
     [entry] = compare(after, before).adapters
-    assert [(f.question_id, f.before, f.after) for f in entry.flipped] == [("q1", "ok", "gated"), ("q2", "ok", "failed"), ("q3", "gated", "ok")]
+    assert [(f.question_id, f.before, f.after) for f in entry.flipped] == [
+        ("q1", "ok", "gated"),
+        ("q2", "ok", "failed"),
+        ("q3", "gated", "ok"),
+    ]
 
 
 def test_partial_overlap_and_unknown_adapters_are_counted_not_hidden() -> None:
@@ -102,12 +106,24 @@ def test_both_runs_are_rescored_with_this_runs_weights() -> None:
     [
         ({}, []),
         ({"datasets": [{"path": "/elsewhere/scope.json", "sha256": "a" * 64}]}, []),
-        ({"datasets": [{"path": "/data/scope.json", "sha256": "b" * 64}]}, ["dataset scope.json differs from the baseline's (sha256 bbbbbbbbbbbb vs aaaaaaaaaaaa)"]),
-        ({"datasets": [{"path": "/data/other.json", "sha256": "c" * 64}]}, ["dataset other.json is not in the baseline", "dataset scope.json was in the baseline but not in this run"]),
-        ({"budgets": [{"name": "8k", "result_token_cap": 8192}]}, ["budget differs: this run 8k(result_token_cap=8192), baseline 16k(result_token_cap=16384)"]),
+        (
+            {"datasets": [{"path": "/data/scope.json", "sha256": "b" * 64}]},
+            ["dataset scope.json differs from the baseline's (sha256 bbbbbbbbbbbb vs aaaaaaaaaaaa)"],
+        ),
+        (
+            {"datasets": [{"path": "/data/other.json", "sha256": "c" * 64}]},
+            ["dataset other.json is not in the baseline", "dataset scope.json was in the baseline but not in this run"],
+        ),
+        (
+            {"budgets": [{"name": "8k", "result_token_cap": 8192}]},
+            ["budget differs: this run 8k(result_token_cap=8192), baseline 16k(result_token_cap=16384)"],
+        ),
         ({"agent": {"name": "llm"}}, ["agent differs: this run llm, baseline offline"]),
         ({"judge": {"name": "offline-judge"}}, ["judge differs: this run offline-judge, baseline none"]),
-        ({"weights": {"evidence_grounding": 1.0}}, ["composite weights or hard gates differ from the baseline's; both runs are rescored with this run's"]),
+        (
+            {"weights": {"evidence_grounding": 1.0}},
+            ["composite weights or hard gates differ from the baseline's; both runs are rescored with this run's"],
+        ),
     ],
 )
 def test_compatibility_warnings(change: dict[str, Any], expected: list[str]) -> None:

@@ -23,13 +23,20 @@ def test_vectorised_composite_equals_the_scalar_formula_on_every_resample(metric
     results = [result(f"q{i}", m) for i, m in enumerate(metrics)]
     gates = [*DEFAULT_GATES, HardGate("budget_compliance", 0.5)]
     resampler = CompositeResampler(results, DEFAULT_WEIGHTS, gates)
-    rows = np.array(data.draw(st.lists(st.lists(st.integers(0, len(results) - 1), min_size=len(results), max_size=len(results)), min_size=1, max_size=5)))
+    rows = np.array(
+        data.draw(
+            st.lists(st.lists(st.integers(0, len(results) - 1), min_size=len(results), max_size=len(results)), min_size=1, max_size=5)
+        )
+    )
     expected = [composite(metric_means([results[i] for i in row]), DEFAULT_WEIGHTS, gates).value for row in rows]
     assert resampler.composites(rows) == pytest.approx(expected)
 
 
 def test_point_is_the_summary_composite() -> None:
-    results = [result("q1", {"evidence_grounding": 1.0, "evidence_coverage": 0.5}), result("q2", {"evidence_grounding": 0.6, "citation_coverage": 1.0})]
+    results = [
+        result("q1", {"evidence_grounding": 1.0, "evidence_coverage": 0.5}),
+        result("q2", {"evidence_grounding": 0.6, "citation_coverage": 1.0}),
+    ]
     summary = summarize(results, DEFAULT_WEIGHTS, DEFAULT_GATES)["bm25"]
     assert CompositeResampler(results, DEFAULT_WEIGHTS, DEFAULT_GATES).point() == pytest.approx(summary.composite, abs=1e-6)
 

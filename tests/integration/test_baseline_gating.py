@@ -1,0 +1,244 @@
+"""Saved runs, baselines and gates, end to end through pytester (the verdict a pull request gets)."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from pytest_lens import options
+
+NO_CACHE = ("-p", "no:cacheprovider")
+DEGRADED = "bm25=lens_fixtures.adapters.degraded:DropsBestBM25Adapter"
+WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "jasper", "krypton", "lagoon"]
+
+
+def needle_dataset(path: Path, count: int = 12, scope_id: str = "needles") -> Path:
+    """``count`` questions, each answered by one episode that BM25 ranks first; the other episodes share only filler words.
+
+    Losing the best search result therefore loses every question's evidence.
+    """
+    words = WORDS[:count]
+    episodes = [
+        {
+            "episode_id": f"n{i:02d}",
+            "scope_id": scope_id,
+            "timestamp": f"2025-02-{i + 1:02d}T08:00:00",
+            "text": f"## 2025-02-{i + 1:02d} Maintenance log\n- Sensor {word} logged fault code {word.upper()}-{i}{i} at the {word} site.",
+            "meta": {},
+        }
+        for i, word in enumerate(words)
+    ]
+    questions = [
+        {
+            "question_id": f"needle_{word}",
+            "scope_id": scope_id,
+            "checkpoint_after": len(words),
+            "question_type": "longitudinal",
+            "prompt": f"Which fault code did the {word} sensor log?",
+            "ground_truth": {
+                "canonical_answer": f"{word.upper()}-{i}{i}",
+                "required_evidence_refs": [f"n{i:02d}"],
+                "key_facts": [f"{word.upper()}-{i}{i}"],
+            },
+        }
+        for i, word in enumerate(words)
+    ]
+    path.write_text(json.dumps({"version": "0.1.0", "scopes": [{"scope_id": scope_id, "episodes": episodes}], "questions": questions}))
+    return path
+
+
+@pytest.fixture
+def needles(pytester: pytest.Pytester) -> str:
+    """Twelve needle questions: a degraded adapter regresses on all of them (exact one-sided p = 2**-12)."""
+    return f"{options.DATASET}={needle_dataset(pytester.path / 'needles.json')}"
+
+
+@pytest.fixture
+def few_needles(pytester: pytest.Pytester) -> str:
+    """Six needle questions: still a significant regression (p = 2**-6 = 0.016), half the run time."""
+    return f"{options.DATASET}={needle_dataset(pytester.path / 'few.json', count=6)}"
+
+
+def comparison_row(text: str) -> str:
+    """The first adapter row of the baseline comparison table."""
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("adapter") and " baseline " in line)
+    return lines[header + 1]
+
+
+def saved_runs(pytester: pytest.Pytester) -> list[Path]:
+    return sorted((pytester.path / ".lens").glob("*/*.json"))
+
+
+def test_a_degraded_adapter_fails_against_the_healthy_baseline_and_the_healthy_one_passes(pytester: pytest.Pytester, needles: str) -> None:
+    saved = pytester.runpytest("--lens-adapter=bm25", needles, f"{options.SAVE}=healthy", *NO_CACHE)
+    assert saved.ret == 0
+    [path] = saved_runs(pytester)
+    assert re.fullmatch(r".*-64bit/0001_healthy\.json|.*bit/0001_healthy\.json", str(path))
+    saved.stdout.fnmatch_lines([f"saved run: {path}"])
+    stored = json.loads(path.read_text())
+    assert stored["machine"]["python_version"] and stored["run"]["datasets"][0]["sha256"]
+    assert len(stored["results"]) == 12 and stored["statistics"]["adapters"]["bm25"]["composite"]["low"] is not None
+
+    degraded = pytester.runpytest(f"--lens-adapter={DEGRADED}", needles, f"{options.BASELINE}=healthy", options.COMPARE_FAIL, *NO_CACHE)
+    degraded.assert_outcomes(passed=12)  # every question ran; the gate fails the session
+    assert degraded.ret == pytest.ExitCode.TESTS_FAILED
+    degraded.stdout.fnmatch_lines(
+        [
+            f"compared with baseline 0001_healthy ({path}; saved *",
+            "  one-sided Wilcoxon signed-rank for a drop, paired by question, Holm over 1 adapter(s), alpha 0.05",
+            "adapter * n * baseline * this run * delta [[]CI[]] * p (Holm) * effect r * changed * result",
+            "bm25 * 12 * 1.000 * 0.758 * -0.242 [[]-0.242, -0.242[]] * 2.4e-04 * -1.00 * 12▼ 0▲ * ▼ regression",
+            "  bm25: largest drops: needle_amber -0.242, needle_basalt -0.242, needle_cobalt -0.242",
+            "LENS gates:",
+            "  FAIL  --lens-compare-fail: vs baseline 0001_healthy: bm25 composite 1.000 -> 0.758 (-0.242): "
+            "regression p=2.4e-04 (one-sided Wilcoxon, Holm) < alpha 0.05",
+            "LENS verdict: FAIL - --lens-compare-fail: *regression p=2.4e-04*",
+        ]
+    )
+
+    healthy = pytester.runpytest("--lens-adapter=bm25", needles, f"{options.BASELINE}=healthy", options.COMPARE_FAIL, *NO_CACHE)
+    assert healthy.ret == pytest.ExitCode.OK
+    healthy.stdout.fnmatch_lines(
+        [
+            "bm25 * 12 * 1.000 * 1.000 * +0.000 [[]+0.000, +0.000[]] * 1.000 * +0.00 * 0▼ 0▲ * no significant change",
+            "  pass  --lens-compare-fail: no significant regression vs baseline 0001_healthy (alpha 0.05; 1 adapter(s) compared)",
+            "LENS verdict: PASS",
+        ]
+    )
+    assert "warning:" not in healthy.stdout.str()
+
+
+def test_on_the_real_scope_a_small_drop_is_not_significant_but_max_drop_catches_it(
+    pytester: pytest.Pytester, lens_scope_path: Path
+) -> None:
+    data = f"{options.DATASET}={lens_scope_path}"
+    baseline = pytester.path / "main.json"
+    assert pytester.runpytest("--lens-adapter=bm25", data, f"--lens-json={baseline}", *NO_CACHE).ret == 0
+    gate = (f"{options.BASELINE}={baseline.name}", options.COMPARE_FAIL)
+
+    result = pytester.runpytest(f"--lens-adapter={DEGRADED}", data, *gate, f"{options.MAX_DROP}=0.005", *NO_CACHE)
+    text = result.stdout.str()
+    row = comparison_row(text)
+    assert row.endswith("no significant change")
+    changed = int(re.search(r"(\d+)▼ 0▲", row).group(1))  # type: ignore[union-attr]
+    assert 0 < changed < 5  # losing the top hit costs BM25 a required ref on only a few of the 24 questions
+    assert f"the smallest attainable p is {0.5**changed:.3g}, so no change this small can be significant at 0.05" in text
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # ... but the composite fell by more than --lens-max-drop
+    result.stdout.fnmatch_lines(
+        ["LENS verdict: FAIL - --lens-compare-fail: vs baseline main.json: bm25 composite 0.813 -> 0.* > --lens-max-drop=0.005"]
+    )
+
+
+def test_the_gate_runs_on_the_xdist_controller(pytester: pytest.Pytester, few_needles: str) -> None:
+    pytest.importorskip("xdist")
+    assert pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.SAVE}=main", *NO_CACHE).ret == 0
+    args = ("-n", "2", f"--lens-adapter={DEGRADED}", few_needles, f"{options.BASELINE}=main", options.COMPARE_FAIL, *NO_CACHE)
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=6)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["bm25 * 6 * 1.000 * 0.758 * -0.242 * 0.016 *▼ regression", "LENS verdict: FAIL - --lens-compare-fail:*"])
+    assert len(saved_runs(pytester)) == 1  # no save asked: none written, by the controller or a worker
+
+
+def test_fail_under_sets_the_exit_status(pytester: pytest.Pytester, few_needles: str) -> None:
+    passing = pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.FAIL_UNDER}=0.9", *NO_CACHE)
+    assert passing.ret == 0
+    passing.stdout.fnmatch_lines(["  pass  --lens-fail-under=0.9: every composite >= 0.9 (lowest: bm25 1.000)"])
+    failing = pytester.runpytest(f"--lens-adapter={DEGRADED}", few_needles, f"{options.FAIL_UNDER}=0.9", *NO_CACHE)
+    assert failing.ret == pytest.ExitCode.TESTS_FAILED
+    failing.stdout.fnmatch_lines(
+        [
+            "  FAIL  --lens-fail-under=0.9: bm25 composite 0.758 < 0.9",
+            "LENS verdict: FAIL - --lens-fail-under=0.9: bm25 composite 0.758 < 0.9",
+        ]
+    )
+
+
+def test_differences_from_the_baseline_are_warned_about(pytester: pytest.Pytester, few_needles: str) -> None:
+    assert pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.SAVE}=main", *NO_CACHE).ret == 0
+    result = pytester.runpytest("--lens-adapter=bm25", few_needles, "--lens-budget=4k", f"{options.BASELINE}=main", *NO_CACHE)
+    result.stdout.fnmatch_lines(
+        [
+            "  warning: budget differs: this run 4k(*), baseline 16k(*)",
+            "bm25 * 0 * - * not in baseline",
+            "  in the baseline but not in this run: bm25",
+            "  (this comparison does not gate the run; add --lens-compare-fail to fail on a regression)",
+        ]
+    )
+    assert result.ret == 0  # not gating
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((options.COMPARE_FAIL,), "*--lens-compare-fail needs a baseline: add --lens-baseline=NAME|PATH*"),
+        (
+            (f"{options.BASELINE}=nosuch",),
+            "*--lens-baseline: no saved run 'nosuch' under * (saved: none); save one with --lens-save=nosuch*",
+        ),
+        ((f"{options.BASELINE}=missing.json",), "*--lens-baseline: baseline file 'missing.json' does not exist*"),
+        ((f"{options.SAVE}=../up",), "*--lens-save='../up': use letters, digits*"),
+        ((f"{options.ALPHA}=1",), "*--lens-alpha must lie strictly between 0 and 1, got 1*"),
+        ((f"{options.FAIL_UNDER}=2",), "*--lens-fail-under must be between 0 and 1, got 2*"),
+    ],
+)
+def test_bad_gate_options_are_usage_errors(pytester: pytest.Pytester, few_needles: str, args: tuple[str, ...], message: str) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", few_needles, *args, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_junit_xml_carries_per_question_scores_with_the_default_family(pytester: pytest.Pytester, few_needles: str) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", few_needles, "--junitxml=junit.xml", *NO_CACHE)
+    assert result.ret == 0
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == 6
+    properties = {p.get("name"): p.get("value") for p in cases[0].iter("property")}
+    assert properties["lens.question"] == "needle_amber" and properties["lens.composite"] == "1"
+    assert properties["lens.metric.evidence_coverage"] == "1" and properties["lens.gated"] == "false"
+    assert "lens_result" not in properties  # the full record stays in --lens-json, not in the XML
+    assert "junit_family" not in result.stdout.str() + result.stderr.str()  # no xunit2 incompatibility warning
+
+
+def test_two_adapters_are_compared_pairwise_with_kendalls_w_across_scopes(pytester: pytest.Pytester, few_needles: str) -> None:
+    more = needle_dataset(pytester.path / "more.json", count=6, scope_id="needles_2")
+    result = pytester.runpytest(
+        "--lens-adapter=bm25", f"--lens-adapter=worse={DEGRADED.split('=')[1]}", "--lens-adapter=null", few_needles,
+        f"{options.DATASET}={more}", *NO_CACHE,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # null is hard-gated
+    result.stdout.fnmatch_lines(
+        [
+            "adapters compared (paired by question; two-sided Wilcoxon signed-rank, Holm over 3 pair(s); delta = second - first, 95% CI):",
+            "pair * n * first * second * delta [[]CI[]] * p (Holm) * effect r * changed * result",
+            "bm25 vs worse * 12 * 1.000 * 0.758 * -0.242 * -1.00 * 12▼ 0▲ * ▼ worse lower",
+            "bm25 vs null * 12 * 1.000 * 0.000 *▼ null lower",
+            "worse vs null * 12 * 0.758 * 0.000 *▼ null lower",
+            "Kendall's W across 2 scopes (16k, 3 adapters): W=1.00, Friedman chi2=4.00, df=2, p=0.135 - no significant agreement*",
+        ]
+    )
+
+
+def _run_colour(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, data: str, env: dict[str, str]) -> str:
+    monkeypatch.delenv("PY_COLORS", raising=False)  # pytester sets PY_COLORS=0
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = pytester.runpytest(f"--lens-adapter={DEGRADED}", data, f"{options.BASELINE}=main", *NO_CACHE)
+    return result.stdout.str()
+
+
+def test_regressions_are_red_unless_no_color(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, few_needles: str) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.SAVE}=main", *NO_CACHE).ret == 0
+    coloured = _run_colour(pytester, monkeypatch, few_needles, {"FORCE_COLOR": "1"})
+    row = next(line for line in coloured.splitlines() if "bm25 " in line and "regression" in line)
+    assert row.startswith("\x1b[31m")  # red
+    plain = _run_colour(pytester, monkeypatch, few_needles, {"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert "\x1b[" not in plain
+    assert "▼ regression" in plain  # the arrow and the word carry the meaning without colour
