@@ -116,7 +116,8 @@ class OfflineAgent:
         total = len(candidates)
 
         def score(cand: _Candidate) -> float:
-            return sum(math.log(1 + total / frequency[term]) for term in cand.terms & query)
+            # fsum is exactly rounded, so equal scores tie exactly whatever order the set yields its terms in.
+            return math.fsum(math.log(1 + total / frequency[term]) for term in cand.terms & query)
 
         best: dict[str, tuple[float, _Candidate]] = {}
         for cand in candidates:
