@@ -15,8 +15,10 @@ Choices, stated once:
   a question that scored the same in both runs says nothing about the direction of a
   change. Scores of a deterministic agent tie a lot, and with ties scipy's exact
   distribution no longer applies, so tied samples of up to 50 changes get a seeded
-  permutation test over sign flips (exhaustive, hence exact, up to 13 changes); larger
-  samples use scipy's tie-corrected normal approximation. With *n* changed questions
+  permutation test over sign flips (``scipy.stats.permutation_test`` with a vectorised
+  rank-sum statistic: the same p-values as ``wilcoxon(method=PermutationMethod(...))``,
+  about fifty times faster; exhaustive, hence exact, up to 13 changes); larger samples
+  use scipy's tie-corrected normal approximation. With *n* changed questions
   the smallest attainable one-sided p-value is ``2**-n``: fewer than five changes can
   never reach p < 0.05, which :attr:`SignedRankResult.min_p` makes visible.
 - **Rank-biserial correlation** (matched pairs, Kerby's simple difference formula):
@@ -182,26 +184,54 @@ def signed_rank_test(differences: Sequence[float], *, alternative: Alternative =
     if changed.size == 0:
         return SignedRankResult(int(d.size), 0, 0, 0, None, 1.0, 0.0, "no change", alternative)
     ties = np.unique(np.abs(changed)).size < changed.size
-    method: str | stats.PermutationMethod
     if ties and changed.size <= _PERMUTATION_MAX_N:
-        method = stats.PermutationMethod(n_resamples=_PERMUTATION_RESAMPLES, rng=np.random.default_rng(seed))
+        statistic, p_value = _sign_flip_test(changed, alternative, seed)
         label = "exact (sign flips)" if 2**changed.size <= _PERMUTATION_RESAMPLES else f"permutation ({_PERMUTATION_RESAMPLES} sign flips)"
     else:
-        method = "auto"
+        result = stats.wilcoxon(changed, alternative=alternative, method="auto")
+        statistic, p_value = float(result.statistic), float(result.pvalue)
         label = "exact" if changed.size <= _PERMUTATION_MAX_N else "normal approximation"
-    result = stats.wilcoxon(changed, alternative=alternative, method=method)
-    p_value = float(result.pvalue)
     return SignedRankResult(
         n=int(d.size),
         n_changed=int(changed.size),
         n_up=n_up,
         n_down=n_down,
-        statistic=float(result.statistic),
+        statistic=statistic,
         p_value=min(1.0, p_value),
         effect_size=rank_biserial(changed),
         method=label,
         alternative=alternative,
     )
+
+
+def _sign_flip_test(changed: NDArray[np.float64], alternative: Alternative, seed: int) -> tuple[float, float]:
+    """Signed-rank test by ``scipy.stats.permutation_test`` over sign flips (exhaustive when 2**n fits the budget).
+
+    The statistic is R+, the rank sum of the positive differences, with tie-averaged ranks of
+    ``|d|`` (sign flips leave them unchanged). Returns scipy's wilcoxon statistic convention:
+    R+ for one-sided tests, min(R+, R-) for two-sided.
+    """
+    import numpy as np
+    from scipy import stats
+
+    ranks = stats.rankdata(np.abs(changed))
+
+    def positive_rank_sum(sample: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+        total: NDArray[np.float64] = ((sample > 0) * ranks).sum(axis=axis)
+        return total
+
+    result = stats.permutation_test(
+        (changed,),
+        positive_rank_sum,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=_PERMUTATION_RESAMPLES,
+        alternative=alternative,
+        rng=np.random.default_rng(seed),
+    )
+    r_plus = float(result.statistic)
+    statistic = min(r_plus, float(ranks.sum()) - r_plus) if alternative == "two-sided" else r_plus
+    return statistic, float(result.pvalue)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -67,6 +67,17 @@ def test_tied_differences_get_the_exact_sign_flip_distribution() -> None:
     assert result.p_value == pytest.approx(_exhaustive_p_less(changed))
 
 
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_many_tied_differences_match_scipys_permutation_wilcoxon(alternative: str) -> None:
+    diffs = np.random.default_rng(1).choice([-0.25, -0.121, 0.0, 0.121, 0.25], 40)
+    changed = diffs[diffs != 0]
+    ours = stats.signed_rank_test(list(diffs), alternative=alternative, seed=42)  # type: ignore[arg-type]
+    method = sps.PermutationMethod(n_resamples=9999, rng=np.random.default_rng(42))
+    reference = sps.wilcoxon(changed, alternative=alternative, method=method)
+    assert ours.method == "permutation (9999 sign flips)"
+    assert (ours.statistic, ours.p_value) == pytest.approx((reference.statistic, reference.pvalue))
+
+
 def test_all_equal_differences_are_no_change_with_p_one() -> None:
     result = stats.signed_rank_test([0.0, 0.0, 0.0], alternative="less")
     assert (result.p_value, result.n_changed, result.effect_size, result.method) == (1.0, 0, 0.0, "no change")
