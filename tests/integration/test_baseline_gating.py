@@ -124,7 +124,7 @@ def test_on_the_real_scope_a_small_drop_is_not_significant_but_max_drop_catches_
     result = pytester.runpytest(f"--lens-adapter={DEGRADED}", data, *gate, f"{options.MAX_DROP}=0.005", *NO_CACHE)
     text = result.stdout.str()
     row = comparison_row(text)
-    assert row.endswith("no significant change")
+    assert row.endswith("▼ drop over --lens-max-drop (Wilcoxon: no significant change)")
     changed = int(re.search(r"(\d+)▼ 0▲", row).group(1))  # type: ignore[union-attr]
     assert 0 < changed < 5  # losing the top hit costs BM25 a required ref on only a few of the 24 questions
     assert f"the smallest attainable p is {0.5**changed:.3g}, so no change this small can be significant at 0.05" in text

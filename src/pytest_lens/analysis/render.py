@@ -38,6 +38,7 @@ __all__ = [
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"
 NO_CHANGE = "no significant change"
+DROPPED = "drop over --lens-max-drop"
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def line_markup(line: str) -> dict[str, bool]:
         return {"red": True, "bold": True}
     if stripped.startswith("LENS verdict: PASS"):
         return {"green": True}
-    if stripped.startswith("FAIL ") or line.rstrip().endswith(REGRESSION):
+    if stripped.startswith("FAIL ") or line.rstrip().endswith(REGRESSION) or DROPPED in line:
         return {"red": True}
     if line.rstrip().endswith(IMPROVEMENT):
         return {"green": True}
@@ -193,7 +194,7 @@ def _status_text(entry: BaselineAdapterComparison, arrows: Arrows) -> str:
     if entry.status == "not compared":
         return "not in baseline"
     if entry.dropped:
-        return f"{arrows.down} drop over --lens-max-drop, {NO_CHANGE}"
+        return f"{arrows.down} {DROPPED} (Wilcoxon: {NO_CHANGE})"
     return NO_CHANGE
 
 

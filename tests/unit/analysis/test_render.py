@@ -31,6 +31,10 @@ from tests.unit.analysis.factory import result, tier1
         ("bm25     32     0.860     0.838  -0.022 [-0.043, -0.005]     0.016     -1.00    6▼ 0▲  ▼ regression", {"red": True}),
         ("bm25     32     0.760     0.838  +0.078 [+0.043, +0.105]     0.016     +1.00    0v 6^  ^ improvement", {"green": True}),
         ("bm25     32     0.860     0.860  +0.000 [+0.000, +0.000]     1.000     +0.00    0▼ 0▲  no significant change", {}),
+        (
+            "bm25  8  1.000  0.948  -0.052  0.125  -1.00  3▼ 0▲  ▼ drop over --lens-max-drop (Wilcoxon: no significant change)",
+            {"red": True},
+        ),
     ],
 )
 def test_line_markup(line: str, markup: dict[str, bool]) -> None:
