@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_lens.importers.command import add_generate_suite, add_import, run_generate_suite, run_import
 from pytest_lens.compare_command import add_compare, run_compare
+from pytest_lens.importers.command import add_generate_suite, add_import, run_generate_suite, run_import
 
 __all__ = ["COMMANDS", "main"]
 
