@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -131,12 +130,3 @@ def write_dataset(path: Path, document: dict[str, Any]) -> Path:
     """Write a dataset document as JSON and return its path."""
     path.write_text(json.dumps(document), encoding="utf-8")
     return path
-
-
-class CrashesOnE3(RecordingMemory):
-    """Kills its own process while ingesting e3, like a segfaulting native extension would."""
-
-    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
-        if episode_id == "e3":
-            os._exit(3)
-        super().ingest(episode_id, scope_id, timestamp, text, meta)

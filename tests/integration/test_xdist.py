@@ -107,14 +107,35 @@ def test_an_explicit_loadgroup_still_groups(pytester: pytest.Pytester, two_scope
     result.stdout.fnmatch_lines(["LENS verdict: PASS"])
 
 
+CRASHING_MEMORY = """
+import os
+
+from lens_fixtures.adapters.bm25 import BM25Adapter
+
+
+class CrashesOnE3(BM25Adapter):
+    # Kills its own process while ingesting e3, like a segfaulting native extension would.
+
+    def ingest(self, episode_id, scope_id, timestamp, text, meta=None):
+        if episode_id == "e3":
+            os._exit(3)
+        super().ingest(episode_id, scope_id, timestamp, text, meta)
+"""
+
+
 def test_a_killed_worker_is_reported_as_missing_results(pytester: pytest.Pytester) -> None:
+    # Workers import the adapter from the run's rootdir (their conftest.py puts it on sys.path), not from our tests package:
+    # xdist gives them the sys.path the interpreter started with, which lacks this repository under `.venv/bin/pytest`.
+    pytester.makeconftest("")
+    pytester.makepyfile(crashing_memory=CRASHING_MEMORY)
+    pytester.syspathinsert()
     dataset = write_dataset(pytester.path / "small.json", small_dataset())
     result = pytester.runpytest(
         "-n",
         "2",
         "--max-worker-restart=1",
         *NO_CACHE,
-        "--lens-adapter=crasher=tests.support:CrashesOnE3",
+        "--lens-adapter=crasher=crashing_memory:CrashesOnE3",
         "--lens-adapter=bm25",
         f"--lens-dataset={dataset}",
         "--lens-json=run.json",
