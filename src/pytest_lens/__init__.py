@@ -11,11 +11,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_lens.adapter import CapabilityManifest, Document, ExtraTool, FilterField, MemoryAdapter, SearchResult, UnknownToolError
+from pytest_lens.adapter import (
+    AdapterUnavailable,
+    CapabilityManifest,
+    Document,
+    ExtraTool,
+    FilterField,
+    MemoryAdapter,
+    SearchResult,
+    UnknownToolError,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdapterUnavailable",
     "Budget",
     "CapabilityManifest",
     "Document",

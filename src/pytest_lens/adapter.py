@@ -21,6 +21,7 @@ from typing import Any
 
 __all__ = [
     "REQUIRED_METHODS",
+    "AdapterUnavailable",
     "CapabilityManifest",
     "Document",
     "ExtraTool",
@@ -93,6 +94,15 @@ class CapabilityManifest:
 
 class UnknownToolError(LookupError):
     """Raised by :meth:`MemoryAdapter.call_extended_tool` for a tool it does not offer."""
+
+
+class AdapterUnavailable(Exception):
+    """Raised from an adapter's ``__init__`` when it cannot run here (e.g. no LLM endpoint configured).
+
+    Its questions are skipped with the message as the reason, instead of failing.
+    Raise it only for a missing prerequisite the user chose not to provide, never
+    to hide a bug.
+    """
 
 
 class MemoryAdapter(abc.ABC):

@@ -58,6 +58,9 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
     """Answer ``case`` through ``runtime``'s adapter and score the answer. Never raises for adapter or agent faults."""
     started = time.perf_counter()
     scope, question = case.scope, case.question
+    unavailable = runtime.slot(case.adapter).unavailable
+    if unavailable is not None:
+        return _skipped(case, agent, unavailable)
     faults: list[AdapterFault] = list(runtime.advance(case.adapter, scope, case.checkpoint))
     slot = runtime.slot(case.adapter)
     tracker = BudgetTracker(case.budget)
@@ -132,6 +135,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         violations=tracker.violations,
         faults=faults,
         agent_error=agent_error,
+        malformed_tool_calls=bridge.malformed_calls if bridge is not None else 0,
         defects=list(scope.defects.get(question.question_id, ())),
         metrics={name: round(value, 6) for name, value in metrics.items()},
         composite=round(score.value, 6),
@@ -139,4 +143,34 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         scorer_details=details,
         scoring_failures=scoring_failures,
         duration_s=round(time.perf_counter() - started, 4),
+    )
+
+
+def _skipped(case: LensCase, agent: Agent, reason: str) -> QuestionResult:
+    """The record of a question not asked because its adapter cannot run here."""
+    question = case.question
+    return QuestionResult(
+        adapter=case.adapter,
+        scope_id=case.scope.scope_id,
+        suite=case.scope.suite,
+        checkpoint=case.checkpoint,
+        question_id=question.question_id,
+        question_type=question.question_type,
+        category=question.category,
+        budget=case.budget.name,
+        agent=agent.name,
+        prompt=question.prompt,
+        answer="",
+        cited_refs=[],
+        returned_refs=[],
+        required_refs=[],
+        tool_calls=[],
+        result_tokens=0,
+        turns=0,
+        agent_tokens=0,
+        violations=[],
+        metrics={},
+        composite=0.0,
+        gated=False,
+        skipped=reason,
     )

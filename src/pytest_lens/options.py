@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 
+from pytest_lens.llm.settings import LLMSettings
 from pytest_lens.settings import AdapterSpec, LensSettings, parse_adapter_spec, parse_option_value
 
 __all__ = [
     "ADAPTER",
     "ADAPTER_OPTION",
     "AGENT",
+    "AGENT_MODEL",
     "ALPHA",
     "BASELINE",
     "BUDGET",
@@ -27,6 +29,15 @@ __all__ = [
     "FAIL_UNDER",
     "GATE_BUDGET",
     "JSON",
+    "JUDGE",
+    "JUDGE_MAX_FAILURES",
+    "JUDGE_MODEL",
+    "LLM_API_KEY_ENV",
+    "LLM_BASE_URL",
+    "LLM_CACHE",
+    "LLM_CACHE_MODE",
+    "LLM_RETRIES",
+    "LLM_TIMEOUT",
     "MAX_DROP",
     "OPAQUE_REFS",
     "SAVE",
@@ -61,6 +72,16 @@ FAIL_UNDER = "--lens-fail-under"
 COMPARE_FAIL = "--lens-compare-fail"
 ALPHA = "--lens-alpha"
 MAX_DROP = "--lens-max-drop"
+LLM_BASE_URL = "--lens-llm-base-url"
+AGENT_MODEL = "--lens-agent-model"
+JUDGE = "--lens-judge"
+JUDGE_MODEL = "--lens-judge-model"
+LLM_API_KEY_ENV = "--lens-llm-api-key-env"
+LLM_CACHE_MODE = "--lens-llm-cache-mode"
+LLM_CACHE = "--lens-llm-cache"
+JUDGE_MAX_FAILURES = "--lens-judge-max-failures"
+LLM_TIMEOUT = "--lens-llm-timeout"
+LLM_RETRIES = "--lens-llm-retries"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -142,6 +163,8 @@ def add_options(parser: pytest.Parser) -> None:
         MAX_DROP, type=float, default=None, metavar="X", help="with --lens-compare-fail: also fail when a composite falls by more than X."
     )
 
+    _add_llm_options(group)
+
     parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
     parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
     parser.addini("lens_datasets", type="paths", default=[], help="dataset files or directories, relative to the ini file.")
@@ -162,6 +185,41 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("lens_compare_fail", type="bool", default=False, help="fail on a regression vs the baseline.")
     parser.addini("lens_alpha", default="0.05", help="significance level after Holm correction.")
     parser.addini("lens_max_drop", default="", help="largest tolerated composite drop vs the baseline.")
+    parser.addini("lens_llm_base_url", default="", help="OpenAI-compatible endpoint for the LLM agent, judge and adapters.")
+    parser.addini("lens_agent_model", default="", help="model of the LLM agent (and of the naive baseline).")
+    parser.addini("lens_judge", default="none", help="none, offline or llm.")
+    parser.addini("lens_judge_model", default="", help="model of the LLM judge (default: the agent model).")
+    parser.addini("lens_llm_api_key_env", default="OPENAI_API_KEY", help="environment variable holding the API key.")
+    parser.addini("lens_llm_cache_mode", default="record", help="record, replay or off.")
+    parser.addini("lens_llm_cache", default="", help="LLM request cache file (default .lens/llm-cache.sqlite under the root).")
+    parser.addini("lens_judge_max_failures", default="0.05", help="flag the run above this fraction of judge-failed questions.")
+    parser.addini("lens_llm_timeout", default="120", help="seconds per LLM request.")
+    parser.addini("lens_llm_retries", default="4", help="retries of a 429/5xx/timed-out LLM request.")
+
+
+def _add_llm_options(group: pytest.OptionGroup) -> None:
+    from pytest_lens.llm.settings import CACHE_MODES, JUDGE_KINDS
+
+    group.addoption(LLM_BASE_URL, default=None, metavar="URL", help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, OpenAI).")
+    group.addoption(AGENT_MODEL, default=None, metavar="NAME", help="model of --lens-agent=llm (and of the naive baseline).")
+    group.addoption(JUDGE, choices=JUDGE_KINDS, default=None, help="judge for tier-2/3 metrics: none (default), offline, llm.")
+    group.addoption(JUDGE_MODEL, default=None, metavar="NAME", help="model of --lens-judge=llm (default: the agent model).")
+    group.addoption(LLM_API_KEY_ENV, default=None, metavar="VAR", help="environment variable holding the API key (default OPENAI_API_KEY).")
+    group.addoption(
+        LLM_CACHE_MODE,
+        choices=CACHE_MODES,
+        default=None,
+        help="LLM request cache: record (default: reuse, add new), replay (cache only; a miss is an error), off.",
+    )
+    group.addoption(LLM_CACHE, default=None, metavar="PATH", help="LLM request cache file (default .lens/llm-cache.sqlite).")
+    group.addoption(
+        JUDGE_MAX_FAILURES,
+        default=None,
+        metavar="RATE",
+        help="flag the run when more than RATE (e.g. 0.05 or 5%%) of an adapter's questions had a judge failure.",
+    )
+    group.addoption(LLM_TIMEOUT, type=float, default=None, metavar="SECONDS", help="timeout per LLM request (default 120).")
+    group.addoption(LLM_RETRIES, type=int, default=None, metavar="N", help="retries of a 429/5xx/timed-out LLM request (default 4).")
 
 
 def lens_requested(config: pytest.Config) -> bool:
@@ -225,7 +283,46 @@ def read_settings(config: pytest.Config) -> LensSettings:
         builtin_tests=not no_builtin and bool(config.getini("lens_builtin_tests")),
         rootdir=Path(config.rootpath),
         suites=tuple(dict.fromkeys(config.getoption(SUITE) or config.getini("lens_suites"))),
+        llm=_llm_settings(config),
         **gating,
+    )
+
+
+def _llm_settings(config: pytest.Config) -> LLMSettings:
+    from pytest_lens.llm.settings import CACHE_MODES, DEFAULT_CACHE_PATH, JUDGE_KINDS
+
+    judge = _pick(config, JUDGE, "lens_judge")
+    if judge not in JUDGE_KINDS:
+        raise pytest.UsageError(f"lens_judge must be one of {', '.join(JUDGE_KINDS)}, got {judge!r}")
+    cache_mode = _pick(config, LLM_CACHE_MODE, "lens_llm_cache_mode")
+    if cache_mode not in CACHE_MODES:
+        raise pytest.UsageError(f"lens_llm_cache_mode must be one of {', '.join(CACHE_MODES)}, got {cache_mode!r}")
+    raw_rate = str(_pick(config, JUDGE_MAX_FAILURES, "lens_judge_max_failures")).strip()
+    try:
+        rate = float(raw_rate[:-1]) / 100 if raw_rate.endswith("%") else float(raw_rate)
+    except ValueError:
+        rate = -1.0
+    if not 0.0 <= rate <= 1.0:
+        raise pytest.UsageError(f"{JUDGE_MAX_FAILURES} must be a fraction between 0 and 1 (or a percentage like 5%), got {raw_rate!r}")
+    try:
+        timeout = float(_pick(config, LLM_TIMEOUT, "lens_llm_timeout"))
+        retries = int(_pick(config, LLM_RETRIES, "lens_llm_retries"))
+    except ValueError:
+        raise pytest.UsageError(f"{LLM_TIMEOUT} must be a number of seconds and {LLM_RETRIES} an integer") from None
+    if timeout <= 0 or retries < 0:
+        raise pytest.UsageError(f"{LLM_TIMEOUT} must be positive and {LLM_RETRIES} at least 0")
+    cache_path = _pick(config, LLM_CACHE, "lens_llm_cache")
+    return LLMSettings(
+        base_url=_pick(config, LLM_BASE_URL, "lens_llm_base_url") or None,
+        agent_model=_pick(config, AGENT_MODEL, "lens_agent_model") or None,
+        judge_model=_pick(config, JUDGE_MODEL, "lens_judge_model") or None,
+        api_key_env=_pick(config, LLM_API_KEY_ENV, "lens_llm_api_key_env") or "OPENAI_API_KEY",
+        judge=judge,
+        cache_mode=cache_mode,
+        cache_path=Path(cache_path) if cache_path else DEFAULT_CACHE_PATH,
+        timeout_s=timeout,
+        retries=retries,
+        judge_max_failure_rate=rate,
     )
 
 

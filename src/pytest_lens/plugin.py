@@ -185,6 +185,10 @@ class LensPlugin:
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def pytest_unconfigure(self) -> None:
+        """Release session resources (the LLM cache connection)."""
+        self.session.close()
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """Print the LENS summary."""
         if not self._reporting:
@@ -252,6 +256,8 @@ def lens_run(request: pytest.FixtureRequest, lens_session: LensSession, lens_run
         result = lens_session.run(case, lens_runtime)
         request.node.user_properties.append((RESULT_PROPERTY, result.model_dump(mode="json")))
         request.node.user_properties.extend(junit_properties(result))
+        if result.skipped is not None:
+            pytest.skip(result.skipped)
         request.node.add_report_section("call", "lens", _trace(result))
         if result.failed:
             pytest.fail(result.failure_message(), pytrace=False)
@@ -263,6 +269,9 @@ def lens_run(request: pytest.FixtureRequest, lens_session: LensSession, lens_run
 @pytest.fixture
 def lens_adapter(lens_case: LensCase, lens_runtime: LensRuntime) -> Any:
     """The adapter instance of ``lens_case``, fed exactly the episodes before its checkpoint."""
+    unavailable = lens_runtime.slot(lens_case.adapter).unavailable
+    if unavailable is not None:
+        pytest.skip(unavailable)
     faults = lens_runtime.advance(lens_case.adapter, lens_case.scope, lens_case.checkpoint)
     caller = lens_runtime.slot(lens_case.adapter).caller
     if caller is None:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_lens.analysis.models import BaselineComparison, RunStatistics
+from pytest_lens.llm.stats import LLMCounts
 
 __all__ = [
     "ARTIFACT_SCHEMA_VERSION",
@@ -105,6 +106,8 @@ class QuestionResult(_Record):
     violations: list[Violation]
     faults: list[AdapterFault] = Field(default_factory=list)
     agent_error: str | None = None
+    #: Tool calls the agent got wrong (bad JSON, unknown tool, bad arguments, unknown ref id); each got an error result.
+    malformed_tool_calls: int = 0
     defects: list[str] = Field(default_factory=list)
     metrics: dict[str, float]
     composite: float
@@ -113,6 +116,10 @@ class QuestionResult(_Record):
     scorer_details: dict[str, Any] = Field(default_factory=dict)
     #: Scorers that could not score this question (their metrics are absent, never defaulted).
     scoring_failures: list[str] = Field(default_factory=list)
+    #: LLM requests made for this question (agent, judge, baseline, adapter summaries); ``None`` when none were.
+    llm: LLMCounts | None = None
+    #: Why the question was not asked (its adapter raised ``AdapterUnavailable``); skipped results are not scored.
+    skipped: str | None = None
     duration_s: float = 0.0
 
     @property
@@ -158,6 +165,8 @@ class AdapterSummary(_Record):
     faults: int = 0
     #: Selected questions of this adapter that produced no result (crashed or lost worker, interrupted run).
     missing: int = 0
+    #: Questions where a scorer (e.g. the judge) failed, so some of their metrics are absent.
+    scoring_failures: int = 0
 
 
 class MachineInfo(_Record):

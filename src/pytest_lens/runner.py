@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_lens.adapter import CapabilityManifest
+from pytest_lens.adapter import AdapterUnavailable, CapabilityManifest
 from pytest_lens.bridge import RefAliases
 from pytest_lens.calls import AdapterCaller, AdapterCallError
 from pytest_lens.datasets.loader import LoadedScope
@@ -33,6 +33,8 @@ class AdapterSlot:
     label: str
     caller: AdapterCaller | None = None
     construct_fault: AdapterFault | None = None
+    #: Why the adapter cannot run here (it raised :class:`AdapterUnavailable`); its questions are skipped.
+    unavailable: str | None = None
     scope_id: str | None = None
     ingested: int = 0
     prepared_at: int | None = None
@@ -51,11 +53,14 @@ class LensRuntime:
         *,
         call_timeout: float | None = None,
         opaque_refs: str = "auto",
+        lens_llm: Any = None,
     ) -> None:
         self.adapters = dict(adapters)
         self.storage_root = storage_root
         self.call_timeout = call_timeout
         self.opaque_refs = opaque_refs
+        #: The run's LLM client, handed to adapters whose ``__init__`` takes ``lens_llm`` (``None``: no LLM configured).
+        self.lens_llm = lens_llm
         self._slots: dict[str, AdapterSlot] = {}
         self._aliases: dict[str, RefAliases] = {}
 
@@ -140,7 +145,12 @@ class LensRuntime:
                 storage = self.storage_root / _safe_name(spec.label)
                 storage.mkdir(parents=True, exist_ok=True)
                 options["storage_dir"] = str(storage)
+            if "lens_llm" not in options and accepts_keyword(cls, "lens_llm", via_kwargs=False):
+                options["lens_llm"] = self.lens_llm
             adapter = cls(**options)
+        except AdapterUnavailable as exc:
+            slot.unavailable = str(exc) or f"adapter {spec.label!r} is unavailable"
+            return slot
         except Exception as exc:
             slot.construct_fault = AdapterFault(
                 adapter=spec.label, method="__init__", kind="construct", message=f"{type(exc).__name__}: {exc}"

@@ -8,15 +8,20 @@ from __future__ import annotations
 import platform
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_lens.agents import Agent, create_agent
+from pytest_lens.agents import Agent, agent_class
 from pytest_lens.budget import Budget, parse_budget
 from pytest_lens.cases import LensCase, build_cases
 from pytest_lens.datasets.loader import DatasetError, LoadedDataset, LoadedScope, load_datasets
-from pytest_lens.engine import Scoring, run_case
+from pytest_lens.engine import QuestionScorer, Scoring, run_case
+from pytest_lens.llm.errors import LLMCacheError
+from pytest_lens.llm.services import LLMServices
+from pytest_lens.llm.settings import display_url
+from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.registry import AdapterLoadError, accepts_keyword, load_adapter_class
 from pytest_lens.report import LensReport, ReportSection, Verdict
 from pytest_lens.results import AdapterSummary, QuestionResult, RunArtifact
@@ -25,11 +30,12 @@ from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGa
 from pytest_lens.settings import LensSettings
 from pytest_lens.suites import LENS
 from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_suites
-from pytest_lens.summary import summarize
+from pytest_lens.summary import GroupMetric, summarize
 
 if TYPE_CHECKING:
     from pytest_lens.analysis.models import BaselineComparison, RunStatistics
     from pytest_lens.gates import GateCheck
+    from pytest_lens.scoring.judge import Judge
     from pytest_lens.storage import Baseline, RunStore
 
 __all__ = ["LensConfigError", "LensSession", "bundled_dataset_paths"]
@@ -56,7 +62,11 @@ class LensSession:
         gates: list[HardGate] = list(DEFAULT_GATES)
         if settings.gate_budget:
             gates.append(HardGate("budget_compliance", 0.5))
-        self.scoring = Scoring(dict(settings.weights or DEFAULT_WEIGHTS), tuple(gates))
+        self.llm = LLMServices(settings.llm, seed=settings.seed, rootdir=settings.rootdir)
+        self._agent: Agent | None = None
+        self._judge: Judge | None = self._make_judge()
+        scorers, self.group_metrics = self._judging()
+        self.scoring = Scoring(dict(settings.weights or DEFAULT_WEIGHTS), tuple(gates), scorers)
         #: Sibling suites present in the data (MEME, MemoryAgentBench, imported benchmarks), by name.
         self.suites = SuiteRun.for_datasets(datasets)
         self.cases: list[LensCase] = build_cases([a.label for a in settings.adapters], self.scopes, budgets)
@@ -64,7 +74,6 @@ class LensSession:
         self.expected: dict[tuple[str, str, str, str], LensCase] = {}
         #: Run-level problems found outside the results (e.g. the xdist grouping self-check); each fails the verdict.
         self.problems: list[str] = []
-        self._agent: Agent | None = None
         #: The ``--lens-baseline`` run, loaded by :meth:`open`.
         self.baseline: Baseline | None = None
         #: Statistics and comparison computed from the results so far (cleared by :meth:`record`).
@@ -83,8 +92,9 @@ class LensSession:
                 raise LensConfigError(
                     f"--lens-adapter-option: adapter {spec.label!r} ({spec.target}) does not accept {', '.join(sorted(rejected))}"
                 )
+        _check_llm_settings(settings)
         try:
-            create_agent(settings.agent)
+            agent_class(settings.agent)
         except ValueError as exc:
             raise LensConfigError(f"--lens-agent: {exc}") from None
         from pytest_lens.importers import resolve_dataset_path
@@ -105,6 +115,12 @@ class LensSession:
             except ValueError as exc:
                 raise LensConfigError(f"--lens-suite: {exc}") from None
         session = cls(settings, datasets, [parse_budget(b) for b in settings.budgets])
+        try:
+            _ = session.agent  # built now: a misconfigured agent is one usage error, not a failure per question
+            if settings.llm.configured:
+                session.llm.cache.check()
+        except (ValueError, LLMCacheError) as exc:
+            raise LensConfigError(f"--lens-agent={settings.agent}: {exc}" if isinstance(exc, ValueError) else str(exc)) from None
         if settings.baseline:
             from pytest_lens.storage import SavedRunError, open_baseline
 
@@ -123,7 +139,9 @@ class LensSession:
     def agent(self) -> Agent:
         """The answering agent of this process (created on first use)."""
         if self._agent is None:
-            self._agent = create_agent(self.settings.agent)
+            cls = agent_class(self.settings.agent)
+            options = {"lens_llm": self.llm.agent_client()} if accepts_keyword(cls, "lens_llm", via_kwargs=False) else {}
+            self._agent = cls(**options)
         return self._agent
 
     def new_runtime(self, storage_root: Path) -> LensRuntime:
@@ -133,11 +151,47 @@ class LensSession:
             storage_root,
             call_timeout=self.settings.call_timeout,
             opaque_refs=self.settings.opaque_refs,
+            lens_llm=self.llm.component_client(),
         )
 
     def run(self, case: LensCase, runtime: LensRuntime) -> QuestionResult:
         """Answer and score one case (a sibling suite's question with that suite's scoring)."""
-        return run_case(case, runtime, self.agent, self.suites.scoring(case.scope.suite, self.scoring))
+        before = self.llm.counts()
+        scoring = self.suites.scoring(case.scope.suite, self.scoring)
+        result = run_case(case, runtime, self.agent, scoring)
+        used = self.llm.counts() - before
+        judged = result.skipped is None and scoring is self.scoring and self._judge is not None
+        return result.model_copy(update={"judge": self._judge.name if judged and self._judge else None, "llm": used or None})
+
+    def close(self) -> None:
+        """Release what the session holds open (the LLM request cache's connection)."""
+        self.llm.close()
+
+    # -- judging -----------------------------------------------------------------------------
+    def _make_judge(self) -> Judge | None:
+        kind = self.settings.llm.judge
+        if kind == "none":
+            return None
+        from pytest_lens.scoring.judge import LLMJudge, OfflineJudge
+
+        if kind == "offline":
+            return OfflineJudge()
+        client = self.llm.judge_client()
+        if client is None:
+            raise LensConfigError("--lens-judge=llm needs --lens-judge-model=NAME (or --lens-agent-model)")
+        return LLMJudge(client, seed=self.settings.seed)
+
+    def _judging(self) -> tuple[tuple[QuestionScorer, ...], tuple[GroupMetric, ...]]:
+        """The judge scorer and run-level metrics for ``--lens-judge`` (nothing for ``none``)."""
+        if self._judge is None:
+            return (), ()
+        from pytest_lens.scoring.baseline import LLMBaseline, NaiveBaseline, OfflineBaseline
+        from pytest_lens.scoring.judge_scorer import JudgeScorer, longitudinal_advantage
+
+        # The baseline is the same answerer without memory: the agent's model, or the offline composer.
+        agent_client = self.llm.agent_client() if self.settings.agent == "llm" else None
+        baseline: NaiveBaseline = LLMBaseline(agent_client) if agent_client is not None else OfflineBaseline()
+        return (JudgeScorer(self._judge, baseline),), (longitudinal_advantage,)
 
     # -- collecting ----------------------------------------------------------------------
     def expect(self, cases: Iterable[LensCase]) -> None:
@@ -174,7 +228,7 @@ class LensSession:
         Each counts the selected questions that have no result.
         """
         lens_results = [r for r in self.ordered_results() if r.suite == LENS]
-        summaries = summarize(lens_results, self.scoring.weights, self.scoring.gates)
+        summaries = summarize(lens_results, self.scoring.weights, self.scoring.gates, self.group_metrics)
         self._count_missing(summaries, LENS)
         return summaries
 
@@ -197,7 +251,7 @@ class LensSession:
 
     def lens_results(self) -> list[QuestionResult]:
         """The LENS questions' results (the statistics and baseline comparison cover these; sibling suites score apart)."""
-        return [r for r in self.ordered_results() if r.suite == LENS]
+        return [r for r in self.ordered_results() if r.suite == LENS and r.skipped is None]
 
     def statistics(self) -> RunStatistics:
         """Bootstrap CIs per adapter, paired tests between adapters, Kendall's W (seeded by ``--lens-seed``)."""
@@ -243,12 +297,13 @@ class LensSession:
     def verdict(self) -> Verdict:
         """Exit status and reasons."""
         suites = {f"{name}:{key}": s for name, by_key in self.suite_summaries().items() for key, s in by_key.items()}
-        verdict = Verdict.from_summaries({**self.summaries(), **suites}, [*self.incomplete(), *self.problems])
+        verdict = Verdict.from_summaries({**self.summaries(), **suites}, [*self.incomplete(), *self.problems, *self.judge_flags()])
         return verdict.extended(check.reason for check in self.gate_checks() if not check.passed and check.kind != "hard")
 
     def report(self, encoding: str | None = "utf-8") -> LensReport:
         """The terminal summary (``encoding``: of the output, to choose arrows it can show)."""
-        sections: list[ReportSection] = list(self.suites.reports(self.ordered_results(), self.agent.description))
+        sections: list[ReportSection] = [RunNotes(notes)] if (notes := self._notes()) else []
+        sections.extend(self.suites.reports(self.ordered_results(), self.agent.description))
         statistics = self.statistics() if self.lens_results() else None
         if statistics is not None:
             from pytest_lens.analysis.render import statistics_section
@@ -276,6 +331,49 @@ class LensSession:
         if not self.settings.save_name or not self.results:
             return None
         return self.run_store().save(self.artifact(), self.settings.save_name)
+
+    def judge_flags(self) -> list[str]:
+        """One line per adapter whose judge failures exceed ``--lens-judge-max-failures``."""
+        limit = self.settings.llm.judge_max_failure_rate
+        flags = []
+        for key, summary in self.summaries().items():
+            rate = summary.scoring_failures / summary.n_questions if summary.n_questions else 0.0
+            if summary.scoring_failures and rate > limit:
+                flags.append(
+                    f"{key}: judge failed on {summary.scoring_failures} of {summary.n_questions} questions ({rate:.0%}), "
+                    f"above --lens-judge-max-failures={limit:g}; their judge metrics are absent"
+                )
+        return flags
+
+    def llm_counts(self) -> LLMCounts:
+        """LLM requests over every recorded result (all processes)."""
+        total = LLMCounts()
+        for result in self.results.values():
+            if result.llm is not None:
+                total = total + result.llm
+        return total
+
+    def _notes(self) -> list[str]:
+        notes = []
+        if self._judge is not None:
+            failures = ", ".join(f"{key} {s.scoring_failures}/{s.n_questions}" for key, s in self.summaries().items())
+            notes.append(f"judge failures (questions with a metric left absent): {failures or 'none'}")
+        counts = self.llm_counts()
+        if counts:
+            cache = self.llm.settings.cache_mode
+            where = f", {self.llm.cache.path}" if cache != "off" else ""
+            notes.append(
+                f"llm requests: {counts.requests} (cache {cache}{where}: {counts.cache_hits} hits, {counts.cache_misses} misses"
+                + (f", {counts.corrupted_entries} corrupted entries ignored" if counts.corrupted_entries else "")
+                + f"); http requests {counts.http_requests}, retries {counts.retries}, failures {counts.failures}"
+            )
+        skipped: dict[str, tuple[int, str]] = {}
+        for result in self.results.values():
+            if result.skipped is not None:
+                count, _ = skipped.get(result.adapter, (0, ""))
+                skipped[result.adapter] = (count + 1, result.skipped)
+        notes.extend(f"skipped {adapter} ({count} questions): {reason}" for adapter, (count, reason) in skipped.items())
+        return notes
 
     def artifact(self) -> RunArtifact:
         """The ``--lens-json`` document."""
@@ -305,7 +403,8 @@ class LensSession:
     def _run_identity(self) -> dict[str, object]:
         return {
             "agent": {"name": self.agent.name, "description": self.agent.description},
-            "judge": None,
+            "judge": {"name": self._judge.name, "description": self._judge.description} if self._judge is not None else None,
+            "llm": self._llm_identity(),
             "budgets": [vars(budget) for budget in self.budgets],
             "adapters": [{"label": s.label, "target": s.target, "options": dict(s.options)} for s in self.settings.adapters],
             "datasets": [
@@ -319,15 +418,45 @@ class LensSession:
             "platform": platform.platform(),
         }
 
+    def _llm_identity(self) -> dict[str, object] | None:
+        llm = self.llm.settings
+        if not llm.configured:
+            return None
+        return {
+            "base_url": display_url(llm.base_url),
+            "agent_model": llm.agent_model,
+            "judge_model": llm.effective_judge_model,
+            "api_key_env": llm.api_key_env,
+            "cache_mode": llm.cache_mode,
+            "requests": vars(self.llm_counts()),
+        }
+
     def _header(self) -> list[str]:
         n_episodes = sum(len(s.stream) for s in self.scopes)
         n_questions = sum(len(s.questions) for s in self.scopes)
         names = ", ".join(Path(d.path).name for d in self.datasets)
+        judge = self._judge.description if self._judge is not None else "none (tier-2/3 metrics absent)"
         return [
-            f"agent: {self.agent.description}; judge: none (tier-2/3 metrics absent)",
+            f"agent: {self.agent.description}; judge: {judge}",
             "budget: " + "; ".join(budget.describe() for budget in self.budgets),
             f"data: {len(self.scopes)} scope(s), {n_episodes} episodes, {n_questions} questions ({names})",
         ]
 
     def _warnings(self) -> list[str]:
         return [str(issue) for dataset in self.datasets for issue in dataset.warnings]
+
+
+@dataclass(frozen=True)
+class RunNotes:
+    """Lines printed after the tables: judge failures, LLM request counts, skipped adapters."""
+
+    lines: list[str]
+
+
+def _check_llm_settings(settings: LensSettings) -> None:
+    """An LLM agent or judge needs a model; say which option to pass."""
+    llm = settings.llm
+    if settings.agent == "llm" and not llm.agent_model:
+        raise LensConfigError("--lens-agent=llm needs --lens-agent-model=NAME (and --lens-llm-base-url for a non-OpenAI endpoint)")
+    if llm.judge == "llm" and not llm.effective_judge_model:
+        raise LensConfigError("--lens-judge=llm needs --lens-judge-model=NAME (or --lens-agent-model)")

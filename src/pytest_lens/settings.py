@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.llm.settings import LLMSettings
+
 __all__ = ["AdapterSpec", "LensSettings", "parse_adapter_spec", "parse_option_value"]
 
 
@@ -52,6 +54,8 @@ class LensSettings:
     alpha: float = 0.05
     #: ``--lens-max-drop``: largest tolerated fall of an adapter composite vs the baseline.
     max_drop: float | None = None
+    #: LLM endpoint, models, judge and request cache (``--lens-llm-*``, ``--lens-judge*``).
+    llm: LLMSettings = field(default_factory=LLMSettings)
 
 
 def parse_adapter_spec(text: str) -> tuple[str | None, str]:

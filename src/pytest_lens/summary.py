@@ -41,6 +41,8 @@ def summarize(
     """
     groups: dict[tuple[str, str], list[QuestionResult]] = defaultdict(list)
     for result in results:
+        if result.skipped is not None:  # not asked: nothing to aggregate
+            continue
         groups[(result.adapter, result.budget)].append(result)
     several_budgets = len({budget for _, budget in groups}) > 1
     summaries: dict[str, AdapterSummary] = {}
@@ -72,5 +74,6 @@ def summarize(
             tool_calls_mean=round(sum(len(r.tool_calls) for r in members) / len(members), 2),
             violations=sum(len(r.violations) for r in members),
             faults=sum(1 for r in members if r.failed),
+            scoring_failures=sum(1 for r in members if r.scoring_failures),
         )
     return summaries

@@ -105,6 +105,10 @@ class OfflineAgent:
         bridge.begin_turn()
         return AgentAnswer(self._compose(question.prompt, ranked, documents))
 
+    def compose(self, prompt: str, documents: dict[str, str]) -> str:
+        """The extractive answer this agent would give from ``documents`` (``ref_id -> text``, best first)."""
+        return self._compose(prompt, list(documents), documents)
+
     def _compose(self, prompt: str, ranked: list[str], documents: dict[str, str]) -> str:
         query = set(content_terms(prompt))
         order = ranked + [ref for ref in documents if ref not in ranked]

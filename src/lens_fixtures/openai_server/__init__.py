@@ -1,0 +1,52 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, driven by scripted policies.
+
+The real ``openai`` client talks to it, so everything between pytest-lens (or your
+own LLM-backed adapter) and an endpoint is exercised: tool calls, usage, retries,
+the request cache. Replies come from deterministic policies instead of a model, and
+faults (429, 5xx, slow responses, malformed tool-call JSON, unusable text) can be
+injected for chosen requests. Every request is counted::
+
+    from lens_fixtures.openai_server import Fault, OpenAITestServer
+
+    with OpenAITestServer(faults=[Fault("status", rate=0.2, status=500)]) as server:
+        run_pytest(f"--lens-llm-base-url={server.base_url}", "--lens-agent=llm", "--lens-agent-model=scripted")
+        assert server.count(path="/v1/chat/completions") > 0
+
+The default policy, :class:`LensPolicy`, plays every role pytest-lens asks of a model:
+an agent that searches the question, batch-retrieves the top hits and answers citing
+them; a judge that compares key-fact coverage; the naive baseline; and the compaction
+adapter's summariser. ``/v1/embeddings`` returns deterministic hashed bag-of-words
+vectors.
+"""
+
+from lens_fixtures.openai_server.faults import Fault
+from lens_fixtures.openai_server.policies import (
+    BaselinePolicy,
+    ChatRequest,
+    JudgePolicy,
+    LensPolicy,
+    Policy,
+    Reply,
+    RetrievalAgentPolicy,
+    ScriptedAgentPolicy,
+    SummaryPolicy,
+    classify,
+)
+from lens_fixtures.openai_server.server import OpenAITestServer, RecordedRequest, hashed_embedding
+
+__all__ = [
+    "BaselinePolicy",
+    "ChatRequest",
+    "Fault",
+    "JudgePolicy",
+    "LensPolicy",
+    "OpenAITestServer",
+    "Policy",
+    "RecordedRequest",
+    "Reply",
+    "RetrievalAgentPolicy",
+    "ScriptedAgentPolicy",
+    "SummaryPolicy",
+    "classify",
+    "hashed_embedding",
+]

@@ -1,0 +1,326 @@
+"""Scripted policies: deterministic stand-ins for a model, one per role pytest-lens gives an LLM."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_lens.citations import parse_citations, split_sentences
+from pytest_lens.text import content_terms, normalize
+
+__all__ = [
+    "BaselinePolicy",
+    "ChatRequest",
+    "JudgePolicy",
+    "LensPolicy",
+    "Policy",
+    "Reply",
+    "RetrievalAgentPolicy",
+    "ScriptedAgentPolicy",
+    "SummaryPolicy",
+    "classify",
+]
+
+NO_EVIDENCE = "I could not find sufficient information in memory to answer this question."
+_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+_NO_BRACKETS = str.maketrans("[]", "()")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the model "says": text, or tool calls as ``(name, arguments)`` (a dict, or raw JSON text)."""
+
+    content: str = ""
+    tool_calls: tuple[tuple[str, Mapping[str, Any] | str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A chat-completions request body with the views policies need."""
+
+    body: Mapping[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation."""
+        messages = self.body.get("messages")
+        return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Names of the tools offered."""
+        names = []
+        for tool in self.body.get("tools") or []:
+            function = tool.get("function") if isinstance(tool, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                names.append(function["name"])
+        return names
+
+    @property
+    def tool_choice(self) -> Any:
+        """The ``tool_choice`` parameter (``None`` when not sent)."""
+        return self.body.get("tool_choice")
+
+    @property
+    def may_call_tools(self) -> bool:
+        """Tools are offered and not switched off with ``tool_choice="none"``."""
+        return bool(self.tool_names) and self.tool_choice != "none"
+
+    def _content(self, role: str, last: bool) -> str:
+        found = [m.get("content") for m in self.messages if m.get("role") == role and isinstance(m.get("content"), str)]
+        return str(found[-1] if last else found[0]) if found else ""
+
+    @property
+    def system(self) -> str:
+        """The first system message."""
+        return self._content("system", last=False)
+
+    @property
+    def first_user(self) -> str:
+        """The first user message (the question, or the judge prompt)."""
+        return self._content("user", last=False)
+
+    @property
+    def assistant_turns(self) -> int:
+        """Assistant messages so far (the turn this request asks for is one more)."""
+        return sum(1 for m in self.messages if m.get("role") == "assistant")
+
+    def tool_exchanges(self) -> list[tuple[str, Any, str]]:
+        """``(tool name, parsed arguments or None, result text)`` for every tool result, in order."""
+        calls: dict[str, tuple[str, Any]] = {}
+        exchanges = []
+        for message in self.messages:
+            if message.get("role") == "assistant":
+                for call in message.get("tool_calls") or []:
+                    function = call.get("function", {}) if isinstance(call, dict) else {}
+                    calls[str(call.get("id"))] = (str(function.get("name")), _json(function.get("arguments")))
+            elif message.get("role") == "tool":
+                name, args = calls.get(str(message.get("tool_call_id")), ("?", None))
+                exchanges.append((name, args, str(message.get("content") or "")))
+        return exchanges
+
+
+Policy = Callable[[ChatRequest], Reply]
+
+
+def _json(text: Any) -> Any:
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def classify(request: ChatRequest) -> str:
+    """The role a request asks the model to play: ``agent``, ``judge``, ``baseline``, ``summary`` or ``other``."""
+    from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
+    from pytest_lens.agents.base import SYSTEM_PROMPT
+    from pytest_lens.scoring.baseline import BASELINE_SYSTEM_PROMPT
+
+    system = request.system
+    if request.tool_names or system == SYSTEM_PROMPT:
+        return "agent"
+    if request.first_user.startswith("You are comparing two analyst responses"):
+        return "judge"
+    if system == BASELINE_SYSTEM_PROMPT:
+        return "baseline"
+    if system == SUMMARY_SYSTEM_PROMPT:
+        return "summary"
+    return "other"
+
+
+def extractive_answer(question: str, documents: Mapping[str, str], *, cite: bool = True) -> str:
+    """One line per document: its line sharing most words with the question, dated, and cited as ``[ref]``."""
+    terms = set(content_terms(question))
+    lines = []
+    for ref, text in documents.items():
+        date_match = _DATE.search(text[:200])
+        best, best_score = "", 0
+        for raw in text.splitlines():
+            line = raw.strip().lstrip("-*• ").strip()
+            if not line or line.startswith("#"):
+                continue
+            score = len(terms & set(content_terms(line)))
+            if score > best_score:
+                best, best_score = line, score
+        if best_score:
+            shown = f"{date_match.group(1)}: {best}" if date_match and date_match.group(1) not in best else best
+            shown = shown.translate(_NO_BRACKETS)
+            lines.append(f"- {shown} [{ref}]" if cite else f"- {shown} ({ref})")
+    return "\n".join(lines) if lines else NO_EVIDENCE
+
+
+@dataclass
+class RetrievalAgentPolicy:
+    """Search the question, batch-retrieve the top ``top_k`` hits, answer citing them.
+
+    It reads its progress from the conversation, so error results (bad arguments,
+    budget refusals) simply make it try the step again; when tools are switched off
+    (``tool_choice="none"``) it answers with what it has.
+    """
+
+    top_k: int = 3
+    search_limit: int = 10
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The next step of the conversation."""
+        question = request.first_user
+        hits: list[tuple[str, str]] = []
+        documents: dict[str, str] = {}
+        searches = retrievals = 0
+        for name, _, content in request.tool_exchanges():
+            payload = _json(content)
+            if name == "memory_search":
+                searches += 1
+                if isinstance(payload, list):
+                    hits = [
+                        (h["ref_id"], str(h.get("text", ""))) for h in payload if isinstance(h, dict) and isinstance(h.get("ref_id"), str)
+                    ]
+            elif name == "memory_retrieve":
+                retrievals += 1
+                if isinstance(payload, dict) and isinstance(payload.get("ref_id"), str) and isinstance(payload.get("text"), str):
+                    documents[payload["ref_id"]] = payload["text"]
+            elif name == "batch_retrieve":
+                retrievals += 1
+                items = payload.get("documents", []) if isinstance(payload, dict) else []
+                for doc in items:
+                    if isinstance(doc, dict) and isinstance(doc.get("ref_id"), str) and isinstance(doc.get("text"), str):
+                        documents[doc["ref_id"]] = doc["text"]
+        if request.may_call_tools:
+            if not hits and searches < 2:
+                query = question if searches == 0 else " ".join(content_terms(question)) or question
+                return Reply(tool_calls=(("memory_search", {"query": query, "limit": self.search_limit}),))
+            wanted = [ref for ref, _ in hits[: self.top_k] if ref not in documents]
+            if wanted and retrievals < 2:
+                if "batch_retrieve" in request.tool_names:
+                    return Reply(tool_calls=(("batch_retrieve", {"ref_ids": wanted}),))
+                return Reply(tool_calls=tuple(("memory_retrieve", {"ref_id": ref}) for ref in wanted))
+        return Reply(content=extractive_answer(question, documents or dict(hits)))
+
+
+@dataclass
+class ScriptedAgentPolicy:
+    """Plays a fixed script: turn *n* (counted from the conversation) gets ``turns[n]``.
+
+    A turn is a final answer (a string) or tool calls ``[(name, arguments), ...]``,
+    where arguments may be raw (even malformed) JSON text. Past the end of the
+    script the last entry repeats.
+    """
+
+    turns: Sequence[str | Sequence[tuple[str, Mapping[str, Any] | str]]]
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The scripted reply for the current turn."""
+        if not self.turns:
+            return Reply(content="")
+        turn = self.turns[min(request.assistant_turns, len(self.turns) - 1)]
+        if isinstance(turn, str):
+            return Reply(content=turn)
+        return Reply(tool_calls=tuple(turn))
+
+
+_JUDGE = re.compile(
+    r"(Finding|Criterion) to evaluate: (?P<finding>.*?)\n\nResponse A:\n(?P<a>.*?)\n\nResponse B:\n(?P<b>.*?)\n\nWhich response", re.DOTALL
+)
+_ALIASES = re.compile(r"^(?P<fact>.*?) \(equivalent wording: (?P<aliases>.*)\)$", re.DOTALL)
+
+
+@dataclass
+class JudgePolicy:
+    """Answers pytest-lens judge prompts with ``A``, ``B`` or ``TIE``, deterministically.
+
+    Facts: the response covering more of the finding's words (best of its wordings) wins.
+    Insight: more distinct citations wins. Reasoning: more cited sentences wins. Equal is TIE.
+    """
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The verdict for the judge prompt in the first user message."""
+        match = _JUDGE.search(request.first_user)
+        if match is None:
+            return Reply(content="TIE")
+        finding, text_a, text_b = match.group("finding"), match.group("a"), match.group("b")
+        if match.group(1) == "Finding":
+            score_a, score_b = _coverage(finding, text_a), _coverage(finding, text_b)
+        elif finding.startswith("Insight"):
+            score_a, score_b = float(len(parse_citations(text_a))), float(len(parse_citations(text_b)))
+        else:
+            score_a = float(sum(1 for s in split_sentences(text_a) if s.citations))
+            score_b = float(sum(1 for s in split_sentences(text_b) if s.citations))
+        if abs(score_a - score_b) < 1e-9:
+            return Reply(content="TIE")
+        return Reply(content="A" if score_a > score_b else "B")
+
+
+def _coverage(finding: str, text: str) -> float:
+    aliased = _ALIASES.match(finding)
+    patterns = [aliased.group("fact"), *aliased.group("aliases").split("; ")] if aliased else [finding]
+    words = set(content_terms(text))
+    best = 0.0
+    for pattern in patterns:
+        terms = content_terms(pattern)
+        if terms:
+            best = max(best, len(words & set(terms)) / len(terms))
+        elif normalize(pattern) and normalize(pattern) in normalize(text):
+            best = 1.0
+    return best
+
+
+_RECORD = re.compile(r"^### Record (\d+) \(([^)]*)\)\n", re.MULTILINE)
+
+
+@dataclass
+class BaselinePolicy:
+    """The naive baseline's model: an extractive answer from the records stuffed into the prompt."""
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """Answer the question after ``Question:`` from the records before it."""
+        text = request.messages[-1].get("content", "") if request.messages else ""
+        context, _, question = str(text).rpartition("\n\nQuestion: ")
+        documents: dict[str, str] = {}
+        parts = _RECORD.split(context)
+        for index in range(1, len(parts) - 2, 3):
+            documents[f"record {parts[index]}"] = f"{parts[index + 1]}\n{parts[index + 2]}"
+        return Reply(content=extractive_answer(question, documents, cite=False))
+
+
+@dataclass
+class SummaryPolicy:
+    """The compaction adapter's summariser: the previous summary plus every new line that carries a number."""
+
+    max_lines: int = 40
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The updated summary (the newest ``max_lines`` lines)."""
+        text = str(request.messages[-1].get("content", "")) if request.messages else ""
+        previous, _, records = text.partition("\n\nNew records:\n")
+        previous = previous.removeprefix("Current summary:\n")
+        lines = [] if previous.strip() == "(empty)" else [line for line in previous.splitlines() if line.strip()]
+        stamp = ""
+        for raw in records.splitlines():
+            if raw.startswith("### Record ("):
+                stamp = raw.removeprefix("### Record (").rstrip(")")[:10]
+                continue
+            line = raw.strip().lstrip("-*• ").strip()
+            if line and not line.startswith("#") and any(ch.isdigit() for ch in line):
+                lines.append(f"- {stamp}: {line}" if stamp else f"- {line}")
+        return Reply(content="\n".join(lines[-self.max_lines :]) or "(nothing to summarise yet)")
+
+
+@dataclass
+class LensPolicy:
+    """Routes each request to the policy for its role (see :func:`classify`)."""
+
+    agent: Policy = field(default_factory=RetrievalAgentPolicy)
+    judge: Policy = field(default_factory=JudgePolicy)
+    baseline: Policy = field(default_factory=BaselinePolicy)
+    summary: Policy = field(default_factory=SummaryPolicy)
+    other: Policy = field(default_factory=lambda: lambda request: Reply(content="OK"))
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """Delegate to the role's policy."""
+        policy: Policy = getattr(self, classify(request))
+        return policy(request)

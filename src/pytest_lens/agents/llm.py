@@ -1,0 +1,69 @@
+"""The LLM agent (SPEC §4): a tool-calling loop through any OpenAI-compatible endpoint.
+
+Every limit is the :class:`~pytest_lens.bridge.ToolBridge`'s: each model call is a
+turn (``bridge.begin_turn``), each requested tool call goes through ``bridge.call``
+with the model's raw argument text (bad JSON, unknown tools, bad arguments and
+unknown ref ids come back as error results the model can read, and are counted),
+and the tokens the endpoint reports are charged with ``bridge.charge_agent_tokens``.
+On the last allowed turn the model is told not to call tools (``tool_choice="none"``)
+so it answers from what it has; if it calls tools anyway the loop goes on and the
+turn limit is recorded as a violation, exactly as for any agent.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pytest_lens.agents.base import SYSTEM_PROMPT, AgentAnswer, AgentQuestion
+from pytest_lens.bridge import ToolBridge
+from pytest_lens.llm.client import ChatClient
+
+__all__ = ["LLMAgent", "strip_reasoning"]
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+
+def strip_reasoning(text: str) -> str:
+    """Drop ``<think>...</think>`` blocks that reasoning models put before their answer."""
+    return _THINK.sub("", text).strip()
+
+
+class LLMAgent:
+    """``--lens-agent=llm``: the paper's system prompt, the memory's tools, temperature 0, a fixed seed."""
+
+    name = "llm"
+
+    def __init__(self, lens_llm: ChatClient | None = None, max_tokens: int | None = None) -> None:
+        if lens_llm is None:
+            raise ValueError("the llm agent needs a model: pass --lens-agent-model (and --lens-llm-base-url for a non-OpenAI endpoint)")
+        self.client = lens_llm
+        self.max_tokens = max_tokens
+        self.description = f"llm ({lens_llm.description}, temperature {lens_llm.temperature:g}, seed {lens_llm.seed})"
+
+    def answer(self, question: AgentQuestion, bridge: ToolBridge) -> AgentAnswer:
+        """Let the model search and retrieve until it answers or the budget ends the loop."""
+        tools = [spec.openai() for spec in bridge.tools]
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": question.prompt}]
+        answer = ""
+        max_turns = bridge.tracker.budget.max_turns
+        while bridge.begin_turn():
+            last_turn = bridge.tracker.turns >= max_turns
+            reply = self.client.complete(
+                messages,
+                tools=tools,
+                tool_choice="none" if last_turn else None,
+                max_tokens=self.max_tokens,
+                purpose="agent",
+            )
+            if reply.usage is not None:
+                bridge.charge_agent_tokens(reply.usage.total_tokens)
+            messages.append(reply.assistant_message())
+            if reply.content.strip():
+                answer = reply.content
+            if not reply.tool_calls:
+                break
+            for call in reply.tool_calls:
+                outcome = bridge.call(call.name, call.arguments)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
+        return AgentAnswer(strip_reasoning(answer))

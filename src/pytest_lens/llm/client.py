@@ -1,0 +1,322 @@
+"""Chat completions against any OpenAI-compatible endpoint, through the request cache, with retries.
+
+:class:`LLMEndpoint` owns the ``openai`` client of one base URL (created on the first
+real request, so replaying a run never imports ``openai``) and retries 429s, 5xx
+responses, timeouts and connection errors with exponential backoff (honouring
+``Retry-After``). :class:`ChatClient` binds an endpoint to a model, a seed and the
+shared :class:`~pytest_lens.llm.cache.RequestCache`; agents, judges, baselines and
+adapters all call :meth:`ChatClient.complete`.
+
+The API key is read from the environment variable named in the settings, kept on
+the endpoint only, and scrubbed from every error message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from pytest_lens.llm.cache import RequestCache, request_key
+from pytest_lens.llm.errors import LLMError, LLMRequestError, LLMResponseError
+from pytest_lens.llm.settings import display_url
+from pytest_lens.llm.stats import LLMStats
+
+__all__ = [
+    "ChatClient",
+    "ChatReply",
+    "LLMEndpoint",
+    "LLMError",
+    "LLMRequestError",
+    "LLMResponseError",
+    "ToolCall",
+    "Usage",
+]
+
+#: Sent when the key variable is unset: local servers (vLLM, Ollama, llama.cpp) accept any key.
+_NO_KEY = "not-set"
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call the model asked for; ``arguments`` is the raw JSON text, possibly malformed."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def openai(self) -> dict[str, Any]:
+        """The ``tool_calls`` entry of an assistant message."""
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts the endpoint reported for one completion."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """The first choice of a chat completion."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    cached: bool = False
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The reply as an ``assistant`` message for the conversation history."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = [call.openai() for call in self.tool_calls]
+        return message
+
+    @classmethod
+    def from_response(cls, response: Mapping[str, Any], *, cached: bool = False) -> ChatReply:
+        """Parse a chat-completion JSON object; :class:`LLMResponseError` says what is missing."""
+        choices = response.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+            raise LLMResponseError("the completion has no choices")
+        message = choices[0].get("message")
+        if not isinstance(message, Mapping):
+            raise LLMResponseError("the first choice has no message")
+        content = message.get("content") or ""
+        if not isinstance(content, str):
+            raise LLMResponseError(f"message content is a {type(content).__name__}, not text")
+        calls: list[ToolCall] = []
+        for index, raw in enumerate(message.get("tool_calls") or []):
+            function = raw.get("function") if isinstance(raw, Mapping) else None
+            if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+                raise LLMResponseError(f"tool call {index} has no function name")
+            arguments = function.get("arguments")
+            if not isinstance(arguments, str):  # some servers send an object; the protocol says a JSON string
+                arguments = json.dumps(arguments if arguments is not None else {})
+            calls.append(ToolCall(id=str(raw.get("id") or f"call_{index}"), name=function["name"], arguments=arguments))
+        usage_raw = response.get("usage")
+        usage = None
+        if isinstance(usage_raw, Mapping):
+            prompt = _int(usage_raw.get("prompt_tokens"))
+            completion = _int(usage_raw.get("completion_tokens"))
+            usage = Usage(prompt, completion, _int(usage_raw.get("total_tokens")) or prompt + completion)
+        finish = choices[0].get("finish_reason")
+        return cls(content, tuple(calls), usage, finish if isinstance(finish, str) else None, cached)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+class LLMEndpoint:
+    """One OpenAI-compatible endpoint and its retry policy."""
+
+    def __init__(
+        self,
+        base_url: str | None,
+        *,
+        api_key_env: str,
+        timeout_s: float = 120.0,
+        retries: int = 4,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.api_key_env = api_key_env
+        self.timeout_s = timeout_s
+        self.retries = max(0, retries)
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self._client: Any = None
+        self._api_key: str | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LLMEndpoint({display_url(self.base_url)!r}, api_key_env={self.api_key_env!r})"
+
+    @property
+    def cache_identity(self) -> str:
+        """The endpoint as it enters cache keys (the default OpenAI URL when none is given)."""
+        return self.base_url or "https://api.openai.com/v1"
+
+    def create(self, request: Mapping[str, Any], stats: LLMStats) -> dict[str, Any]:
+        """Send one chat-completion request, retrying transient failures; the response as JSON data."""
+        client = self._openai()
+        import openai
+
+        attempt = 0
+        while True:
+            stats.add(http_requests=1)
+            try:
+                completion = client.chat.completions.create(**request)
+                response: dict[str, Any] = completion.model_dump(mode="json", exclude_none=True)
+                ChatReply.from_response(response)  # a malformed body is a transient server fault
+                return response
+            except openai.APIStatusError as exc:
+                retryable = exc.status_code in _RETRYABLE_STATUS or exc.status_code >= 500
+                problem = f"HTTP {exc.status_code}: {_body_message(exc)}"
+                if exc.status_code in (401, 403):
+                    problem += f" (check the API key in ${self.api_key_env})"
+                delay = _retry_after(exc.response.headers)
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                retryable, problem, delay = True, f"{type(exc).__name__}: {exc}", None
+            except (openai.APIResponseValidationError, LLMResponseError) as exc:
+                retryable, problem, delay = True, f"malformed response: {exc}", None
+            if not retryable or attempt >= self.retries:
+                tried = f" after {attempt + 1} attempts" if attempt else ""
+                raise LLMRequestError(self._scrub(f"LLM request to {display_url(self.base_url)} failed{tried}: {problem}"))
+            stats.add(retries=1)
+            time.sleep(min(self.backoff_max_s, delay if delay is not None else self.backoff_base_s * 2**attempt))
+            attempt += 1
+
+    def _openai(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                try:
+                    import openai
+                except ImportError:
+                    raise LLMError("LLM requests need the openai package: pip install 'pytest-lens[llm]'") from None
+                self._api_key = os.environ.get(self.api_key_env) or _NO_KEY
+                self._client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout_s, max_retries=0)
+            return self._client
+
+    def _scrub(self, text: str) -> str:
+        key = self._api_key
+        return text.replace(key, "***") if key and key != _NO_KEY and len(key) >= 4 else text
+
+
+def _body_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            return str(error["message"])[:300]
+    return str(getattr(exc, "message", exc))[:300]
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date)."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        try:
+            return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+class ChatClient:
+    """Chat completions with one model: temperature 0, a fixed seed, cached by full request."""
+
+    def __init__(
+        self,
+        endpoint: LLMEndpoint,
+        model: str,
+        *,
+        cache: RequestCache,
+        stats: LLMStats,
+        seed: int = 42,
+        temperature: float = 0.0,
+    ) -> None:
+        self.endpoint = endpoint
+        self.model = model
+        self.cache = cache
+        self.stats = stats
+        self.seed = seed
+        self.temperature = temperature
+
+    def __repr__(self) -> str:
+        return f"ChatClient(model={self.model!r}, endpoint={display_url(self.endpoint.base_url)!r}, cache={self.cache.mode!r})"
+
+    @property
+    def description(self) -> str:
+        """``model at URL`` for reports."""
+        return f"{self.model} at {display_url(self.endpoint.base_url)}"
+
+    def with_model(self, model: str) -> ChatClient:
+        """The same endpoint, cache and seed with another model."""
+        return ChatClient(self.endpoint, model, cache=self.cache, stats=self.stats, seed=self.seed, temperature=self.temperature)
+
+    def request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The request body :meth:`complete` sends (and caches under)."""
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(message) for message in messages],
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+        if tools:
+            request["tools"] = [dict(tool) for tool in tools]
+        if tool_choice is not None:
+            request["tool_choice"] = tool_choice
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
+        return request
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        max_tokens: int | None = None,
+        purpose: str = "llm",
+    ) -> ChatReply:
+        """One chat completion, from the cache when recorded; :class:`LLMError` when it cannot be had.
+
+        ``purpose`` (agent, judge, baseline, an adapter's name) labels the cache entry
+        and error messages; it is not part of the request.
+        """
+        request = self.request(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+        keyed = {"base_url": self.endpoint.cache_identity, **request}
+        key = request_key(keyed)
+        self.stats.add(requests=1)
+        corrupted_before = self.cache.corrupted
+        try:
+            cached = self.cache.get(key, keyed, self._describe(purpose, messages))
+        except LLMError:
+            self.stats.add(failures=1, corrupted_entries=self.cache.corrupted - corrupted_before)
+            raise
+        if self.cache.corrupted != corrupted_before:
+            self.stats.add(corrupted_entries=self.cache.corrupted - corrupted_before)
+        if cached is not None:
+            self.stats.add(cache_hits=1)
+            return ChatReply.from_response(cached, cached=True)
+        self.stats.add(cache_misses=1)
+        try:
+            response = self.endpoint.create(request, self.stats)
+        except LLMError:
+            self.stats.add(failures=1)
+            raise
+        self.cache.put(key, keyed, response, purpose=purpose)
+        return ChatReply.from_response(response)
+
+    def _describe(self, purpose: str, messages: Sequence[Mapping[str, Any]]) -> str:
+        last = next((m.get("content") for m in reversed(messages) if isinstance(m.get("content"), str) and m.get("content")), "")
+        snippet = " ".join(str(last).split())[:80]
+        return f"the {purpose} request to {self.model} ({len(messages)} messages, last: {snippet!r})"

@@ -1,0 +1,25 @@
+"""Errors of the LLM plumbing; every one of them is an :class:`LLMError`."""
+
+from __future__ import annotations
+
+__all__ = ["LLMCacheError", "LLMCacheMiss", "LLMError", "LLMRequestError", "LLMResponseError"]
+
+
+class LLMError(RuntimeError):
+    """An LLM request could not be answered."""
+
+
+class LLMRequestError(LLMError):
+    """The endpoint refused the request, or kept failing after every retry."""
+
+
+class LLMResponseError(LLMError):
+    """The endpoint answered with something that is not a usable chat completion."""
+
+
+class LLMCacheError(LLMError):
+    """The cache file cannot be used at all; the message names the file and what to do."""
+
+
+class LLMCacheMiss(LLMError):
+    """Replay mode and the request is not in the cache (or its entry is corrupted); the message names the request."""

@@ -1,0 +1,62 @@
+"""The LLM resources of one process: endpoint, request cache, counters, and a client per model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_lens.llm.cache import RequestCache
+from pytest_lens.llm.client import ChatClient, LLMEndpoint
+from pytest_lens.llm.settings import LLMSettings
+from pytest_lens.llm.stats import LLMCounts, LLMStats
+
+__all__ = ["LLMServices"]
+
+
+class LLMServices:
+    """Everything LLM-backed components of a run share: one endpoint, one cache, one set of counters.
+
+    Nothing here touches the network or the disk until a component asks for a completion.
+    """
+
+    def __init__(self, settings: LLMSettings, *, seed: int, rootdir: Path) -> None:
+        self.settings = settings
+        self.seed = seed
+        path = settings.cache_path
+        self.cache = RequestCache(path if path.is_absolute() else rootdir / path, settings.cache_mode)
+        self.stats = LLMStats()
+        self.endpoint = LLMEndpoint(
+            settings.base_url, api_key_env=settings.api_key_env, timeout_s=settings.timeout_s, retries=settings.retries
+        )
+        self._clients: dict[str, ChatClient] = {}
+
+    def __repr__(self) -> str:
+        return f"LLMServices({self.endpoint!r}, {self.cache!r})"
+
+    def client(self, model: str) -> ChatClient:
+        """The (shared) client for ``model``."""
+        client = self._clients.get(model)
+        if client is None:
+            client = self._clients[model] = ChatClient(self.endpoint, model, cache=self.cache, stats=self.stats, seed=self.seed)
+        return client
+
+    def agent_client(self) -> ChatClient | None:
+        """The answering model's client, when ``--lens-agent-model`` is set."""
+        model = self.settings.agent_model
+        return self.client(model) if model else None
+
+    def judge_client(self) -> ChatClient | None:
+        """The judge model's client (``--lens-judge-model``, else the agent model)."""
+        model = self.settings.effective_judge_model
+        return self.client(model) if model else None
+
+    def component_client(self) -> ChatClient | None:
+        """The client handed to LLM-backed adapters and agents (``lens_llm``): the agent model, else the judge's."""
+        return self.agent_client() or self.judge_client()
+
+    def counts(self) -> LLMCounts:
+        """Requests counted so far in this process."""
+        return self.stats.snapshot()
+
+    def close(self) -> None:
+        """Close the cache connection."""
+        self.cache.close()

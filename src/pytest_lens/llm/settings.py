@@ -1,0 +1,71 @@
+"""LLM endpoint, judge and cache settings (stdlib only: read by the plugin at start-up)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "CACHE_MODES",
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_CACHE_PATH",
+    "JUDGE_KINDS",
+    "CacheMode",
+    "JudgeKind",
+    "LLMSettings",
+    "display_url",
+]
+
+CacheMode = Literal["record", "replay", "off"]
+JudgeKind = Literal["none", "offline", "llm"]
+
+CACHE_MODES: tuple[CacheMode, ...] = ("record", "replay", "off")
+JUDGE_KINDS: tuple[JudgeKind, ...] = ("none", "offline", "llm")
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+#: Relative to the pytest root directory.
+DEFAULT_CACHE_PATH = Path(".lens") / "llm-cache.sqlite"
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """How to reach the LLM endpoint, which models to use, how to judge, and how to cache.
+
+    The API key itself is never stored here: only the *name* of the environment
+    variable that holds it, so settings can be printed, pickled and recorded.
+    """
+
+    base_url: str | None = None
+    agent_model: str | None = None
+    judge_model: str | None = None
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    judge: JudgeKind = "none"
+    cache_mode: CacheMode = "record"
+    cache_path: Path = DEFAULT_CACHE_PATH
+    timeout_s: float = 120.0
+    retries: int = 4
+    #: The run is flagged when more than this fraction of an adapter's questions had a judge failure.
+    judge_max_failure_rate: float = 0.05
+
+    @property
+    def configured(self) -> bool:
+        """An endpoint or a model was given, so LLM-backed components (e.g. the compaction adapter) can run."""
+        return bool(self.base_url or self.agent_model or self.judge_model)
+
+    @property
+    def effective_judge_model(self) -> str | None:
+        """The judge's model: ``judge_model``, else the agent's."""
+        return self.judge_model or self.agent_model
+
+
+def display_url(url: str | None) -> str:
+    """``url`` for reports: user-info (``user:secret@``) removed; the OpenAI default when ``None``."""
+    if not url:
+        return "https://api.openai.com/v1 (default)"
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    if "@" in host:
+        host = host.rpartition("@")[2]
+    return f"{scheme}://{host}{slash}{path}"
