@@ -121,7 +121,7 @@ def test_adapter_options_reach_one_or_all_adapters(pytester: pytest.Pytester, da
         (["--lens-adapter=bm25", "--lens-adapter-option=colour=blue"], "*adapter 'bm25' (bm25) does not accept colour*"),
         (["--lens-adapter=bm25", "--lens-adapter-option=x.k=1"], "*no adapter labelled 'x'*"),
         (["--lens-adapter=bm25", "--lens-budget=huge"], "*--lens-budget: unknown budget 'huge'*"),
-        (["--lens-adapter=bm25", "--lens-agent=oracle"], "*--lens-agent: unknown agent 'oracle'; available: offline*"),
+        (["--lens-adapter=bm25", "--lens-agent=oracle"], "*--lens-agent: unknown agent 'oracle'; available: llm, offline*"),
         (["--lens-adapter=tests.support:episode"], "*is a function, not an adapter class*"),
         (
             ["--lens-adapter=pathlib:Path"],

@@ -1,0 +1,192 @@
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+
+from lens_fixtures.openai_server import (
+    ChatRequest,
+    Fault,
+    JudgePolicy,
+    OpenAITestServer,
+    RetrievalAgentPolicy,
+    SummaryPolicy,
+    classify,
+    hashed_embedding,
+)
+from pytest_lens.agents.base import SYSTEM_PROMPT
+from pytest_lens.scoring.judge import FACT_PROMPT
+
+
+def post(server: OpenAITestServer, path: str, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(server.base_url.removesuffix("/v1") + path, data=data, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read()), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read()), dict(error.headers)
+
+
+def chat(content: str, **extra: Any) -> dict[str, Any]:
+    return {"model": "m", "messages": [{"role": "user", "content": content}], **extra}
+
+
+def test_only_loopback_addresses_are_allowed() -> None:
+    with pytest.raises(ValueError, match="loopback"):
+        OpenAITestServer(host="0.0.0.0")
+
+
+def test_chat_completions_report_usage_and_are_recorded() -> None:
+    with OpenAITestServer() as server:
+        status, payload, _ = post(server, "/v1/chat/completions", chat("hi"))
+        assert status == 200
+        assert payload["choices"][0]["message"] == {"role": "assistant", "content": "OK"}
+        usage = payload["usage"]
+        assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] > 0
+        assert server.count(path="/v1/chat/completions", kind="other", status=200) == 1
+        server.reset()
+        assert server.count() == 0
+
+
+def test_bad_requests_and_unknown_routes_are_json_errors() -> None:
+    with OpenAITestServer() as server:
+        assert post(server, "/v1/chat/completions", b"{not json")[0] == 400
+        status, payload, _ = post(server, "/v1/nothing", {})
+        assert status == 404
+        assert "no route" in payload["error"]["message"]
+
+
+def test_embeddings_are_deterministic_unit_vectors_that_reflect_word_overlap() -> None:
+    with OpenAITestServer() as server:
+        status, payload, _ = post(
+            server, "/v1/embeddings", {"model": "e", "input": ["pump vibration rising", "pump vibration", "tax audit"]}
+        )
+    assert status == 200
+    vectors = [item["embedding"] for item in payload["data"]]
+    assert [item["index"] for item in payload["data"]] == [0, 1, 2]
+    assert all(math.isclose(sum(v * v for v in vec), 1.0, abs_tol=1e-4) for vec in vectors)
+
+    def cosine(a: list[float], b: list[float]) -> float:
+        return sum(x * y for x, y in zip(a, b, strict=True))
+
+    assert cosine(vectors[0], vectors[1]) > cosine(vectors[0], vectors[2])
+    assert hashed_embedding("pump vibration", 64) == vectors[1]
+    assert len(hashed_embedding("x", 16)) == 16
+
+
+def test_transient_faults_hit_the_same_requests_every_run_and_let_retries_through() -> None:
+    fault = Fault("status", rate=0.3, status=503)
+    bodies = [chat(f"question {n}") for n in range(40)]
+    with OpenAITestServer(faults=[fault]) as server:
+        first = [post(server, "/v1/chat/completions", body)[0] for body in bodies]
+        retried = [post(server, "/v1/chat/completions", body)[0] for body in bodies]
+    failed = [n for n, status in enumerate(first) if status == 503]
+    assert 4 <= len(failed) <= 20
+    assert set(retried) == {200}
+    with OpenAITestServer(faults=[fault]) as again:
+        assert [n for n, body in enumerate(bodies) if post(again, "/v1/chat/completions", body)[0] == 503] == failed
+
+
+def test_permanent_faults_never_let_a_selected_request_through_and_carry_retry_after() -> None:
+    with OpenAITestServer(faults=[Fault("status", status=429, permanent=True, retry_after_ms=7)]) as server:
+        results = [post(server, "/v1/chat/completions", chat("x")) for _ in range(3)]
+    assert [status for status, _, _ in results] == [429, 429, 429]
+    assert results[0][2]["retry-after-ms"] == "7"
+
+
+def test_faults_can_target_a_kind_a_text_and_a_number_of_firings() -> None:
+    faults = [Fault("status", status=500, only="judge", contains="17.9 bar", permanent=True), Fault("content", text="?", limit=1)]
+    judge_prompt = FACT_PROMPT.format(question="q", finding="17.9 bar", text_a="a", text_b="b")
+    with OpenAITestServer(faults=faults) as server:
+        assert post(server, "/v1/chat/completions", chat(judge_prompt))[0] == 500
+        assert (
+            post(server, "/v1/chat/completions", chat(judge_prompt.replace("17.9", "16.8")))[1]["choices"][0]["message"]["content"] == "?"
+        )
+        assert post(server, "/v1/chat/completions", chat("other"))[1]["choices"][0]["message"]["content"] == "OK"
+
+
+def test_malformed_tool_arguments_fault_breaks_the_json() -> None:
+    tools = [{"type": "function", "function": {"name": "memory_search", "parameters": {}}}]
+    body = {"model": "m", "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "q?"}], "tools": tools}
+    with OpenAITestServer(faults=[Fault("malformed_tool_arguments")]) as server:
+        _, payload, _ = post(server, "/v1/chat/completions", body)
+    arguments = payload["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(arguments)
+
+
+def agent_request(
+    messages: list[dict[str, Any]], tools: tuple[str, ...] = ("memory_search", "memory_retrieve"), **extra: Any
+) -> ChatRequest:
+    specs = [{"type": "function", "function": {"name": name}} for name in tools]
+    system = {"role": "system", "content": SYSTEM_PROMPT}
+    return ChatRequest(
+        {"model": "m", "messages": [system, {"role": "user", "content": "What is pump P-7 vibration?"}, *messages], "tools": specs, **extra}
+    )
+
+
+def tool_turn(call_id: str, name: str, arguments: dict[str, Any], result: Any) -> list[dict[str, Any]]:
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": result if isinstance(result, str) else json.dumps(result)},
+    ]
+
+
+def test_retrieval_agent_policy_searches_retrieves_then_answers_citing() -> None:
+    policy = RetrievalAgentPolicy(top_k=2)
+    assert classify(agent_request([])) == "agent"
+    step1 = policy(agent_request([]))
+    assert step1.tool_calls == (("memory_search", {"query": "What is pump P-7 vibration?", "limit": 10}),)
+    hits = [{"ref_id": "r1", "text": "P-7"}, {"ref_id": "r2", "text": "x"}, {"ref_id": "r3", "text": "y"}]
+    searched = tool_turn("c1", "memory_search", {"query": "q"}, hits)
+    step2 = policy(agent_request(searched))
+    assert step2.tool_calls == (("memory_retrieve", {"ref_id": "r1"}), ("memory_retrieve", {"ref_id": "r2"}))
+    step2b = policy(agent_request(searched, tools=("memory_search", "batch_retrieve")))
+    assert step2b.tool_calls == (("batch_retrieve", {"ref_ids": ["r1", "r2"]}),)
+    retrieved = searched + tool_turn(
+        "c2", "memory_retrieve", {"ref_id": "r1"}, {"ref_id": "r1", "text": "# Log 2025-01-02\n- Pump P-7 vibration: 4.1 mm/s [HIGH]"}
+    )
+    retrieved += tool_turn("c3", "memory_retrieve", {"ref_id": "r2"}, "Error: no document with ref_id 'r2'")
+    answer = policy(agent_request(retrieved))
+    assert answer.content == "- 2025-01-02: Pump P-7 vibration: 4.1 mm/s (HIGH) [r1]"
+    assert policy(agent_request([], tool_choice="none")).content.startswith("I could not find")
+
+
+def test_retrieval_agent_policy_retries_a_failed_search_once_then_gives_up() -> None:
+    policy = RetrievalAgentPolicy()
+    failed = tool_turn("c1", "memory_search", {"query": "q"}, "Error: tool arguments are not valid JSON")
+    assert policy(agent_request(failed)).tool_calls[0][0] == "memory_search"
+    twice = failed + tool_turn("c2", "memory_search", {"query": "q"}, [])
+    assert policy(agent_request(twice)).content.startswith("I could not find")
+
+
+@pytest.mark.parametrize(
+    ("finding", "a", "b", "verdict"),
+    [
+        ("17.9 bar", "rose to 17.9 bar", "stable", "A"),
+        ("17.9 bar", "stable", "rose to 17.9 bar", "B"),
+        ("17.9 bar", "17.9 bar", "17.9 bar!", "TIE"),
+        ("95 min (equivalent wording: 95 minutes)", "for 95 minutes", "for a while", "A"),
+    ],
+)
+def test_judge_policy_compares_fact_coverage(finding: str, a: str, b: str, verdict: str) -> None:
+    prompt = FACT_PROMPT.format(question="q", finding=finding, text_a=a, text_b=b)
+    request = ChatRequest(chat(prompt))
+    assert classify(request) == "judge"
+    assert JudgePolicy()(request).content == verdict
+
+
+def test_summary_policy_keeps_numbered_lines_and_the_previous_summary() -> None:
+    first = ChatRequest(
+        chat("Current summary:\n(empty)\n\nNew records:\n### Record (2025-01-01T08:00:00)\n## Log\n- P-7: 4.1 mm/s\n- all quiet")
+    )
+    text = SummaryPolicy()(first).content
+    assert text == "- 2025-01-01: P-7: 4.1 mm/s"
+    second = ChatRequest(chat(f"Current summary:\n{text}\n\nNew records:\n### Record (2025-01-02T08:00:00)\n- P-7: 4.6 mm/s"))
+    assert SummaryPolicy(max_lines=1)(second).content == "- 2025-01-02: P-7: 4.6 mm/s"
