@@ -24,6 +24,9 @@ STOPWORDS = frozenset({
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 _PUNCT = re.compile(r"[^\w\s%.]|(?<!\d)\.|\.(?!\d)", re.UNICODE)
+_DOT = re.compile(r"(?<!\d)\.|\.(?!\d)")
+# ASCII characters _PUNCT's first branch ([^\w\s%.]) blanks out.
+_ASCII_PUNCT = {code: " " for code in range(128) if not (chr(code).isalnum() or chr(code).isspace() or chr(code) in "_%.")}
 
 
 def words(text: str) -> list[str]:
@@ -38,7 +41,11 @@ def content_terms(text: str) -> list[str]:
 
 def normalize(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form for substring matching; decimal points survive."""
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
-    text = _PUNCT.sub(" ", text)
+    if text.isascii():
+        # Same result as the general path below, an order of magnitude faster on long ASCII texts.
+        text = _DOT.sub(" ", text.lower().translate(_ASCII_PUNCT))
+    else:
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+        text = _PUNCT.sub(" ", text)
     return _SPACE.sub(" ", text).strip()
