@@ -1,12 +1,20 @@
-"""Datasets bundled with pytest-lens, used when no ``--lens-dataset`` is given."""
+"""Datasets bundled with pytest-lens, used when no ``--lens-dataset`` is given.
+
+The LENS scopes in ``data/*.json`` are the generator's output for every domain at
+:data:`BUNDLED_SEED`, byte for byte (a test regenerates and compares them)::
+
+    lens generate --domain all --seed 1 --out src/lens_fixtures/data
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["DATA_DIR", "bundled_dataset_paths", "bundled_suite_paths"]
+__all__ = ["BUNDLED_SEED", "DATA_DIR", "bundled_dataset_paths", "bundled_suite_paths"]
 
 DATA_DIR = Path(__file__).parent / "data"
+#: The generator seed of the bundled LENS scopes (``<domain>_s01.json``).
+BUNDLED_SEED = 1
 
 
 def bundled_dataset_paths() -> list[Path]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lens.compare_command import add_compare, run_compare
+from pytest_lens.generator.command import add_generate, run_generate
 from pytest_lens.importers.command import add_generate_suite, add_import, run_generate_suite, run_import
 
 __all__ = ["COMMANDS", "main"]
@@ -92,6 +93,7 @@ COMMANDS: dict[str, Command] = {
     "import": (add_import, run_import),
     "generate-suite": (add_generate_suite, run_generate_suite),
     "compare": (add_compare, run_compare),
+    "generate": (add_generate, run_generate),
 }
 
 

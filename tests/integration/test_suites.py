@@ -50,8 +50,8 @@ def test_mab_suite_runs_offline_and_prints_its_section(pytester: pytest.Pytester
 
 def test_lens_and_a_sibling_suite_keep_separate_tables(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(f"{ADAPTER}=bm25", f"{SUITE}=lens", f"{SUITE}=mab", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=8 + 21)
-    result.stdout.fnmatch_lines(["bm25 *8 *pass", "composite by question type:", "MemoryAgentBench: * [[]suite mab[]]", "bm25 *21 *"])
+    result.assert_outcomes(passed=6 * 24 + 21)
+    result.stdout.fnmatch_lines(["bm25 *144 *pass", "composite by question type:", "MemoryAgentBench: * [[]suite mab[]]", "bm25 *21 *"])
 
 
 def test_a_suite_without_bundled_data_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -8,18 +8,14 @@ are asked at checkpoints spread over the stream. Same seed, same bytes::
     from pytest_lens.generator import generate_scope
     scope = generate_scope("cascading_failure", seed=7)
     scope.write("cascading_failure_s07.json")
+
+Importing this package is cheap; the pipeline (and pydantic) load on first use.
 """
 
-from pytest_lens.generator.domains import DOMAINS, get_domain
-from pytest_lens.generator.pipeline import (
-    DEFAULT_DISTRACTORS,
-    DEFAULT_SIGNAL,
-    GeneratedScope,
-    GeneratorError,
-    dataset_json,
-    generate_scope,
-    scaled_sizes,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "DEFAULT_DISTRACTORS",
@@ -32,3 +28,33 @@ __all__ = [
     "get_domain",
     "scaled_sizes",
 ]
+
+_LAZY = {
+    "DOMAINS": "pytest_lens.generator.domains",
+    "get_domain": "pytest_lens.generator.domains",
+    "DEFAULT_DISTRACTORS": "pytest_lens.generator.pipeline",
+    "DEFAULT_SIGNAL": "pytest_lens.generator.pipeline",
+    "GeneratedScope": "pytest_lens.generator.pipeline",
+    "GeneratorError": "pytest_lens.generator.pipeline",
+    "dataset_json": "pytest_lens.generator.pipeline",
+    "generate_scope": "pytest_lens.generator.pipeline",
+    "scaled_sizes": "pytest_lens.generator.pipeline",
+}
+
+if TYPE_CHECKING:
+    from pytest_lens.generator.domains import DOMAINS, get_domain
+    from pytest_lens.generator.pipeline import (
+        DEFAULT_DISTRACTORS,
+        DEFAULT_SIGNAL,
+        GeneratedScope,
+        GeneratorError,
+        dataset_json,
+        generate_scope,
+        scaled_sizes,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'pytest_lens.generator' has no attribute {name!r}")

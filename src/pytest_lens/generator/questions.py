@@ -140,7 +140,14 @@ def build_questions(plan: ScopePlan, rng: random.Random) -> list[Question]:
     k1, k2, k3, k4, k5, _ = (arc_position(stage, signal) for stage in STAGES)
     baseline = list(range(1, arc_position(5, signal) + 1))
     P, S, V, X = Role.PRIMARY, Role.SECONDARY, Role.VOLUME, Role.SUSPECT
-    onset, hs, he, a1, root, corr = story.onset, story.herring_start, story.herring_end, story.first_alarm, story.root_cause, story.corroboration
+    onset, hs, he, a1, root, corr = (
+        story.onset,
+        story.herring_start,
+        story.herring_end,
+        story.first_alarm,
+        story.root_cause,
+        story.corroboration,
+    )
     post = he + 1
     themes = domain.themes
     drafts: list[_Draft] = []
@@ -228,8 +235,7 @@ def build_questions(plan: ScopePlan, rng: random.Random) -> list[Question]:
         3,
         "distractor_resistance",
         b.fill(themes[0].question, primary=b.primary, system=b.system, consequence=f"rise in {b.primary}"),
-        f"No. {_separate(themes[0].topic, b.system)} The change is in {b.primary} itself: {b.said(P, onset)}, "
-        f"rising to {b.said(P, k3)}.",
+        f"No. {_separate(themes[0].topic, b.system)} The change is in {b.primary} itself: {b.said(P, onset)}, rising to {b.said(P, k3)}.",
         [onset, k3],
         [b.fact(P, onset), b.fact(P, k3)],
     )

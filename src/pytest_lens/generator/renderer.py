@@ -25,7 +25,30 @@ _FLAG_WORDS = "WATCH ALARM over the watch line alarm line"
 
 #: Units are format, not topic: a signal and a distractor may both report milliseconds.
 UNIT_TERMS = frozenset(
-    {"ms", "kg", "km", "mg", "ug", "mm", "cm", "ml", "kb", "mb", "gb", "tb", "mw", "kw", "kwh", "mwh", "ppm", "ppb", "min", "hours", "days", "litres"}
+    {
+        "ms",
+        "kg",
+        "km",
+        "mg",
+        "ug",
+        "mm",
+        "cm",
+        "ml",
+        "kb",
+        "mb",
+        "gb",
+        "tb",
+        "mw",
+        "kw",
+        "kwh",
+        "mwh",
+        "ppm",
+        "ppb",
+        "min",
+        "hours",
+        "days",
+        "litres",
+    }
 )
 
 #: Words every report may contain whatever its topic: the skeleton of the format.

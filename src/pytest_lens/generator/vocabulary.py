@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pytest_lens.generator.renderer import FORMAT_TERMS
-from pytest_lens.text import STOPWORDS, content_terms, words
+from pytest_lens.text import STOPWORDS, words
 
 __all__ = ["MEASUREMENT_TERMS", "SHARED_TERMS", "storyline_terms", "topic_terms"]
 

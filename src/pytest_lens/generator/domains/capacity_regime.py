@@ -14,7 +14,9 @@ CAPACITY_REGIME = DomainSpec(
     code="cr",
     description="A data campus energises a second hall without a load study; a substation shifts to a new load regime.",
     series=(
-        SeriesSpec("Ridgeway substation", "evening peak", 84, "MW", decimals=1, noise=0.015, shape=Shape.DRIFT, gain=3.0, role=Role.PRIMARY),
+        SeriesSpec(
+            "Ridgeway substation", "evening peak", 84, "MW", decimals=1, noise=0.015, shape=Shape.DRIFT, gain=3.0, role=Role.PRIMARY
+        ),
         SeriesSpec("Ridgeway substation", "overnight minimum", 31, "MW", noise=0.02, shape=Shape.DRIFT, gain=4.0),
         SeriesSpec("Ridgeway substation", "power factor", 0.96, decimals=2, noise=0.005),
         SeriesSpec("Ridgeway T2", "hot-spot temperature", 78, "C", noise=0.02, shape=Shape.CONSEQUENCE, gain=0.55, role=Role.SECONDARY),
@@ -49,8 +51,7 @@ CAPACITY_REGIME = DomainSpec(
         EventSpec("Dispatch transferred feeder load to Harlow while T2 sat at {value} C.", *_TRANSFER),
     ),
     root_cause=EventSpec(
-        "Interconnection log: the Northgate data campus energised its second {size} MW hall on Ridgeway feeders "
-        "without a load study.",
+        "Interconnection log: the Northgate data campus energised its second {size} MW hall on Ridgeway feeders without a load study.",
         "energised its second {size} MW hall",
         ("Northgate data campus", "second {size} MW hall", "data campus energised", "without a load study"),
     ),

@@ -7,7 +7,10 @@ from pytest_lens.generator.themes import BACKUP_VAULT, MAIL_RELAY, PRINT_FLEET
 
 __all__ = ["CASCADING_FAILURE"]
 
-_POOL_EXHAUSTED = ("primary pool exhausted", ("primary pool exhaustion", "exhausted the primary pool", "pool exhaustion", "pool was exhausted"))
+_POOL_EXHAUSTED = (
+    "primary pool exhausted",
+    ("primary pool exhaustion", "exhausted the primary pool", "pool exhaustion", "pool was exhausted"),
+)
 
 CASCADING_FAILURE = DomainSpec(
     name="cascading_failure",

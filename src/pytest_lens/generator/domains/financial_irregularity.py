@@ -12,7 +12,8 @@ _HELD = ("payment run held for review", ("payment run was held", "held the payme
 FINANCIAL_IRREGULARITY = DomainSpec(
     name="financial_irregularity",
     code="fi",
-    description="An insider switches a supplier's remittance account and approves split invoices; payments drift up until reconciliation breaks.",
+    description="An insider switches a supplier's remittance account and approves split invoices; payments drift up until "
+    "reconciliation breaks.",
     series=(
         SeriesSpec("Corvane Supply", "paid", 18400, "USD", noise=0.02, shape=Shape.DRIFT, gain=3.2, role=Role.PRIMARY),
         SeriesSpec("Corvane Supply", "invoices approved", 4, noise=0.15, shape=Shape.DRIFT, gain=2.5),

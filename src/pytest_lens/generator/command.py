@@ -1,0 +1,102 @@
+"""``lens generate``: write generated LENS scopes (one domain to a file, or every domain to a directory)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_generate", "run_generate"]
+
+_ALL = "all"
+
+
+def add_generate(sub: Any) -> argparse.ArgumentParser:
+    """Register ``lens generate``."""
+    from pytest_lens.generator.domains import DOMAINS
+
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "generate",
+        help="write a seeded LENS scope (same seed, same bytes)",
+        description="Generate LENS-format scopes: a storyline over the five-phase arc, format-matched distractors, "
+        "24 questions of all ten types. The output is checked against every generator guarantee before it is written.",
+    )
+    parser.add_argument("--domain", required=True, choices=[*DOMAINS, _ALL], help=f"signal domain, or '{_ALL}' for one file per domain")
+    parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1, the bundled scopes' seed)")
+    parser.add_argument("--out", type=Path, required=True, metavar="PATH", help="output file; a directory for --domain all")
+    parser.add_argument("--signal", type=int, default=None, metavar="N", help="signal episodes (default 30, at least 30)")
+    parser.add_argument("--distractors", type=int, default=None, metavar="M", help="distractor episodes (default 90)")
+    parser.add_argument(
+        "--scale",
+        type=int,
+        default=None,
+        metavar="N",
+        help="total episodes per scope (1,000 to 100,000 for performance work): longer arcs and more distractors",
+    )
+    parser.add_argument("--scope-id", default=None, help="scope id (default <domain>_s<seed>)")
+    parser.add_argument(
+        "--labels", type=Path, default=None, metavar="PATH", help="also write ground-truth labels (never give them to an agent)"
+    )
+    parser.add_argument("--no-verify", action="store_true", help="skip the guarantee checks (only for timing the generator)")
+    return parser
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    """Generate, check, write; exit 2 with a message naming the option for bad input."""
+    from pytest_lens.generator.arc import MIN_SIGNAL
+    from pytest_lens.generator.domains import DOMAINS
+    from pytest_lens.generator.pipeline import DEFAULT_DISTRACTORS, DEFAULT_SIGNAL, GeneratorError, generate_scope, scaled_sizes
+
+    if args.scale is not None and (args.signal is not None or args.distractors is not None):
+        return _usage("--scale sets the signal and distractor counts itself; drop --signal/--distractors or --scale")
+    if args.domain == _ALL and (args.scope_id or args.labels):
+        return _usage("--scope-id and --labels name one scope; use them with a single --domain")
+    if args.signal is not None and args.signal < MIN_SIGNAL:
+        return _usage(f"--signal {args.signal}: the five-phase arc needs at least {MIN_SIGNAL} signal episodes")
+    if args.distractors is not None and args.distractors < 0:
+        return _usage(f"--distractors {args.distractors}: must be 0 or more")
+    try:
+        if args.scale is not None:
+            signal, distractors = scaled_sizes(args.scale)
+        else:
+            signal = DEFAULT_SIGNAL if args.signal is None else args.signal
+            distractors = DEFAULT_DISTRACTORS if args.distractors is None else args.distractors
+    except GeneratorError as exc:
+        return _usage(f"--scale: {exc}")
+
+    domains = list(DOMAINS) if args.domain == _ALL else [args.domain]
+    if args.domain == _ALL:
+        if args.out.exists() and not args.out.is_dir():
+            return _usage(f"--out {args.out}: --domain all writes one file per domain; give a directory")
+        args.out.mkdir(parents=True, exist_ok=True)
+    for name in domains:
+        started = time.perf_counter()
+        try:
+            scope = generate_scope(
+                name, args.seed, signal=signal, distractors=distractors, scope_id=args.scope_id, verify=not args.no_verify
+            )
+        except GeneratorError as exc:
+            return _usage(str(exc))
+        target = args.out / f"{scope.scope_id}.json" if args.domain == _ALL else args.out
+        text = scope.to_json()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            if args.labels is not None:
+                args.labels.write_text(scope.labels_json(), encoding="utf-8")
+        except OSError as exc:
+            return _usage(f"--out {target}: cannot write: {exc}")
+        episodes = len(scope.dataset.scopes[0].episodes)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        print(
+            f"wrote {target}: {scope.scope_id}, {episodes:,} episodes ({signal:,} signal, {distractors:,} distractors), "
+            f"{len(scope.dataset.questions)} questions, sha256 {digest}, {time.perf_counter() - started:.1f} s"
+        )
+    return 0
+
+
+def _usage(message: str) -> int:
+    print(f"lens generate: error: {message}")
+    return 2
