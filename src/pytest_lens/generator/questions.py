@@ -113,7 +113,7 @@ class _Builder:
         return self.event(self.plan.domain.escalation[0])
 
     def alarm_phrase(self) -> str:
-        return self.fill(self.plan.domain.escalation[0].fact)
+        return self.fill(self.plan.domain.phrases.escalation)
 
     def distinct(self, role: Role, candidates: Sequence[int], count: int, avoid: Sequence[int] = ()) -> list[int]:
         """``count`` days from ``candidates`` whose ``role`` readings print differently (from each other and ``avoid``)."""

@@ -61,6 +61,11 @@ class SeriesSpec:
     gain: float = 0.0
     role: Role | None = None
 
+    def __post_init__(self) -> None:
+        # Values are scaled multiplicatively around the base; a zero or negative base has no scale.
+        if not self.base > 0:
+            raise ValueError(f"series {self.entity!r} {self.label!r}: base must be positive, got {self.base}")
+
 
 @dataclass(frozen=True)
 class EventSpec:
@@ -103,6 +108,8 @@ class StoryPhrases:
     """A paraphrase of 'are there concerning patterns so far?' in the domain's own words."""
     why_question: str
     """A paraphrase of 'what is the root cause?' in the domain's own words."""
+    escalation: str
+    """The escalation notes' event as a noun phrase: ``primary pool exhaustion``."""
 
 
 @dataclass(frozen=True)

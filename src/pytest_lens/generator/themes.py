@@ -347,7 +347,7 @@ CAFETERIA = ThemeSpec(
         SeriesSpec("hot counter", "holding temperature", 68, "C", noise=0.02),
         SeriesSpec("bakery", "loaves", 140, noise=0.08),
         SeriesSpec("tills", "card payments", 1180, noise=0.06),
-        SeriesSpec("freezer room", "temperature", -19.5, "C", decimals=1, noise=0.02),
+        SeriesSpec("freezer room", "defrost cycles", 3, noise=0.2),
     ),
     routine_notes=(
         "Routine maintenance on the combi ovens completed.",

@@ -74,6 +74,7 @@ CAPACITY_REGIME = DomainSpec(
         "feeder from Harlow is built, and reset the area load forecast to the new baseline.",
         dependency_question="Is demand anywhere in the network moving to a new level?",
         why_question="What is driving the overheating at Ridgeway?",
+        escalation="feeder load transfers to Harlow",
     ),
     routine_notes=(
         "Switching schedule for feeder maintenance agreed with field crews.",

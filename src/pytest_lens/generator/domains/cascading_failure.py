@@ -85,6 +85,7 @@ CASCADING_FAILURE = DomainSpec(
         "circuit breaker, and alert on geo-lookup p99 latency before the primary pool saturates.",
         dependency_question="Are any upstream dependencies of the storefront showing degraded performance?",
         why_question="Why are checkout requests failing?",
+        escalation="primary pool exhaustion",
     ),
     routine_notes=(
         "Evening peak handled without paging.",

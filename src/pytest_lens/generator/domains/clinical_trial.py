@@ -73,6 +73,7 @@ CLINICAL_TRIAL = DomainSpec(
         "for CYP2C19, and inform the data safety monitoring board and the regulators.",
         dependency_question="Is any laboratory value in the trial drifting away from its baseline?",
         why_question="What is behind the growing number of liver enzyme alerts?",
+        escalation="dosing holds for rising liver enzymes",
     ),
     routine_notes=(
         "Monitoring visit at site {site} ended with no findings.",

@@ -72,6 +72,7 @@ ENVIRONMENTAL_DRIFT = DomainSpec(
         "pumping reduced or blended, and notify the regulator.",
         dependency_question="Is any monitoring well showing a gradual change in its chemistry?",
         why_question="Where is the sulfate reaching supply well SW-2 coming from?",
+        escalation="cut-back pumping at SW-2",
     ),
     routine_notes=(
         "Quarterly sampling round started at the upgradient wells.",

@@ -82,6 +82,7 @@ FINANCIAL_IRREGULARITY = DomainSpec(
         "approval for remittance changes and for invoices near the limit, and refer user {clerk} for investigation.",
         dependency_question="Are payments to any supplier growing in a way that deserves a closer look?",
         why_question="Why are payments failing to reconcile?",
+        escalation="payment runs held for review",
     ),
     routine_notes=(
         "Month-end accrual checklist on track.",

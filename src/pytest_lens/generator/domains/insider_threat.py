@@ -73,6 +73,7 @@ INSIDER_THREAT = DomainSpec(
         "before the exit date, and review everything that left through the DLP gateway.",
         dependency_question="Is any user's access pattern changing in a way that deserves attention?",
         why_question="What explains the blocked uploads at the DLP gateway?",
+        escalation="blocked uploads to a personal cloud drive",
     ),
     routine_notes=(
         "Quarterly access recertification reminders sent to managers.",
