@@ -81,3 +81,18 @@ def test_the_self_check_names_each_broken_promise() -> None:
     assert any("not ingested by checkpoint 1" in p for p in problems)
     assert any("key fact 'pressure 4.1 bar' is in none of its required refs" in p for p in problems)
     assert any(p.startswith("validator:") and "evidence_after_checkpoint" in p for p in problems)
+
+
+def test_output_does_not_depend_on_hash_randomisation() -> None:
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    code = "from pytest_lens.generator import generate_scope; import sys; sys.stdout.write(generate_scope('insider_threat', 12).to_json())"
+    digests = set()
+    for hash_seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True).stdout
+        digests.add(hashlib.sha256(out).hexdigest())
+    assert digests == {hashlib.sha256(generate_scope("insider_threat", 12).to_json().encode()).hexdigest()}
