@@ -13,6 +13,9 @@ from enum import StrEnum
 
 __all__ = ["DomainSpec", "EventSpec", "Role", "SeriesSpec", "Shape", "StoryPhrases", "ThemeSpec"]
 
+#: Day-to-day spread (one standard deviation) of a primary series, in printed units, at least.
+_MIN_PRINTED_SPREAD = 5
+
 
 class Shape(StrEnum):
     """How a series moves over the signal arc."""
@@ -150,6 +153,15 @@ class DomainSpec:
     themes: tuple[ThemeSpec, ...]
     variables: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Values drawn once per scope and substituted into every template."""
+
+    def __post_init__(self) -> None:
+        primary = self.series_for(Role.PRIMARY)
+        # Baseline questions quote two different primary readings: day-to-day noise must show in print.
+        if primary.base * primary.noise * 10**primary.decimals < _MIN_PRINTED_SPREAD:
+            raise ValueError(
+                f"domain {self.name!r}: primary series {primary.label!r} varies by less than {_MIN_PRINTED_SPREAD} printed units "
+                "a day; raise its noise or decimals"
+            )
 
     def series_for(self, role: Role) -> SeriesSpec:
         """The series playing ``role`` (exactly one per role)."""

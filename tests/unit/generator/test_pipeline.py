@@ -96,3 +96,15 @@ def test_output_does_not_depend_on_hash_randomisation() -> None:
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True).stdout
         digests.add(hashlib.sha256(out).hexdigest())
     assert digests == {hashlib.sha256(generate_scope("insider_threat", 12).to_json().encode()).hexdigest()}
+
+
+def test_a_primary_series_too_coarse_to_show_its_noise_is_refused() -> None:
+    from dataclasses import replace
+
+    from pytest_lens.generator.domains import DOMAINS
+    from pytest_lens.generator.spec import Role
+
+    domain = DOMAINS["insider_threat"]
+    series = tuple(replace(s, decimals=0) if s.role is Role.PRIMARY else s for s in domain.series)
+    with pytest.raises(ValueError, match="varies by less than 5 printed units a day"):
+        replace(domain, series=series)

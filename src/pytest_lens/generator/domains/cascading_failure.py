@@ -20,7 +20,7 @@ CASCADING_FAILURE = DomainSpec(
         SeriesSpec("checkout", "requests", 118000, noise=0.03, role=Role.VOLUME),
         SeriesSpec("checkout", "error rate", 0.12, "%", decimals=2, noise=0.06, shape=Shape.CONSEQUENCE, gain=18, role=Role.SECONDARY),
         SeriesSpec("checkout", "p95 latency", 240, "ms", noise=0.04, shape=Shape.CONSEQUENCE, gain=2.5),
-        SeriesSpec("geo-lookup", "p99 latency", 180, "ms", noise=0.02, shape=Shape.DRIFT, gain=5.0, role=Role.PRIMARY),
+        SeriesSpec("geo-lookup", "p99 latency", 180, "ms", noise=0.03, shape=Shape.DRIFT, gain=5.0, role=Role.PRIMARY),
         SeriesSpec("geo-lookup", "calls", 121000, noise=0.03, shape=Shape.CONSEQUENCE, gain=1.4),
         SeriesSpec("geo-lookup", "timeouts", 3, noise=0.2, shape=Shape.CONSEQUENCE, gain=40),
         SeriesSpec("fraud-screen", "retries", 40, noise=0.08, shape=Shape.CONSEQUENCE, gain=9),

@@ -14,7 +14,7 @@ ENVIRONMENTAL_DRIFT = DomainSpec(
     code="ed",
     description="Ash leachate escapes a torn basin liner; boron rises at a monitoring well, then sulfate at a supply well.",
     series=(
-        SeriesSpec("MW-4", "boron", 210, "ug/L", noise=0.02, shape=Shape.DRIFT, gain=5.5, role=Role.PRIMARY),
+        SeriesSpec("MW-4", "boron", 210, "ug/L", noise=0.025, shape=Shape.DRIFT, gain=5.5, role=Role.PRIMARY),
         SeriesSpec("MW-4", "specific conductance", 640, "uS/cm", noise=0.03, shape=Shape.DRIFT, gain=1.2),
         SeriesSpec("SW-2", "sulfate", 58, "mg/L", noise=0.04, shape=Shape.CONSEQUENCE, gain=4.5, role=Role.SECONDARY),
         SeriesSpec("SW-2", "pumped", 3.1, "ML", decimals=1, noise=0.04),

@@ -14,7 +14,7 @@ INSIDER_THREAT = DomainSpec(
     code="it",
     description="An engineer who has resigned copies design files after hours and tries to move them out.",
     series=(
-        SeriesSpec("user dvance", "after-hours downloads", 90, "MB", noise=0.02, shape=Shape.DRIFT, gain=8, role=Role.PRIMARY),
+        SeriesSpec("user dvance", "after-hours downloads", 90, "MB", decimals=1, noise=0.02, shape=Shape.DRIFT, gain=8, role=Role.PRIMARY),
         SeriesSpec("user dvance", "repository reads", 40, noise=0.06, shape=Shape.DRIFT, gain=3),
         SeriesSpec("user dvance", "wiki edits", 6, noise=0.2),
         SeriesSpec("dlp gateway", "blocked uploads", 2, noise=0.15, shape=Shape.CONSEQUENCE, gain=12, role=Role.SECONDARY),
