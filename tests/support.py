@@ -10,6 +10,9 @@ from typing import Any
 from pytest_lens import CapabilityManifest, Document, ExtraTool, MemoryAdapter, SearchResult
 from pytest_lens.text import content_terms
 
+#: The small hand-written LENS example (16 episodes, 8 questions): fast data for tests that need a real scope.
+COLD_CHAIN_DEMO = Path(__file__).parents[1] / "examples" / "cold_chain_demo.json"
+
 BATCH = ExtraTool(
     "batch_retrieve",
     "Retrieve several items.",

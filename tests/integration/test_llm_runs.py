@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
+from tests.support import COLD_CHAIN_DEMO
 
 #: The inner runs need neither the cache provider nor hypothesis (whose import costs seconds per in-process run).
-QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+#: They use the small hand-written example scope (8 questions), not the bundled default.
+QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}")
 
 
 @pytest.fixture

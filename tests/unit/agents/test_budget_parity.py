@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from lens_fixtures.datasets import bundled_dataset_paths
 from lens_fixtures.openai_server import OpenAITestServer, ScriptedAgentPolicy
 from pytest_lens.agents.llm import LLMAgent
 from pytest_lens.agents.offline import OfflineAgent
@@ -30,8 +29,9 @@ from pytest_lens.llm.stats import LLMStats
 from pytest_lens.results import QuestionResult
 from pytest_lens.runner import LensRuntime
 from pytest_lens.settings import AdapterSpec
+from tests.support import COLD_CHAIN_DEMO
 
-SCOPE = load_dataset(bundled_dataset_paths()[0]).scopes[0]
+SCOPE = load_dataset(COLD_CHAIN_DEMO).scopes[0]
 Turn = str | Sequence[tuple[str, Mapping[str, Any] | str]]
 
 

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from lens_fixtures.datasets import bundled_dataset_paths
 from lens_fixtures.openai_server import Fault, OpenAITestServer, ScriptedAgentPolicy
 from pytest_lens.agents import create_agent
 from pytest_lens.agents.base import SYSTEM_PROMPT
@@ -20,8 +19,9 @@ from pytest_lens.llm.stats import LLMStats
 from pytest_lens.results import QuestionResult
 from pytest_lens.runner import LensRuntime
 from pytest_lens.settings import AdapterSpec
+from tests.support import COLD_CHAIN_DEMO
 
-SCOPE = load_dataset(bundled_dataset_paths()[0]).scopes[0]
+SCOPE = load_dataset(COLD_CHAIN_DEMO).scopes[0]
 
 
 def case_for(question_id: str, budget: str = "16k", adapter: str = "bm25") -> LensCase:

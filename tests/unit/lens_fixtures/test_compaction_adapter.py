@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.adapters.compaction import SUMMARY_REF, CompactionAdapter
-from lens_fixtures.datasets import bundled_dataset_paths
 from lens_fixtures.openai_server import OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.datasets.loader import load_dataset
@@ -14,8 +13,9 @@ from pytest_lens.llm.client import ChatClient, LLMEndpoint
 from pytest_lens.llm.stats import LLMStats
 from pytest_lens.runner import LensRuntime
 from pytest_lens.settings import AdapterSpec
+from tests.support import COLD_CHAIN_DEMO
 
-SCOPE = load_dataset(bundled_dataset_paths()[0]).scopes[0]
+SCOPE = load_dataset(COLD_CHAIN_DEMO).scopes[0]
 
 
 def client(server: OpenAITestServer, path: Path) -> ChatClient:

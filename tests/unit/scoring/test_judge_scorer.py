@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from lens_fixtures.datasets import bundled_dataset_paths
 from lens_fixtures.openai_server import Fault, OpenAITestServer
 from pytest_lens.budget import parse_budget
 from pytest_lens.cases import LensCase
@@ -16,8 +15,9 @@ from pytest_lens.results import QuestionResult
 from pytest_lens.scoring.baseline import OfflineBaseline
 from pytest_lens.scoring.judge import Comparison, Criterion, LLMJudge, OfflineJudge
 from pytest_lens.scoring.judge_scorer import JudgeScorer, longitudinal_advantage
+from tests.support import COLD_CHAIN_DEMO
 
-SCOPE = load_dataset(bundled_dataset_paths()[0]).scopes[0]
+SCOPE = load_dataset(COLD_CHAIN_DEMO).scopes[0]
 ROOT_CAUSE = "A refrigerant leak at the C-2 service valve [cold_chain_demo_016], seen as falling suction pressure [cold_chain_demo_013]."
 
 
