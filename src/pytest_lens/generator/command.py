@@ -6,7 +6,10 @@ import argparse
 import hashlib
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_lens.llm.client import ChatClient
 
 __all__ = ["add_generate", "run_generate"]
 
@@ -40,6 +43,12 @@ def add_generate(sub: Any) -> argparse.ArgumentParser:
         "--labels", type=Path, default=None, metavar="PATH", help="also write ground-truth labels (never give them to an agent)"
     )
     parser.add_argument("--no-verify", action="store_true", help="skip the guarantee checks (only for timing the generator)")
+    llm = parser.add_argument_group("optional LLM stage (richer text; every piece checked, the deterministic text where it fails)")
+    llm.add_argument("--llm-base-url", default=None, metavar="URL", help="OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1)")
+    llm.add_argument("--llm-model", default=None, metavar="NAME", help="model for the planner and the blind renderer")
+    llm.add_argument("--llm-api-key-env", default="OPENAI_API_KEY", metavar="VAR", help="environment variable holding the API key")
+    llm.add_argument("--llm-cache", type=Path, default=Path(".lens") / "llm-cache.sqlite", metavar="PATH", help="request cache file")
+    llm.add_argument("--llm-cache-mode", choices=("record", "replay", "off"), default="record", help="replay regenerates offline")
     return parser
 
 
@@ -66,6 +75,10 @@ def run_generate(args: argparse.Namespace) -> int:
     except GeneratorError as exc:
         return _usage(f"--scale: {exc}")
 
+    if args.llm_base_url and not args.llm_model:
+        return _usage("--llm-base-url needs --llm-model (the model the planner and renderer use)")
+    llm = _llm_client(args) if args.llm_model else None
+
     domains = list(DOMAINS) if args.domain == _ALL else [args.domain]
     if args.domain == _ALL:
         if args.out.exists() and not args.out.is_dir():
@@ -75,7 +88,7 @@ def run_generate(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         try:
             scope = generate_scope(
-                name, args.seed, signal=signal, distractors=distractors, scope_id=args.scope_id, verify=not args.no_verify
+                name, args.seed, signal=signal, distractors=distractors, scope_id=args.scope_id, verify=not args.no_verify, llm=llm
             )
         except GeneratorError as exc:
             return _usage(str(exc))
@@ -94,7 +107,21 @@ def run_generate(args: argparse.Namespace) -> int:
             f"wrote {target}: {scope.scope_id}, {episodes:,} episodes ({signal:,} signal, {distractors:,} distractors), "
             f"{len(scope.dataset.questions)} questions, sha256 {digest}, {time.perf_counter() - started:.1f} s"
         )
+        for line in scope.llm_report.lines() if scope.llm_report else ():
+            print(f"  {line}")
+    if llm is not None:
+        llm.cache.close()
     return 0
+
+
+def _llm_client(args: argparse.Namespace) -> ChatClient:
+    from pytest_lens.llm.cache import RequestCache
+    from pytest_lens.llm.client import ChatClient, LLMEndpoint
+    from pytest_lens.llm.stats import LLMStats
+
+    endpoint = LLMEndpoint(args.llm_base_url, api_key_env=args.llm_api_key_env)
+    cache = RequestCache(args.llm_cache, args.llm_cache_mode)
+    return ChatClient(endpoint, args.llm_model, cache=cache, stats=LLMStats(), seed=args.seed)
 
 
 def _usage(message: str) -> int:

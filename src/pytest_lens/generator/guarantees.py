@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 
 from pytest_lens.datasets.models import Dataset, KeyFact
 from pytest_lens.datasets.validator import validate_dataset
@@ -22,11 +23,14 @@ __all__ = ["guarantee_problems"]
 _DIGITS = re.compile(r"\d+")
 
 
-def guarantee_problems(dataset: Dataset, is_signal: Mapping[str, bool]) -> list[str]:
+def guarantee_problems(dataset: Dataset, is_signal: Mapping[str, bool], *, storyline: AbstractSet[str] | None = None) -> list[str]:
     """Everything wrong with a generated dataset (empty when it keeps every promise).
 
     ``is_signal`` maps each episode id to whether it carries the storyline (the sidecar
-    label; the dataset itself never says).
+    label; the dataset itself never says). ``storyline`` is the set of storyline terms
+    distractors are checked against: by default every topic word of the signal episodes;
+    the LLM stage passes its deterministic reports' words (prose a model adds on both
+    sides tells no storyline).
     """
     problems = [f"validator: {issue}" for issue in validate_dataset(dataset, "<generated>")]
     for scope in dataset.scopes:
@@ -44,7 +48,7 @@ def guarantee_problems(dataset: Dataset, is_signal: Mapping[str, bool]) -> list[
             problems.append(f"{scope.scope_id}: episodes are not in stream order")
 
         texts = {episode.episode_id: episode.text for episode in episodes}
-        signal_words = storyline_terms(text for ref, text in texts.items() if is_signal[ref])
+        signal_words = storyline_terms(text for ref, text in texts.items() if is_signal[ref]) if storyline is None else storyline
         for ref, text in texts.items():
             if not is_signal[ref]:
                 shared = topic_terms(text) & signal_words

@@ -6,14 +6,19 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_lens.datasets.models import Dataset, Episode, Scope
 from pytest_lens.generator.arc import MIN_SIGNAL
 from pytest_lens.generator.guarantees import guarantee_problems
+from pytest_lens.generator.llm import LLMStageReport, LLMWriter
 from pytest_lens.generator.planner import EpisodeLabel, plan_scope
 from pytest_lens.generator.questions import build_questions, episode_id
 from pytest_lens.generator.renderer import render_episode
 from pytest_lens.generator.spec import DomainSpec
+
+if TYPE_CHECKING:
+    from pytest_lens.llm.client import ChatClient
 
 __all__ = [
     "DEFAULT_DISTRACTORS",
@@ -47,6 +52,8 @@ class GeneratedScope:
     dataset: Dataset
     labels: dict[str, EpisodeLabel]
     """Episode id -> what the episode is (signal phase or distractor theme). Never part of the dataset."""
+    llm_report: LLMStageReport | None = None
+    """What the optional LLM stage wrote and what it was refused (``None`` without it)."""
 
     @property
     def scope_id(self) -> str:
@@ -93,11 +100,17 @@ def generate_scope(
     distractors: int = DEFAULT_DISTRACTORS,
     scope_id: str | None = None,
     verify: bool = True,
+    llm: ChatClient | None = None,
 ) -> GeneratedScope:
     """Generate one scope of ``domain`` from ``seed`` (deterministic: same arguments, same bytes).
 
     ``verify`` runs every guarantee check on the result and raises :class:`GeneratorError`
     listing what broke; leave it on unless you are timing the generator itself.
+
+    ``llm`` adds the optional LLM stage (:mod:`pytest_lens.generator.llm`): a planner that
+    writes extra routine notes and a blind renderer that writes each report, every piece
+    checked and replaced by the deterministic text where it fails. Reproducible through the
+    client's request cache.
     """
     from pytest_lens.generator.domains import get_domain
 
@@ -111,27 +124,38 @@ def generate_scope(
     if not spec.themes:
         raise GeneratorError(f"domain {spec.name!r} has no distractor themes")
     scope = scope_id or f"{spec.name}_s{seed:02d}"
+    from pytest_lens.llm.errors import LLMError
+
     try:
-        plan = plan_scope(spec, seed, signal=signal, distractors=distractors, scope_id=scope)
+        writer = LLMWriter(llm) if llm is not None else None
+        plan = plan_scope(spec, seed, signal=signal, distractors=distractors, scope_id=scope, enrich=writer.enrich if writer else None)
         total = len(plan.episodes)
-        episodes = []
-        for episode in plan.episodes:
+
+        def episode_rng(position: int) -> random.Random:
             # Each episode renders from its own stream: independent of every other episode.
-            text = render_episode(episode, random.Random(seed * 1_000_003 + episode.position))
-            episodes.append(
-                Episode(episode_id=episode_id(scope, episode.position, total), scope_id=scope, timestamp=episode.timestamp, text=text)
-            )
+            return random.Random(seed * 1_000_003 + position)
+
+        texts = [render_episode(episode, episode_rng(episode.position)) for episode in plan.episodes]
+        if writer is not None:
+            texts = writer.rewrite(plan, texts, episode_rng)
+        episodes = [
+            Episode(episode_id=episode_id(scope, episode.position, total), scope_id=scope, timestamp=episode.timestamp, text=text)
+            for episode, text in zip(plan.episodes, texts, strict=True)
+        ]
         questions = build_questions(plan, random.Random(seed * 7_919 + 17))
     except ValueError as exc:
         raise GeneratorError(f"domain {spec.name!r}, seed {seed}: {exc}") from None
+    except LLMError as exc:
+        raise GeneratorError(f"domain {spec.name!r}, seed {seed}: LLM stage: {exc}") from None
     dataset = Dataset(scopes=(Scope(scope_id=scope, episodes=tuple(episodes)),), questions=tuple(questions))
     labels = {episode.episode_id: label for episode, label in zip(episodes, plan.labels, strict=True)}
     if verify:
-        problems = guarantee_problems(dataset, {ref: label.kind == "signal" for ref, label in labels.items()})
+        storyline = writer.storyline if writer is not None else None
+        problems = guarantee_problems(dataset, {ref: label.kind == "signal" for ref, label in labels.items()}, storyline=storyline)
         if problems:
             shown = "\n  ".join(problems[:20])
             raise GeneratorError(f"domain {spec.name!r}, seed {seed}: generated data breaks its guarantees:\n  {shown}")
-    return GeneratedScope(spec.name, seed, dataset, labels)
+    return GeneratedScope(spec.name, seed, dataset, labels, writer.report if writer is not None else None)
 
 
 def dataset_json(dataset: Dataset) -> str:

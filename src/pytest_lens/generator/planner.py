@@ -10,7 +10,7 @@ calls) shapes the values, so the same seed gives the same plan on every platform
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
@@ -225,14 +225,29 @@ class _ThemeState:
         return cls(theme, variables, [0.0] * len(theme.series), lines)
 
 
-def plan_scope(domain: DomainSpec, seed: int, *, signal: int, distractors: int, scope_id: str) -> ScopePlan:
-    """Lay down the storyline of ``domain`` over ``signal`` reports interleaved with ``distractors``."""
+def plan_scope(
+    domain: DomainSpec,
+    seed: int,
+    *,
+    signal: int,
+    distractors: int,
+    scope_id: str,
+    enrich: Callable[[DomainSpec, Mapping[str, str]], DomainSpec] | None = None,
+) -> ScopePlan:
+    """Lay down the storyline of ``domain`` over ``signal`` reports interleaved with ``distractors``.
+
+    ``enrich`` may add routine filler to the domain once its variables are drawn (the LLM
+    planner does); it must not change series, events or themes' series, so the values and
+    events are the same with or without it.
+    """
     if signal < MIN_SIGNAL:
         raise ValueError(f"signal must be at least {MIN_SIGNAL} episodes, got {signal}")
     if distractors < 0:
         raise ValueError(f"distractors must be 0 or more, got {distractors}")
     rng = random.Random(seed)
     variables = _choose_variables(rng, domain.variables)
+    if enrich is not None:
+        domain = enrich(domain, variables)
     start = _EPOCH + timedelta(days=rng.randrange(_START_SPREAD))
     storyline, values = _storyline(domain, rng, signal, seed)
     slots = _stream_slots(rng, start, signal, distractors)
@@ -301,6 +316,9 @@ def _draw_storyline(domain: DomainSpec, rng: random.Random, signal: int) -> tupl
     onset = next((k for k in range(1, signal + 1) if values[primary][k - 1] > watch), signal + 1)
     first_alarm = next((k for k in range(1, signal + 1) if values[secondary][k - 1] > alarm), signal + 1)
     bumped = all(values[herring][k - 1] > herring_watch for k in range(herring_start, herring_end + 1))
+    # The first checkpoint's questions quote two different baseline readings.
+    if len(set(values[primary][: arc_position(4, signal)])) < 2:
+        return "identical baseline readings"
     # The questions rely on this order: the rise starts before the herring, the alarm after it and early in the escalation.
     if not (baseline_end < onset < herring_start and herring_end < first_alarm <= arc_position(20, signal) and bumped):
         return (

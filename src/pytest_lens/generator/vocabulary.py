@@ -29,6 +29,8 @@ MEASUREMENT_TERMS = frozenset({
     "normal", "steady", "stable", "within", "expected", "range", "quiet", "handoff", "team", "staff", "service",
     "services", "health", "performance", "degraded", "lag", "restart", "restarted", "window", "schedule", "shift",
     "processing", "safety", "water", "quality", "activity", "system",
+    # Quantity words the LLM renderer is given in place of numbers.
+    "several", "few", "dozen", "dozens",
 })
 # fmt: on
 
