@@ -114,7 +114,10 @@ def generate_scope(
     """
     from pytest_lens.generator.domains import get_domain
 
-    spec = get_domain(domain) if isinstance(domain, str) else domain
+    try:
+        spec = get_domain(domain) if isinstance(domain, str) else domain
+    except ValueError as exc:
+        raise GeneratorError(str(exc)) from None
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise GeneratorError(f"seed must be a non-negative integer, got {seed!r}")
     if signal < MIN_SIGNAL:
