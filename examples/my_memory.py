@@ -19,6 +19,8 @@ from pytest_lens.text import content_terms
 class DictMemory(MemoryAdapter):
     """Episodes in a dict; search ranks them by how many query words they contain."""
 
+    max_results = 10
+
     def __init__(self, snippet_chars: int = 240) -> None:
         # Constructor options come from --lens-adapter-option, e.g. snippet_chars=400.
         self.snippet_chars = snippet_chars
@@ -41,7 +43,8 @@ class DictMemory(MemoryAdapter):
                 scored.append(SearchResult(ref_id, text[: self.snippet_chars], score, {"timestamp": timestamp}))
         # Best first; ties broken by id so results are deterministic.
         scored.sort(key=lambda r: (-r.score, r.ref_id))
-        return scored[: limit or 10]
+        # Never more than asked for, nor more than the manifest promises.
+        return scored[: min(limit or self.max_results, self.max_results)]
 
     def retrieve(self, ref_id: str) -> Document | None:
         stored = self.episodes.get(ref_id)
@@ -50,7 +53,7 @@ class DictMemory(MemoryAdapter):
     def get_capabilities(self) -> CapabilityManifest:
         return CapabilityManifest(
             search_modes=["keyword"],
-            max_results_per_search=10,
+            max_results_per_search=self.max_results,
             extra_tools=[
                 ExtraTool(
                     name="batch_retrieve",
@@ -67,5 +70,9 @@ class DictMemory(MemoryAdapter):
     def call_extended_tool(self, name: str, args: dict[str, Any]) -> Any:
         if name != "batch_retrieve":
             return super().call_extended_tool(name, args)
-        docs = [doc for ref in args["ref_ids"] if (doc := self.retrieve(ref)) is not None]
+        refs = args.get("ref_ids")
+        # Reject what the schema forbids with an error, as `pytest --lens-conformance` checks.
+        if not isinstance(refs, list) or not all(isinstance(ref, str) for ref in refs):
+            raise ValueError(f"batch_retrieve takes {{'ref_ids': [str, ...]}}, got {args!r}")
+        docs = [doc for ref in refs if (doc := self.retrieve(ref)) is not None]
         return {"documents": [{"ref_id": d.ref_id, "text": d.text} for d in docs], "count": len(docs)}

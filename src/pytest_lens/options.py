@@ -280,7 +280,8 @@ def read_settings(config: pytest.Config) -> LensSettings:
         call_timeout=timeout_s if timeout_s > 0 else None,
         opaque_refs=opaque,
         seed=seed_value,
-        builtin_tests=not no_builtin and bool(config.getini("lens_builtin_tests")),
+        # --lens-conformance replaces the built-in LENS questions with the conformance suite.
+        builtin_tests=not no_builtin and bool(config.getini("lens_builtin_tests")) and not config.getoption("--lens-conformance", False),
         rootdir=Path(config.rootpath),
         suites=tuple(dict.fromkeys(config.getoption(SUITE) or config.getini("lens_suites"))),
         llm=_llm_settings(config),

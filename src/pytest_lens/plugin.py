@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from pytest_lens.session import LensSession
     from pytest_lens.xdist_support import LensXdist
 
+#: The conformance suite's options, marker, fixtures and hooks (light until a conformance test runs).
+pytest_plugins = ["pytest_lens.conformance.plugin"]
+
 SESSION_KEY = pytest.StashKey["LensSession"]()
 #: ``user_properties`` name under which a question's result travels on its test report.
 RESULT_PROPERTY = "lens_result"
@@ -193,6 +196,8 @@ class LensPlugin:
         """Print the LENS summary."""
         if not self._reporting:
             return
+        if not (self.session.expected or self.session.results):
+            return  # no LENS question was selected (e.g. --lens-conformance): nothing to summarise
         from pytest_lens.analysis.render import line_markup
 
         terminalreporter.write_sep("=", "LENS summary")

@@ -23,7 +23,7 @@ from pytest_lens.registry import accepts_keyword, load_adapter_class
 from pytest_lens.results import AdapterFault
 from pytest_lens.settings import AdapterSpec
 
-__all__ = ["AdapterSlot", "LensRuntime"]
+__all__ = ["AdapterSlot", "LensRuntime", "construct_adapter", "safe_name"]
 
 
 @dataclass
@@ -139,15 +139,7 @@ class LensRuntime:
     def _construct(self, spec: AdapterSpec) -> AdapterSlot:
         slot = AdapterSlot(spec.label)
         try:
-            cls = load_adapter_class(spec.target)
-            options: dict[str, Any] = dict(spec.options)
-            if "storage_dir" not in options and accepts_keyword(cls, "storage_dir", via_kwargs=False):
-                storage = self.storage_root / _safe_name(spec.label)
-                storage.mkdir(parents=True, exist_ok=True)
-                options["storage_dir"] = str(storage)
-            if "lens_llm" not in options and accepts_keyword(cls, "lens_llm", via_kwargs=False):
-                options["lens_llm"] = self.lens_llm
-            adapter = cls(**options)
+            adapter = construct_adapter(spec, self.storage_root / safe_name(spec.label), lens_llm=self.lens_llm)
         except AdapterUnavailable as exc:
             slot.unavailable = str(exc) or f"adapter {spec.label!r} is unavailable"
             return slot
@@ -160,5 +152,25 @@ class LensRuntime:
         return slot
 
 
-def _safe_name(label: str) -> str:
+def construct_adapter(spec: AdapterSpec, storage: Path, *, lens_llm: Any = None) -> Any:
+    """A new instance of ``spec``'s adapter, built with its options.
+
+    An adapter whose ``__init__`` takes ``storage_dir`` (and was not given one)
+    gets ``storage``, created on demand; one taking ``lens_llm`` gets the run's
+    LLM client (``None`` when no LLM is configured). Raises whatever loading or
+    the constructor raises: :class:`AdapterUnavailable` when the adapter cannot
+    run here, anything else is a ``construct`` fault for the caller to record.
+    """
+    cls = load_adapter_class(spec.target)
+    options: dict[str, Any] = dict(spec.options)
+    if "storage_dir" not in options and accepts_keyword(cls, "storage_dir", via_kwargs=False):
+        storage.mkdir(parents=True, exist_ok=True)
+        options["storage_dir"] = str(storage)
+    if "lens_llm" not in options and accepts_keyword(cls, "lens_llm", via_kwargs=False):
+        options["lens_llm"] = lens_llm
+    return cls(**options)
+
+
+def safe_name(label: str) -> str:
+    """``label`` as a file name (adapter labels may contain ``:`` or ``/``)."""
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label) or "adapter"

@@ -119,10 +119,13 @@ class BM25Adapter(MemoryAdapter):
         )
 
     def call_extended_tool(self, name: str, args: dict[str, Any]) -> Any:
-        """``batch_retrieve``: ``{"documents": [{ref_id, text}], "count": n}`` for the ids found."""
+        """``batch_retrieve``: ``{"documents": [{ref_id, text}], "count": n}`` for the ids found; invalid arguments raise."""
         if name != BATCH_RETRIEVE.name:
             return super().call_extended_tool(name, args)
-        documents = [doc for ref in args.get("ref_ids", []) if (doc := self.retrieve(str(ref))) is not None]
+        import jsonschema
+
+        jsonschema.validate(args, BATCH_RETRIEVE.parameters)  # ValidationError says which argument is wrong
+        documents = [doc for ref in args["ref_ids"] if (doc := self.retrieve(ref)) is not None]
         return {"documents": [{"ref_id": d.ref_id, "text": d.text} for d in documents], "count": len(documents)}
 
     def close(self) -> None:

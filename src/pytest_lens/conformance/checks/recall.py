@@ -1,0 +1,109 @@
+"""``recall.rare_token``: an episode ingested before a checkpoint can be found by an exact rare token it contains.
+
+What "found" means depends on what the adapter declares, to be fair to pure
+embedding search and firm with everything else:
+
+- an adapter declaring a lexical search mode (``keyword``, ``bm25``, ``lexical``,
+  ``fts``, ``full_text``, ``sparse`` or ``hybrid``) must rank the episode **first**
+  for a query that is the token alone: it is the only episode containing it;
+- a purely semantic adapter must return it within the **top 3** (and within the
+  limit an agent gets by default). A sentence embedding dilutes one odd token in
+  its text, so first place is not a fair demand; but a one-vector-per-episode
+  MiniLM (all-MiniLM-L6-v2) index met the top-3 floor in 400 of 400 generated
+  corpora of this shape, so missing it means the episode was lost, truncated
+  away or never indexed.
+
+The corpus is what keeps the floor honest: 1-10 prose episodes of 3-60 words
+(short enough for a 256-token embedding window), the token (letters and
+digits, e.g. ``kqv7zt``) placed anywhere in one of them, ``prepare`` called at
+the checkpoint after the last ingest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from pytest_lens.adapter import CapabilityManifest
+from pytest_lens.conformance.checks.search import describe_call
+from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
+from pytest_lens.conformance.samples import SampleEpisode, abbreviate, show_ids
+from pytest_lens.conformance.strategies import rare_tokens, scope_ids, seeded_words, simple_id, simple_timestamp
+
+__all__ = ["LEXICAL_MODES", "RECALL_RARE_TOKEN", "SEMANTIC_FLOOR", "is_lexical"]
+
+#: Search modes that promise exact-term matching.
+LEXICAL_MODES = frozenset({"keyword", "bm25", "lexical", "fts", "full_text", "fulltext", "full-text", "sparse", "hybrid"})
+#: Rank a purely semantic adapter must reach.
+SEMANTIC_FLOOR = 3
+
+
+def is_lexical(manifest: CapabilityManifest) -> bool:
+    """Whether the manifest declares a search mode that matches exact terms."""
+    return any(mode.lower() in LEXICAL_MODES for mode in manifest.search_modes)
+
+
+@dataclass(frozen=True)
+class RecallExample:
+    """A corpus in which exactly one episode (``target``) contains ``token``."""
+
+    scope_id: str
+    episodes: tuple[SampleEpisode, ...]
+    target: str
+    token: str
+
+
+@st.composite
+def _recall_examples(draw: st.DrawFn, manifest: CapabilityManifest) -> RecallExample:
+    size = draw(st.integers(1, 10))
+    token = draw(rare_tokens())
+    target = draw(st.integers(0, size - 1))
+    episodes = []
+    for index in range(size):
+        words = seeded_words(draw(st.integers(3, 60)), draw(st.integers(0, 2**16)))
+        if index == target:
+            words.insert(draw(st.integers(0, len(words))), token)
+        episodes.append(SampleEpisode(simple_id(index), simple_timestamp(index), " ".join(words)))
+    return RecallExample(draw(scope_ids()), tuple(episodes), simple_id(target), token)
+
+
+def _check_recall(context: ClauseContext, example: RecallExample) -> None:
+    limit = context.search_limit()
+    with context.fresh() as subject:
+        subject.load(example.scope_id, example.episodes)
+        results = subject.search(example.token, None, limit)
+    ranked = [result.ref_id for result in results]
+    call = describe_call(example.token, None, limit)
+    if context.stores_nothing:
+        if ranked:
+            raise ClauseViolation(f"{call} returned {show_ids(ranked)}, but the manifest declares search_modes ['none']")
+        return
+    if example.target not in ranked:
+        raise ClauseViolation(
+            f"{call} did not return {abbreviate(example.target)}, the only episode containing {example.token!r} "
+            f"(it returned {show_ids(ranked)})"
+        )
+    rank = ranked.index(example.target) + 1
+    if is_lexical(context.manifest) and rank > 1:
+        raise ClauseViolation(
+            f"{call} ranked {abbreviate(example.target)}, the only episode containing {example.token!r}, at {rank} (after "
+            f"{show_ids(ranked[: rank - 1])}); a memory declaring search_modes {context.manifest.search_modes} must rank it first"
+        )
+    if rank > SEMANTIC_FLOOR:
+        raise ClauseViolation(
+            f"{call} ranked {abbreviate(example.target)}, the only episode containing {example.token!r}, at {rank}; even a purely "
+            f"semantic memory must rank it within the top {SEMANTIC_FLOOR}"
+        )
+
+
+RECALL_RARE_TOKEN = Clause(
+    id="recall.rare_token",
+    contract=(
+        "an episode ingested before a checkpoint is found by a search for an exact rare token it contains: ranked first by a memory "
+        f"declaring a lexical mode, within the top {SEMANTIC_FLOOR} by a purely semantic one"
+    ),
+    method="search",
+    examples=_recall_examples,
+    check=_check_recall,
+)
