@@ -230,11 +230,15 @@ class IndexesOnlyTheHead(FacetedMemory):
 
 
 class SlowSearch(FacetedMemory):
-    """Takes 100 ms per search."""
+    """Takes ``delay_s`` (default 100 ms) per search."""
+
+    def __init__(self, delay_s: float = 0.1) -> None:
+        super().__init__()
+        self.delay_s = delay_s
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
         """Search, slowly."""
-        time.sleep(0.1)
+        time.sleep(self.delay_s)
         return super().search(query, filters, limit)
 
 

@@ -1,0 +1,195 @@
+"""The conformance suite as users run it: --lens-conformance, the lens_conformance marker, xdist, options."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pytest_lens.conformance import options
+from tests.support import small_dataset, write_dataset
+
+NO_CACHE = ("-p", "no:cacheprovider")
+BROKEN = "lens_fixtures.adapters.broken"
+
+
+@pytest.fixture
+def ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a CI runner: the lens-ci profile (bounded, derandomized) is the default."""
+    monkeypatch.setenv("CI", "true")
+
+
+def test_bm25_keeps_the_contract(pytester: pytest.Pytester, ci: None) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", options.CONFORMANCE, "-v", *NO_CACHE)
+    result.assert_outcomes(passed=16, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "lens conformance: 17 clauses per adapter, hypothesis profile lens-ci; LENS questions not added",
+            "lens-conformance::test_manifest_valid[[]bm25[]] PASSED*",
+            "lens-conformance::test_retrieve_roundtrip[[]bm25[]] PASSED*",
+            "lens-conformance::test_filters_fields[[]bm25[]] SKIPPED*",
+            "*= LENS conformance =*",
+            "hypothesis profile lens-ci; latency ceiling p95 1,000 ms per call, advisory",
+            "bm25 * 17 * 16 * 0 * 1 * s",
+            "not applicable:",
+            "  bm25: filters.fields (the manifest declares no filter_fields)",
+            "latency per call over all clauses (ms):",
+            "bm25 * search *",
+        ]
+    )
+    assert "LENS summary" not in result.stdout.str()  # no LENS question was asked
+    assert "test_lens[" not in result.stdout.str()
+
+
+def test_a_broken_adapter_fails_exactly_its_clause_with_a_readable_message(pytester: pytest.Pytester, ci: None) -> None:
+    result = pytester.runpytest(f"--lens-adapter={BROKEN}:IgnoresLimit", options.CONFORMANCE, "-k", "search", *NO_CACHE)
+    result.assert_outcomes(passed=3, failed=1, deselected=13)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_search_limit[[]IgnoresLimit[]] _*",
+            "conformance clause search.limit failed for adapter 'IgnoresLimit', in search()",
+            "  contract: search(query, limit=n) returns at most n results, *",
+            "  violation: search('beacon', limit=1) returned 2 results, more than limit=1",
+            "  minimal failing example (hypothesis profile lens-ci, * examples run, shrunk):",
+            "    episodes: 2 episode(s), ingested in this order",
+            "      [[]1[]] id='ep_001' timestamp='2020-01-01T00:00:00' text='beacon'",
+            "      [[]2[]] id='ep_002' timestamp='2020-01-01T01:00:00' text='beacon'",
+            "    searches: [[][[]'beacon', 1[]][]]",
+            "broken clauses:",
+            "  IgnoresLimit: search.limit in search(): search('beacon', limit=1) returned 2 results, more than limit=1",
+            "FAILED lens-conformance::test_search_limit[[]IgnoresLimit[]] - Failed: conformance clause search.limit *",
+        ]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_xdist_workers_report_to_one_summary(pytester: pytest.Pytester, ci: None) -> None:
+    adapters = ("--lens-adapter=bm25", f"--lens-adapter={BROKEN}:AscendingScores")
+    result = pytester.runpytest(*adapters, options.CONFORMANCE, "-k", "search or manifest", "-n", "2", *NO_CACHE)
+    result.assert_outcomes(passed=9, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*= LENS conformance =*",
+            "AscendingScores * 5 * 4 * 1 * 0 *",
+            "bm25 * 5 * 5 * 0 * 0 *",
+            "  AscendingScores: search.ordered in search(): search(*) is not sorted by descending score: *",
+        ]
+    )
+
+
+def test_the_marker_runs_clauses_from_a_user_test_module_without_any_option(pytester: pytest.Pytester, ci: None) -> None:
+    pytester.makepyfile(
+        test_contract="""
+        import pytest
+
+        pytestmark = pytest.mark.lens_conformance(
+            "lens_fixtures.adapters.faceted:FacetedMemory", clauses=["filters"], label="faceted"
+        )
+
+        def test_contract(lens_conformance):
+            outcome = lens_conformance.check()
+            assert outcome.status == "passed" and outcome.examples > 0
+        """
+    )
+    result = pytester.runpytest("-v", *NO_CACHE)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "test_contract.py::test_contract[[]faceted-filters.fields[]] PASSED*",
+            "test_contract.py::test_contract[[]faceted-filters.date_range[]] PASSED*",
+            "faceted * 2 * 2 * 0 * 0 *",
+        ]
+    )
+
+
+def test_marker_clauses_run_next_to_the_lens_questions(pytester: pytest.Pytester, ci: None) -> None:
+    dataset = write_dataset(pytester.path / "small.json", small_dataset())
+    pytester.makepyfile(
+        test_contract="""
+        import pytest
+
+        @pytest.mark.lens_conformance(clauses=["retrieve.roundtrip"])
+        def test_contract(lens_conformance):
+            lens_conformance.check()
+        """
+    )
+    result = pytester.runpytest("--lens-adapter=bm25", f"--lens-dataset={dataset}", "-v", *NO_CACHE)
+    result.assert_outcomes(passed=4)  # three LENS questions and the clause, on the --lens-adapter adapter
+    result.stdout.fnmatch_lines(["test_contract.py::test_contract[[]bm25[]] PASSED*", "*= LENS summary =*", "*= LENS conformance =*"])
+
+
+def test_the_fixture_without_an_adapter_says_how_to_give_one(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_contract(lens_conformance): lens_conformance.check()")
+    result = pytester.runpytest(*NO_CACHE)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*lens_conformance has no adapter: give the test @pytest.mark.lens_conformance('module:Class')*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((options.CONFORMANCE,), "*--lens-conformance needs an adapter: add --lens-adapter=module:Class*"),
+        (("--lens-adapter=bm25", options.CONFORMANCE, f"{options.HYPOTHESIS_PROFILE}=nope"), "*unknown hypothesis profile 'nope'*"),
+        (("--lens-adapter=bm25", options.CONFORMANCE, f"{options.LATENCY_CEILING}=fast"), "*--lens-latency-ceiling: 'fast': expected*"),
+    ],
+)
+def test_bad_options_are_usage_errors(pytester: pytest.Pytester, args: tuple[str, ...], message: str) -> None:
+    result = pytester.runpytest(*args, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_latency_over_an_advisory_ceiling_warns_and_an_enforced_one_fails(pytester: pytest.Pytester, ci: None) -> None:
+    args = (f"--lens-adapter={BROKEN}:SlowSearch", "--lens-adapter-option=delay_s=0.03", options.CONFORMANCE, "-k", "latency")
+    advisory = pytester.runpytest(*args, f"{options.LATENCY_CEILING}=search=0.01", *NO_CACHE)
+    advisory.assert_outcomes(passed=1, deselected=16, warnings=1)
+    advisory.stdout.fnmatch_lines(
+        [
+            "*LensLatencyWarning: adapter 'SlowSearch': search() p95 * ms exceeds the ceiling of 10 ms*",
+            "hypothesis profile lens-ci; latency ceiling p95 1,000 ms per call (search 10 ms), advisory",
+            "over the latency ceiling (advisory):",
+            "  SlowSearch: search() p95 * exceeds the ceiling of 10 ms *",
+        ]
+    )
+    enforced = pytester.runpytest(*args, f"{options.LATENCY_CEILING}=search=0.01", options.LATENCY_ENFORCE, *NO_CACHE)
+    enforced.assert_outcomes(failed=1, deselected=16)
+    enforced.stdout.fnmatch_lines(["conformance clause latency.ceiling failed for adapter 'SlowSearch', in search()"])
+
+
+def test_the_users_hypothesis_profile_is_left_alone_unless_named(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        from hypothesis import settings
+        settings.register_profile("mine", max_examples=7, deadline=None)
+        settings.load_profile("mine")
+        """
+    )
+    pytester.makepyfile(
+        test_order="""
+        import pytest
+        from hypothesis import settings
+
+        @pytest.mark.lens_conformance("bm25", clauses=["retrieve.unknown"])
+        def test_a_contract(lens_conformance):
+            assert lens_conformance.check().profile == pytest.PROFILE
+
+        def test_b_still_mine():
+            assert settings.default.max_examples == 7
+        """.replace("pytest.PROFILE", repr("lens-dev"))
+    )
+    default = pytester.runpytest(*NO_CACHE)
+    default.assert_outcomes(passed=2)
+    (pytester.path / "test_order.py").write_text((pytester.path / "test_order.py").read_text().replace("'lens-dev'", "'mine'"))
+    named = pytester.runpytest(f"{options.HYPOTHESIS_PROFILE}=mine", *NO_CACHE)
+    named.assert_outcomes(passed=2)
+    named.stdout.fnmatch_lines(["hypothesis profile mine; *"])
+
+
+def test_loading_the_plugin_imports_no_hypothesis() -> None:
+    code = (
+        "import sys, pytest_lens.plugin, pytest_lens.conformance.plugin; "
+        "print(sorted(m for m in ('hypothesis', 'pydantic') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
