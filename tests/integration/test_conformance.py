@@ -92,8 +92,11 @@ def test_the_marker_runs_clauses_from_a_user_test_module_without_any_option(pyte
             assert outcome.status == "passed" and outcome.examples > 0
         """
     )
-    result = pytester.runpytest("-v", *NO_CACHE)
-    result.assert_outcomes(passed=2)
+    pytester.makepyfile(test_other="def test_other(): pass")
+    result = pytester.runpytest("-v", "-m", "lens_conformance", "--junitxml=out.xml", *NO_CACHE)
+    result.assert_outcomes(passed=2, deselected=1)
+    junit = (pytester.path / "out.xml").read_text()
+    assert 'name="test_contract[faceted-filters.fields]"' in junit and "latencies" not in junit
     result.stdout.fnmatch_lines(
         [
             "test_contract.py::test_contract[[]faceted-filters.fields[]] PASSED*",

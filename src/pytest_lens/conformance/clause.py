@@ -45,6 +45,8 @@ class ClauseContext:
     enforce_latency: bool = False
     #: Set by ``conclude`` hooks that report without failing (e.g. advisory latency).
     advisories: list[str] = field(default_factory=list)
+    #: What properties note across examples for a ``conclude`` hook to judge (e.g. ranks per example).
+    records: list[Any] = field(default_factory=list)
 
     @property
     def label(self) -> str:

@@ -20,6 +20,7 @@ and the clauses are imported when a conformance test runs.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -230,6 +231,14 @@ class _OutcomeCollector:
     def __init__(self, config: pytest.Config, state: _State) -> None:
         self.config = config
         self.state = state
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Keep the outcome (with every call's latency) off the teardown report, which ``--junitxml`` writes out."""
+        report = yield
+        if report.when == "teardown":
+            report.user_properties = [(name, value) for name, value in report.user_properties if name != OUTCOME_PROPERTY]
+        return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep the outcome a conformance test attached to its call report."""

@@ -119,3 +119,44 @@ def test_advisory_latency_passes_with_the_finding(factory_for: Factory) -> None:
     outcome = verify_clause(find_clause("latency.ceiling"), factory_for("lens_fixtures.adapters.faceted:FacetedMemory"), config)
     assert outcome.status == "passed"
     assert any(line.startswith("search() p95 ") and "exceeds the ceiling of 0 ms" in line for line in outcome.advisories)
+
+
+class HashRankedSemantic:
+    """A 'semantic' memory whose ranking ignores the query's meaning: every episode, in an order set by a hash."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def reset(self, scope_id: str) -> None:
+        self.texts.clear()
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: Any = None) -> None:
+        self.texts[episode_id] = text
+
+    def search(self, query: str, filters: Any = None, limit: Any = None) -> list[Any]:
+        import hashlib
+
+        from pytest_lens import SearchResult
+
+        def score(ref: str) -> float:
+            return int(hashlib.sha256(f"{query}|{ref}".encode()).hexdigest()[:8], 16) / 2**32
+
+        ranked = sorted(self.texts, key=lambda ref: -score(ref))[: limit or 10]
+        return [SearchResult(ref, self.texts[ref][:50], score(ref)) for ref in ranked]
+
+    def retrieve(self, ref_id: str) -> Any:
+        from pytest_lens import Document
+
+        return Document(ref_id, self.texts[ref_id]) if ref_id in self.texts else None
+
+    def get_capabilities(self) -> Any:
+        from pytest_lens import CapabilityManifest
+
+        return CapabilityManifest(search_modes=["semantic"])
+
+
+def test_a_semantic_ranking_that_ignores_the_token_misses_the_recall_floor(factory_for: Factory) -> None:
+    outcome = verify_clause(find_clause("recall.rare_token"), factory_for(f"{__name__}:HashRankedSemantic", label="hashed"), CI)
+    assert outcome.failed and outcome.method == "search"
+    assert "ranked below the top 3 in" in outcome.violation and "examples (at most 2 allowed); the worst, at rank" in outcome.violation
+    assert "    episodes: " in outcome.message and "    token: " in outcome.message  # the worst corpus, described

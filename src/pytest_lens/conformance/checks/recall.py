@@ -1,22 +1,26 @@
 """``recall.rare_token``: an episode ingested before a checkpoint can be found by an exact rare token it contains.
 
 What "found" means depends on what the adapter declares, to be fair to pure
-embedding search and firm with everything else:
+embedding search and firm with everything else. For a query that is the token
+alone, searched with the limit an agent gets by default (``min(10, max_results_per_search)``):
 
+- every adapter must return the episode, in every example: an episode that does
+  not come back at all was lost, truncated away or never indexed;
 - an adapter declaring a lexical search mode (``keyword``, ``bm25``, ``lexical``,
-  ``fts``, ``full_text``, ``sparse`` or ``hybrid``) must rank the episode **first**
-  for a query that is the token alone: it is the only episode containing it;
-- a purely semantic adapter must return it within the **top 3** (and within the
-  limit an agent gets by default). A sentence embedding dilutes one odd token in
-  its text, so first place is not a fair demand; but a one-vector-per-episode
-  MiniLM (all-MiniLM-L6-v2) index met the top-3 floor in 400 of 400 generated
-  corpora of this shape, so missing it means the episode was lost, truncated
-  away or never indexed.
+  ``fts``, ``full_text``, ``sparse`` or ``hybrid``) must rank it **first**, in
+  every example: it is the only episode containing the token;
+- a purely semantic adapter must rank it within the **top 3** in at least 90% of
+  the examples (at most one miss in ten, one miss always allowed). A sentence
+  embedding dilutes one odd token in a text, so first place, or top 3 every time,
+  is not a fair demand; ``benchmarks/recall_floor.py`` measures one
+  all-MiniLM-L6-v2 vector per episode on corpora drawn by this clause: first in
+  97.0%, top 3 in 99.6%, top 5 in 100.0% of 2,000 corpora (worst rank 7), while
+  a ranking that ignores the token gets the top 3 about 55% of the time.
 
-The corpus is what keeps the floor honest: 1-10 prose episodes of 3-60 words
-(short enough for a 256-token embedding window), the token (letters and
-digits, e.g. ``kqv7zt``) placed anywhere in one of them, ``prepare`` called at
-the checkpoint after the last ingest.
+The corpus keeps the floor honest: 1-10 prose episodes of 3-60 words (short
+enough for a 256-token embedding window), the token (letters and digits, e.g.
+``kqv7zt``) placed anywhere in one of them, ``prepare`` called at the
+checkpoint after the last ingest.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from hypothesis import strategies as st
 from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.conformance.checks.search import describe_call
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
-from pytest_lens.conformance.samples import SampleEpisode, abbreviate, show_ids
+from pytest_lens.conformance.samples import SampleEpisode, abbreviate, describe_example, show_ids
 from pytest_lens.conformance.strategies import rare_tokens, scope_ids, seeded_words, simple_id, simple_timestamp
 
 __all__ = ["LEXICAL_MODES", "RECALL_RARE_TOKEN", "SEMANTIC_FLOOR", "is_lexical"]
@@ -52,6 +56,8 @@ class RecallExample:
     episodes: tuple[SampleEpisode, ...]
     target: str
     token: str
+    #: Where the token sits in the target's text: word number, counting from 1.
+    token_word: int
 
 
 @st.composite
@@ -59,13 +65,14 @@ def _recall_examples(draw: st.DrawFn, manifest: CapabilityManifest) -> RecallExa
     size = draw(st.integers(1, 10))
     token = draw(rare_tokens())
     target = draw(st.integers(0, size - 1))
-    episodes = []
+    episodes, position = [], 0
     for index in range(size):
         words = seeded_words(draw(st.integers(3, 60)), draw(st.integers(0, 2**16)))
         if index == target:
-            words.insert(draw(st.integers(0, len(words))), token)
+            position = draw(st.integers(0, len(words)))
+            words.insert(position, token)
         episodes.append(SampleEpisode(simple_id(index), simple_timestamp(index), " ".join(words)))
-    return RecallExample(draw(scope_ids()), tuple(episodes), simple_id(target), token)
+    return RecallExample(draw(scope_ids()), tuple(episodes), simple_id(target), token, position + 1)
 
 
 def _check_recall(context: ClauseContext, example: RecallExample) -> None:
@@ -90,20 +97,34 @@ def _check_recall(context: ClauseContext, example: RecallExample) -> None:
             f"{call} ranked {abbreviate(example.target)}, the only episode containing {example.token!r}, at {rank} (after "
             f"{show_ids(ranked[: rank - 1])}); a memory declaring search_modes {context.manifest.search_modes} must rank it first"
         )
-    if rank > SEMANTIC_FLOOR:
-        raise ClauseViolation(
-            f"{call} ranked {abbreviate(example.target)}, the only episode containing {example.token!r}, at {rank}; even a purely "
-            f"semantic memory must rank it within the top {SEMANTIC_FLOOR}"
-        )
+    context.records.append((rank, example))
+
+
+def _judge_semantic_ranks(context: ClauseContext) -> None:
+    """A purely semantic adapter: the token's episode within the top 3 in at least 90% of the examples."""
+    if context.stores_nothing or is_lexical(context.manifest) or not context.records:
+        return
+    misses = [(rank, example) for rank, example in context.records if rank > SEMANTIC_FLOOR]
+    allowed = max(1, len(context.records) // 10)
+    if len(misses) <= allowed:
+        return
+    rank, worst = max(misses, key=lambda miss: miss[0])
+    lines = [
+        f"the only episode containing the searched rare token ranked below the top {SEMANTIC_FLOOR} in {len(misses)} of "
+        f"{len(context.records)} examples (at most {allowed} allowed); the worst, at rank {rank}:",
+        *(f"    {line}" for line in describe_example(worst)),
+    ]
+    raise ClauseViolation("\n".join(lines))
 
 
 RECALL_RARE_TOKEN = Clause(
     id="recall.rare_token",
     contract=(
-        "an episode ingested before a checkpoint is found by a search for an exact rare token it contains: ranked first by a memory "
-        f"declaring a lexical mode, within the top {SEMANTIC_FLOOR} by a purely semantic one"
+        "an episode ingested before a checkpoint is found by a search for an exact rare token it contains: always returned, ranked "
+        f"first by a memory declaring a lexical mode, within the top {SEMANTIC_FLOOR} in 90% of corpora by a purely semantic one"
     ),
     method="search",
     examples=_recall_examples,
     check=_check_recall,
+    conclude=_judge_semantic_ranks,
 )
