@@ -96,7 +96,7 @@ class ConformanceCheck:
         settings = _state(config).settings
         clause = self.clause
         storage = self._storage / f"{safe_name(self.adapter)}-{clause.id}"
-        factory = SubjectFactory(self.case.spec, storage, call_timeout=_call_timeout(config))
+        factory = SubjectFactory(self.case.spec, storage, call_timeout=_call_timeout(config), lens_llm=_lens_llm(config))
         profile = settings.profile or _default_profile()
         outcome = verify_clause(clause, factory, ConformanceConfig(profile, settings.latency_ceilings, settings.enforce_latency))
         node = self._request.node
@@ -122,6 +122,14 @@ def _call_timeout(config: pytest.Config) -> float | None:
 
     session = config.stash.get(SESSION_KEY, None)
     return session.settings.call_timeout if session is not None else 120.0
+
+
+def _lens_llm(config: pytest.Config) -> Any:
+    """The run's LLM client for LLM-backed adapters (``None`` without an endpoint, or outside a LENS run)."""
+    from pytest_lens.plugin import SESSION_KEY
+
+    session = config.stash.get(SESSION_KEY, None)
+    return session.llm.component_client() if session is not None else None
 
 
 def _details(outcome: ClauseOutcome) -> str:

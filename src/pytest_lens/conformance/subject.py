@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_lens.adapter import CapabilityManifest, Document, SearchResult
+from pytest_lens.adapter import AdapterUnavailable, CapabilityManifest, Document, SearchResult
 from pytest_lens.calls import AdapterCaller, AdapterCallError
 from pytest_lens.conformance.samples import SampleEpisode
 from pytest_lens.results import AdapterFault
@@ -85,10 +85,14 @@ class Subject:
 class SubjectFactory:
     """Constructs fresh instances of one adapter and gathers the latency of every call made on them."""
 
-    def __init__(self, spec: AdapterSpec, storage_root: Path, *, call_timeout: float | None = 120.0) -> None:
+    def __init__(self, spec: AdapterSpec, storage_root: Path, *, call_timeout: float | None = 120.0, lens_llm: Any = None) -> None:
         self.spec = spec
         self.storage_root = storage_root
         self.call_timeout = call_timeout
+        #: The run's LLM client, for adapters whose ``__init__`` takes ``lens_llm``.
+        self.lens_llm = lens_llm
+        #: Why the adapter cannot run here, when its constructor raised ``AdapterUnavailable``.
+        self.unavailable: str | None = None
         #: Seconds per call, by adapter method, over every instance this factory made.
         self.latencies: dict[str, list[float]] = {}
         self.instances = 0
@@ -105,11 +109,16 @@ class SubjectFactory:
         """A new adapter instance with its own storage directory, closed and deleted afterwards.
 
         Raises :class:`AdapterCallError` (kind ``construct``) when the adapter cannot be built,
-        and when ``close()`` fails after an otherwise successful use.
+        and when ``close()`` fails after an otherwise successful use; ``AdapterUnavailable``
+        (also recorded in :attr:`unavailable`) when the adapter says it cannot run here.
         """
         storage = self.storage_root / f"{safe_name(self.spec.label)}-{next(self._numbers)}"
         try:
-            adapter = construct_adapter(self.spec, storage)
+            adapter = construct_adapter(self.spec, storage, lens_llm=self.lens_llm)
+        except AdapterUnavailable as exc:
+            shutil.rmtree(storage, ignore_errors=True)
+            self.unavailable = str(exc) or "the adapter is unavailable"
+            raise
         except Exception as exc:
             shutil.rmtree(storage, ignore_errors=True)
             fault = AdapterFault(adapter=self.spec.label, method="__init__", kind="construct", message=f"{type(exc).__name__}: {exc}")
@@ -134,11 +143,16 @@ class SubjectFactory:
                 shutil.rmtree(storage, ignore_errors=True)
 
     def manifest(self) -> tuple[CapabilityManifest, AdapterFault | None]:
-        """The adapter's validated manifest, probed once; the default manifest and the fault when it cannot give one."""
+        """The adapter's validated manifest, probed once; the default manifest and the fault when it cannot give one.
+
+        An unavailable adapter gives the default manifest and no fault; :attr:`unavailable` says why.
+        """
         if self._manifest is None:
             try:
                 with self.fresh() as subject:
                     self._manifest = (subject.capabilities(), None)
             except AdapterCallError as exc:
                 self._manifest = (CapabilityManifest(), exc.fault)
+            except AdapterUnavailable:
+                self._manifest = (CapabilityManifest(), None)
         return self._manifest

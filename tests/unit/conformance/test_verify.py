@@ -160,3 +160,10 @@ def test_a_semantic_ranking_that_ignores_the_token_misses_the_recall_floor(facto
     assert outcome.failed and outcome.method == "search"
     assert "ranked below the top 3 in" in outcome.violation and "examples (at most 2 allowed); the worst, at rank" in outcome.violation
     assert "    episodes: " in outcome.message and "    token: " in outcome.message  # the worst corpus, described
+
+
+def test_an_unavailable_adapter_is_not_applicable_with_its_reason(factory_for: Factory) -> None:
+    factory = factory_for("compaction")  # needs an LLM endpoint; none is configured here
+    outcome = verify_clause(find_clause("retrieve.roundtrip"), factory, CI)
+    assert outcome.status == "not_applicable" and outcome.examples == 0
+    assert outcome.reason.startswith("the adapter is unavailable here: compaction needs an LLM to write its summary")
