@@ -197,3 +197,17 @@ def test_loading_the_plugin_imports_no_hypothesis() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_an_llm_backed_adapter_runs_the_suite_through_the_run_llm_client(pytester: pytest.Pytester, ci: None) -> None:
+    from lens_fixtures.openai_server import OpenAITestServer
+
+    with OpenAITestServer() as server:
+        args = ("--lens-adapter=compaction", f"--lens-llm-base-url={server.base_url}", "--lens-agent-model=scripted")
+        result = pytester.runpytest(*args, options.CONFORMANCE, "-k", "recall or tools", *NO_CACHE)
+        summaries = len(server.requests)
+    result.assert_outcomes(passed=4, deselected=13)  # the summary quotes the rare token: found through the synthetic ref
+    assert summaries > 0
+    unavailable = pytester.runpytest("--lens-adapter=compaction", options.CONFORMANCE, "-k", "recall", "-rs", *NO_CACHE)
+    unavailable.assert_outcomes(skipped=1, deselected=16)
+    unavailable.stdout.fnmatch_lines(["*the adapter is unavailable here: compaction needs an LLM to write its summary*"])

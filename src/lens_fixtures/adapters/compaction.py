@@ -115,8 +115,11 @@ class CompactionAdapter(MemoryAdapter):
         return CapabilityManifest(search_modes=["summary"], max_results_per_search=1, extra_tools=[BATCH_RETRIEVE])
 
     def call_extended_tool(self, name: str, args: dict[str, Any]) -> Any:
-        """``batch_retrieve``: the documents found among ``ref_ids``."""
+        """``batch_retrieve``: the documents found among ``ref_ids``; invalid arguments raise."""
         if name != BATCH_RETRIEVE.name:
             return super().call_extended_tool(name, args)
-        documents = [doc for ref in args.get("ref_ids", []) if (doc := self.retrieve(str(ref))) is not None]
+        import jsonschema
+
+        jsonschema.validate(args, BATCH_RETRIEVE.parameters)  # ValidationError says which argument is wrong
+        documents = [doc for ref in args["ref_ids"] if (doc := self.retrieve(ref)) is not None]
         return {"documents": [{"ref_id": d.ref_id, "text": d.text} for d in documents], "count": len(documents)}

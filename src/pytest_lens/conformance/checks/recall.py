@@ -2,10 +2,12 @@
 
 What "found" means depends on what the adapter declares, to be fair to pure
 embedding search and firm with everything else. For a query that is the token
-alone, searched with the limit an agent gets by default (``min(10, max_results_per_search)``):
+alone, searched with the limit an agent gets by default (``min(10, max_results_per_search)``),
+"the episode" being the episode itself or a declared synthetic ref (an adapter-made
+document, such as a compaction summary) whose text quotes the token:
 
 - every adapter must return the episode, in every example: an episode that does
-  not come back at all was lost, truncated away or never indexed;
+  not come back at all was lost, truncated away, summarised away or never indexed;
 - an adapter declaring a lexical search mode (``keyword``, ``bm25``, ``lexical``,
   ``fts``, ``full_text``, ``sparse`` or ``hybrid``) must rank it **first**, in
   every example: it is the only episode containing the token;
@@ -80,21 +82,24 @@ def _check_recall(context: ClauseContext, example: RecallExample) -> None:
     with context.fresh() as subject:
         subject.load(example.scope_id, example.episodes)
         results = subject.search(example.token, None, limit)
+        synthetic = subject.synthetic_refs()
     ranked = [result.ref_id for result in results]
     call = describe_call(example.token, None, limit)
     if context.stores_nothing:
         if ranked:
             raise ClauseViolation(f"{call} returned {show_ids(ranked)}, but the manifest declares search_modes ['none']")
         return
-    if example.target not in ranked:
+    # Found: the episode itself, or an adapter-made document (a declared synthetic ref, e.g. a summary) quoting the token.
+    found = [rank for rank, ref in enumerate(ranked, start=1) if ref == example.target or example.token in synthetic.get(ref, "")]
+    if not found:
         raise ClauseViolation(
-            f"{call} did not return {abbreviate(example.target)}, the only episode containing {example.token!r} "
-            f"(it returned {show_ids(ranked)})"
+            f"{call} did not return {abbreviate(example.target)}, the only episode containing {example.token!r}, nor a synthetic "
+            f"ref quoting it (it returned {show_ids(ranked)})"
         )
-    rank = ranked.index(example.target) + 1
+    rank = found[0]
     if is_lexical(context.manifest) and rank > 1:
         raise ClauseViolation(
-            f"{call} ranked {abbreviate(example.target)}, the only episode containing {example.token!r}, at {rank} (after "
+            f"{call} ranked {abbreviate(ranked[rank - 1])}, the only episode containing {example.token!r}, at {rank} (after "
             f"{show_ids(ranked[: rank - 1])}); a memory declaring search_modes {context.manifest.search_modes} must rank it first"
         )
     context.records.append((rank, example))
