@@ -44,6 +44,9 @@ class _Run:
 def verify_clause(clause: Clause, factory: SubjectFactory, config: ConformanceConfig) -> ClauseOutcome:
     """Check ``clause`` against ``factory``'s adapter. Never raises for adapter misbehaviour: it is the outcome."""
     from hypothesis import given
+    from hypothesis.errors import Unsatisfiable
+
+    from pytest_lens.conformance.schema_strategy import UnsupportedSchema
 
     started = time.perf_counter()
     profile = profile_name(config.profile)
@@ -91,6 +94,9 @@ def verify_clause(clause: Clause, factory: SubjectFactory, config: ConformanceCo
         if clause.conclude is not None:
             run.last = None
             clause.conclude(context)
+    except (UnsupportedSchema, Unsatisfiable) as exc:  # e.g. an extra tool's schema nothing can be generated for
+        skipped = outcome("not_applicable", f"not applicable to {factory.label!r}: the suite cannot generate examples: {exc}")
+        return skipped.model_copy(update={"reason": f"the suite cannot generate examples: {exc}"})
     except BaseException as exc:  # hypothesis may wrap the failure in an exception group
         found = _violation_in(exc)
         if found is None:

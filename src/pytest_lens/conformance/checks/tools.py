@@ -1,7 +1,7 @@
 """``tools.*``: declared extra tools honour their JSON Schemas, and ``batch_retrieve`` equals individual retrieves.
 
-Valid arguments are generated from each tool's schema by ``hypothesis-jsonschema``
-(string values are swapped for ingested ids when the result still validates, so
+Valid arguments are generated from each tool's schema (:mod:`~pytest_lens.conformance.schema_strategy`;
+string values are swapped for ingested ids when the result still validates, so
 tools that look ids up find some). Invalid arguments are valid ones broken in
 one way the schema forbids: a required property dropped, a property of the wrong
 JSON type, an unexpected property under ``additionalProperties: false``, an
@@ -22,6 +22,7 @@ from pytest_lens.adapter import CapabilityManifest, ExtraTool
 from pytest_lens.calls import AdapterCallError
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate, explain_text_difference, show_ids
+from pytest_lens.conformance.schema_strategy import from_json_schema
 from pytest_lens.conformance.strategies import episode_ids, episode_lists, marked_prose, scope_ids, unicode_texts
 
 __all__ = ["BATCH_RETRIEVE", "TOOLS_ACCEPT_VALID", "TOOLS_BATCH_RETRIEVE", "TOOLS_REJECT_INVALID", "batch_documents", "invalid_variants"]
@@ -127,9 +128,7 @@ class ToolExample:
 
 
 def _valid_args(draw: st.DrawFn, tool: ExtraTool, ids: list[str]) -> dict[str, Any]:
-    from hypothesis_jsonschema import from_schema
-
-    args: Any = draw(from_schema(tool.parameters))
+    args: Any = draw(from_json_schema(tool.parameters))
     use_ids: bool = draw(st.booleans())
     if ids and use_ids:
         start: int = draw(st.integers(0, len(ids) - 1))
