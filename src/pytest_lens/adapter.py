@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: Methods every adapter must define; ``prepare``, ``call_extended_tool``,
-#: ``get_synthetic_refs`` and ``close`` have defaults.
+#: ``get_synthetic_refs``, ``lens_stats`` and ``close`` have defaults.
 REQUIRED_METHODS = ("reset", "ingest", "search", "retrieve", "get_capabilities")
 
 
@@ -157,6 +157,10 @@ class MemoryAdapter(abc.ABC):
     def get_synthetic_refs(self) -> list[tuple[str, str]]:
         """Adapter-made documents (``(ref_id, text)``) the agent may cite, e.g. a summary."""
         return []
+
+    def lens_stats(self) -> dict[str, int]:
+        """Cumulative counters the LENS summary reports per adapter (e.g. embedding-cache hits). Default: none."""
+        return {}
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release files and connections at the end of the session. Default: nothing."""

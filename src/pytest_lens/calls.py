@@ -108,6 +108,14 @@ class AdapterCaller:
         raw = self._call("get_synthetic_refs", method)
         return self._checked("get_synthetic_refs", lambda: {str(ref): str(text) for ref, text in raw})
 
+    def stats(self) -> dict[str, int]:
+        """``adapter.lens_stats()`` when defined: cumulative integer counters (e.g. embedding-cache hits)."""
+        method = getattr(self.adapter, "lens_stats", None)
+        if method is None:
+            return {}
+        raw = self._call("lens_stats", method)
+        return self._checked("lens_stats", lambda: _counters(raw))
+
     def close(self) -> None:
         """``adapter.close`` when defined."""
         close = getattr(self.adapter, "close", None)
@@ -184,6 +192,15 @@ def _metadata(value: Any, what: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(f"{what}.metadata must be a dict, got {type(value).__name__}")
     return {str(key): val for key, val in value.items()}
+
+
+def _counters(raw: Any) -> dict[str, int]:
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"lens_stats() must return dict[str, int], got {type(raw).__name__}")
+    for key, value in raw.items():
+        if not isinstance(key, str) or isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"lens_stats() must return dict[str, int], got {key!r}: {value!r}")
+    return dict(raw)
 
 
 def _search_results(raw: Any) -> list[SearchResult]:

@@ -83,6 +83,9 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
             agent_error = f"{type(exc).__name__}: {exc}"
         faults.extend(bridge.faults)
 
+    adapter_stats, stats_fault = runtime.stats_delta(case.adapter)
+    if stats_fault is not None:
+        faults.append(stats_fault)
     resolve = bridge.resolve_ref if bridge is not None else str
     cited = list(dict.fromkeys(resolve(ref) for ref in parse_citations(answer_text)))
     returned = bridge.returned_refs if bridge is not None else []
@@ -141,6 +144,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         composite=round(score.value, 6),
         gated=score.gated,
         scorer_details=details,
+        adapter_stats=adapter_stats,
         scoring_failures=scoring_failures,
         duration_s=round(time.perf_counter() - started, 4),
     )

@@ -95,6 +95,7 @@ class LensReport:
         else:
             out.append("")
             out.extend(self._adapter_table())
+            out.extend(self._stats_lines())
             out.append("")
             out.append("composite by question type:")
             out.extend(self._type_table())
@@ -156,6 +157,16 @@ class LensReport:
             return format_estimate(estimate)
         summary = self.summaries[key]
         return f"{summary.composite if qtype is None else summary.by_type[qtype].composite:.3f}"
+
+    def _stats_lines(self) -> list[str]:
+        """Adapters' own counters (``lens_stats()``), e.g. embedding-cache hits and misses."""
+        rows = [(key, s.adapter_stats) for key, s in self.summaries.items() if s.adapter_stats]
+        if not rows:
+            return []
+        return [
+            "adapter counters:",
+            *(f"  {key}: " + ", ".join(f"{name}={value:,}" for name, value in stats.items()) for key, stats in rows),
+        ]
 
     def _type_table(self) -> list[str]:
         types = sorted({qtype for s in self.summaries.values() for qtype in s.by_type})

@@ -121,6 +121,8 @@ class QuestionResult(_Record):
     #: Why the question was not asked (its adapter raised ``AdapterUnavailable``); skipped results are not scored.
     skipped: str | None = None
     duration_s: float = 0.0
+    #: Growth of the adapter's ``lens_stats()`` counters while this question ran (its stream's ingest included).
+    adapter_stats: dict[str, int] = Field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -167,6 +169,8 @@ class AdapterSummary(_Record):
     missing: int = 0
     #: Questions where a scorer (e.g. the judge) failed, so some of their metrics are absent.
     scoring_failures: int = 0
+    #: The adapter's ``lens_stats()`` counters summed over the questions (and so over xdist workers).
+    adapter_stats: dict[str, int] = Field(default_factory=dict)
 
 
 class MachineInfo(_Record):

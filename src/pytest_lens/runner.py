@@ -41,6 +41,8 @@ class AdapterSlot:
     stream_faults: list[AdapterFault] = field(default_factory=list)
     #: Episodes ingested over the slot's life, replays included (for reports on replay cost).
     ingest_calls: int = 0
+    #: The adapter's ``lens_stats()`` counters as last reported (deltas go on question results).
+    reported_stats: dict[str, int] = field(default_factory=dict)
 
 
 class LensRuntime:
@@ -114,6 +116,18 @@ class LensRuntime:
             return caller.capabilities(), None
         except AdapterCallError as exc:
             return CapabilityManifest(), exc.fault
+
+    def stats_delta(self, label: str) -> tuple[dict[str, int], AdapterFault | None]:
+        """How much the adapter's ``lens_stats()`` counters grew since the last call (a counter that shrank restarts)."""
+        slot = self.slot(label)
+        if slot.caller is None:
+            return {}, None
+        try:
+            now = slot.caller.stats()
+        except AdapterCallError as exc:
+            return {}, exc.fault
+        before, slot.reported_stats = slot.reported_stats, now
+        return {key: value - before.get(key, 0) if value >= before.get(key, 0) else value for key, value in now.items()}, None
 
     def aliases(self, scope: LoadedScope) -> RefAliases:
         """Ref aliasing for a scope: on when its ids leak labels (``auto``), or as forced."""

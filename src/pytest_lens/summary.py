@@ -75,5 +75,14 @@ def summarize(
             violations=sum(len(r.violations) for r in members),
             faults=sum(1 for r in members if r.failed),
             scoring_failures=sum(1 for r in members if r.scoring_failures),
+            adapter_stats=_summed_stats(members),
         )
     return summaries
+
+
+def _summed_stats(results: Iterable[QuestionResult]) -> dict[str, int]:
+    totals: dict[str, int] = defaultdict(int)
+    for result in results:
+        for name, value in result.adapter_stats.items():
+            totals[name] += value
+    return dict(sorted(totals.items()))
