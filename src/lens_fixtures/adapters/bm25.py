@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlite_utils
 
 from pytest_lens import CapabilityManifest, Document, ExtraTool, MemoryAdapter, SearchResult
 from pytest_lens.text import content_terms
 
-__all__ = ["BATCH_RETRIEVE", "BM25Adapter", "fts_query"]
+__all__ = ["BATCH_RETRIEVE", "BM25Adapter", "BM25Hit", "fts_query"]
 
 #: The ``batch_retrieve`` extra tool, shared by the reference adapters that offer it.
 BATCH_RETRIEVE = ExtraTool(
@@ -25,6 +25,15 @@ BATCH_RETRIEVE = ExtraTool(
         "additionalProperties": False,
     },
 )
+
+
+class BM25Hit(NamedTuple):
+    """One episode ranked by :meth:`BM25Adapter.rank` (``score`` is higher-is-better)."""
+
+    ref_id: str
+    timestamp: str
+    score: float
+    snippet: str
 
 
 def fts_query(text: str) -> str | None:
@@ -46,8 +55,11 @@ class BM25Adapter(MemoryAdapter):
     text verbatim.
     """
 
+    #: File name prefix of the database under ``storage_dir`` (subclasses name their own).
+    database_prefix = "bm25"
+
     def __init__(self, storage_dir: str | None = None, snippet_tokens: int = 48, max_results: int = 20) -> None:
-        path = Path(storage_dir) / f"bm25-{uuid.uuid4().hex[:8]}.db" if storage_dir else None
+        path = Path(storage_dir) / f"{self.database_prefix}-{uuid.uuid4().hex[:8]}.db" if storage_dir else None
         self._db = sqlite_utils.Database(path) if path else sqlite_utils.Database(memory=True)
         # Benchmark storage is scratch space: no fsync per episode.
         self._db.execute("PRAGMA synchronous = OFF")
@@ -81,10 +93,17 @@ class BM25Adapter(MemoryAdapter):
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
         """Best BM25 matches first; ``filters`` may bound the timestamp with ``start_date``/``end_date``."""
+        limit = max(1, min(limit or 10, self._max_results))
+        return [
+            SearchResult(ref_id=hit.ref_id, text=hit.snippet, score=hit.score, metadata={"timestamp": hit.timestamp})
+            for hit in self.rank(query, filters, limit)
+        ]
+
+    def rank(self, query: str, filters: dict[str, Any] | None, limit: int) -> list[BM25Hit]:
+        """The ``limit`` best episodes by BM25 (for hybrids that fuse this ranking with others)."""
         match = fts_query(query)
         if match is None:
             return []
-        limit = max(1, min(limit or 10, self._max_results))
         where, params = ["episodes_fts MATCH ?"], [match]
         filters = filters or {}
         if filters.get("start_date"):
@@ -102,7 +121,7 @@ class BM25Adapter(MemoryAdapter):
             [self._snippet_tokens, *params, limit],
         ).fetchall()
         # SQLite's bm25() is lower-is-better; flip the sign so scores sort descending.
-        return [SearchResult(ref_id=ref, text=snippet, score=-rank, metadata={"timestamp": ts}) for ref, ts, rank, snippet in rows]
+        return [BM25Hit(ref, ts, -rank, snippet) for ref, ts, rank, snippet in rows]
 
     def retrieve(self, ref_id: str) -> Document | None:
         """The stored episode text, verbatim."""

@@ -1,0 +1,118 @@
+"""One vector per episode and cosine search: the LENS paper's mem0-raw analogue, without mem0.
+
+Every episode is embedded whole, so the model sees only its first 256 tokens
+(MiniLM's window) and a detail deep in a long episode is diluted or cut off,
+exactly the weakness the paper describes for full-episode vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
+from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.snippets import excerpt
+from lens_fixtures.embedding import Embedder
+from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
+
+__all__ = ["EmbeddingAdapter"]
+
+
+class EmbeddingAdapter(MemoryAdapter):
+    """Episodes in SQLite, one normalised vector each (in memory and in SQLite), cosine-ranked.
+
+    Options: ``embedding_model`` (a local sentence-transformers model; default the
+    bundled MiniLM), ``embedding_base_url`` (an OpenAI-compatible endpoint instead),
+    ``embedding_batch_size``, ``cache`` / ``cache_dir`` (the shared embedding cache),
+    ``snippet_chars`` (length of a search result's excerpt), ``max_results``.
+    """
+
+    def __init__(
+        self,
+        storage_dir: str | None = None,
+        *,
+        embedding_model: str | None = None,
+        embedding_base_url: str | None = None,
+        embedding_batch_size: int | None = None,
+        cache: bool = True,
+        cache_dir: str | None = None,
+        embedder: Embedder | None = None,
+        snippet_chars: int = 500,
+        max_results: int = 20,
+    ) -> None:
+        self._embedder = embedder_from_options(
+            embedder=embedder,
+            embedding_model=embedding_model,
+            embedding_base_url=embedding_base_url,
+            embedding_batch_size=embedding_batch_size,
+            cache=cache,
+            cache_dir=cache_dir,
+        )
+        path = Path(storage_dir) / f"embedding-{uuid.uuid4().hex[:8]}.db" if storage_dir else None
+        self._db = sqlite_utils.Database(path) if path else sqlite_utils.Database(memory=True)
+        self._snippet_chars = snippet_chars
+        self._max_results = max_results
+        self._create()
+        self._index = ChunkIndex(self._db, self._embedder, table="episode_vectors")
+
+    def _create(self) -> None:
+        self._db.table("episodes").drop(ignore=True)
+        self._db.table("episodes").create({"ref_id": str, "scope_id": str, "timestamp": str, "text": str, "meta": str}, pk="ref_id")
+
+    def reset(self, scope_id: str) -> None:
+        """Drop every stored episode and vector."""
+        self._create()
+        self._index.reset()
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        """Store the episode; its vector is computed in the next batch (before any search)."""
+        self._db.table("episodes").insert(
+            {"ref_id": episode_id, "scope_id": scope_id, "timestamp": timestamp, "text": text, "meta": json.dumps(meta or {})}, replace=True
+        )
+        self._index.add(episode_id, timestamp, [text] if text.strip() else [])
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        """Embed whatever is still queued."""
+        self._index.flush()
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        """Episodes by cosine similarity of their vector to the query's; ``start_date``/``end_date`` filter."""
+        if not query.strip():
+            return []
+        limit = max(1, min(limit or 10, self._max_results))
+        similarities = self._index.similarities(self._index.query_vector(query))
+        mask = self._index.live_rows(*date_bounds(filters))
+        results = []
+        for hit in self._index.rank_episodes(similarities, limit, mask):
+            results.append(
+                SearchResult(
+                    ref_id=hit.ref_id,
+                    text=excerpt(self._index.text(hit.row), self._snippet_chars),
+                    score=round(hit.score, 6),
+                    metadata={"timestamp": hit.timestamp},
+                )
+            )
+        return results
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        """The stored episode text, verbatim."""
+        row = self._db.execute("SELECT text, timestamp FROM episodes WHERE ref_id = ?", [ref_id]).fetchone()
+        return Document(ref_id=ref_id, text=row[0], metadata={"timestamp": row[1]}) if row else None
+
+    def get_capabilities(self) -> CapabilityManifest:
+        """Semantic search with a date range; no extra tools (like mem0-raw in the paper)."""
+        return CapabilityManifest(search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=True)
+
+    def lens_stats(self) -> dict[str, int]:
+        """Embedding-cache hits and misses, and encoding time, since construction."""
+        return self._embedder.stats.as_counters()
+
+    def close(self) -> None:
+        """Close the database and the cache."""
+        self._db.close()
+        self._embedder.close()

@@ -1,0 +1,40 @@
+"""Constructor options shared by the embedding-backed reference adapters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lens_fixtures.embedding import CachedEmbedder, Embedder, build_embedder
+
+__all__ = ["embedder_from_options"]
+
+
+def embedder_from_options(
+    *,
+    embedder: Embedder | None,
+    embedding_model: str | None,
+    embedding_base_url: str | None,
+    embedding_batch_size: int | None,
+    cache: bool,
+    cache_dir: str | Path | None,
+) -> CachedEmbedder:
+    """Check the options' types (they often come from the command line) and build the cached embedder."""
+    if not isinstance(cache, bool):
+        raise TypeError(f"option cache must be true or false, got {cache!r}")
+    for name, value in (("embedding_model", embedding_model), ("embedding_base_url", embedding_base_url)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"option {name} must be a string, got {value!r}")
+    if cache_dir is not None and not isinstance(cache_dir, str | Path):
+        raise TypeError(f"option cache_dir must be a directory path, got {cache_dir!r}")
+    if embedding_batch_size is not None and (
+        isinstance(embedding_batch_size, bool) or not isinstance(embedding_batch_size, int) or embedding_batch_size < 1
+    ):
+        raise ValueError(f"option embedding_batch_size must be a positive integer, got {embedding_batch_size!r}")
+    return build_embedder(
+        embedder=embedder,
+        model=embedding_model,
+        base_url=embedding_base_url,
+        batch_size=embedding_batch_size,
+        cache=cache,
+        cache_dir=cache_dir,
+    )

@@ -1,0 +1,221 @@
+"""A real mem0 memory (``mem0ai``, optional extra ``pytest-lens[mem0]``): the LENS paper's mem0-raw.
+
+Each episode is added with ``infer=False``, so mem0 embeds and stores it verbatim
+(no LLM extraction); search is mem0's own search over its embedded local Qdrant
+store. Everything stays on this machine:
+
+- vector store: Qdrant in local mode under this adapter's ``storage_dir`` (one per
+  session and xdist worker; Qdrant's local path takes an exclusive lock);
+- embeddings: mem0's embedder slot holds our cached embedder (the bundled MiniLM by
+  default, or ``embedding_model`` / ``embedding_base_url``), so mem0 computes the
+  same vectors its ``huggingface`` provider would from the model directory, and
+  reruns hit the embedding cache;
+- LLM: a placeholder OpenAI config pointing at 127.0.0.1 port 9 (discard); with
+  ``infer=False`` mem0 never calls it, and if it ever did the call would fail at once
+  rather than leave the machine;
+- telemetry off (``MEM0_TELEMETRY=False``) and mem0's own config directory
+  (``MEM0_DIR``, otherwise ``~/.mem0``) under the pytest-lens cache directory, both
+  unless the environment already sets them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lens_fixtures.adapters.chunk_index import date_bounds
+from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.snippets import excerpt
+from lens_fixtures.embedding import CachedEmbedder, Embedder, default_cache_dir
+from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
+
+__all__ = ["MEM0_INSTALL_HINT", "Mem0Adapter", "mem0_available"]
+
+MEM0_INSTALL_HINT = "the mem0 adapter needs the optional extra: pip install 'pytest-lens[mem0]' (mem0ai)"
+_USER = "lens"  # mem0 scopes memories by user; one scope is live at a time
+_PLACEHOLDER_URL = "http://127.0.0.1:9/v1"
+
+
+def mem0_available() -> bool:
+    """Whether ``mem0ai`` is installed (without importing it)."""
+    return importlib.util.find_spec("mem0") is not None
+
+
+if not mem0_available():
+    # Fail when the adapter is named (a usage error naming the extra), not on the first question.
+    raise ImportError(MEM0_INSTALL_HINT)
+
+
+class Mem0Adapter(MemoryAdapter):
+    """mem0 ``Memory`` with ``infer=False``, local Qdrant, our embedder, telemetry off.
+
+    Options: the embedder's (``embedding_model``, ``embedding_base_url``,
+    ``embedding_batch_size``, ``cache``, ``cache_dir``), ``snippet_chars`` (500:
+    length of a search result's excerpt; ``retrieve`` returns the whole episode),
+    ``max_results`` (20), ``threshold`` (mem0's search threshold, default 0.1).
+    """
+
+    def __init__(
+        self,
+        storage_dir: str | None = None,
+        *,
+        embedding_model: str | None = None,
+        embedding_base_url: str | None = None,
+        embedding_batch_size: int | None = None,
+        cache: bool = True,
+        cache_dir: str | None = None,
+        embedder: Embedder | None = None,
+        snippet_chars: int = 500,
+        max_results: int = 20,
+        threshold: float = 0.1,
+    ) -> None:
+        self._embedder = embedder_from_options(
+            embedder=embedder,
+            embedding_model=embedding_model,
+            embedding_base_url=embedding_base_url,
+            embedding_batch_size=embedding_batch_size,
+            cache=cache,
+            cache_dir=cache_dir,
+        )
+        self._owned_dir = None if storage_dir else tempfile.mkdtemp(prefix="lens-mem0-")
+        self._root = Path(storage_dir or self._owned_dir or ".") / "mem0"
+        self._root.mkdir(parents=True, exist_ok=True)
+        self._snippet_chars = snippet_chars
+        self._max_results = max_results
+        self._threshold = threshold
+        self._memory = _open_memory(self._root, self._embedder)
+        self._ids: dict[str, str] = {}
+
+    def reset(self, scope_id: str) -> None:
+        """mem0's ``reset``: the collection and the history database are recreated."""
+        self._memory.reset()
+        self._ids.clear()
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        """``Memory.add(..., infer=False)``: one memory holding the episode verbatim."""
+        old = self._ids.pop(episode_id, None)
+        if old is not None:
+            self._memory.delete(old)
+        metadata: dict[str, Any] = {"ref_id": episode_id, "timestamp": timestamp}
+        epoch = _epoch(timestamp)
+        if epoch is not None:
+            metadata["epoch"] = epoch
+        result = self._memory.add([{"role": "user", "content": text}], user_id=_USER, metadata=metadata, infer=False)
+        added = [item for item in result.get("results", []) if item.get("event") == "ADD"]
+        if len(added) != 1:
+            raise RuntimeError(f"mem0 stored {len(added)} memories for episode {episode_id!r}, expected 1: {result!r}")
+        self._ids[episode_id] = str(added[0]["id"])
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        """``Memory.search``; a date range becomes a mem0 metadata filter on the episode's epoch seconds."""
+        if not query.strip():
+            return []
+        limit = max(1, min(limit or 10, self._max_results))
+        mem0_filters: dict[str, Any] = {"user_id": _USER}
+        start, end = date_bounds(filters)
+        bounds: dict[str, float] = {}
+        if start and (low := _epoch(start)) is not None:
+            bounds["gte"] = low
+        if end and (high := _epoch(end, end_of_day=True)) is not None:
+            bounds["lte"] = high
+        if bounds:
+            mem0_filters["epoch"] = bounds
+        found = self._memory.search(query, top_k=limit, filters=mem0_filters, threshold=self._threshold)
+        results = []
+        for item in found.get("results", []):
+            metadata = item.get("metadata") or {}
+            ref_id = metadata.get("ref_id")
+            if not isinstance(ref_id, str) or self._ids.get(ref_id) != str(item.get("id")):
+                continue  # not one of this scope's current episodes
+            results.append(
+                SearchResult(
+                    ref_id=ref_id,
+                    text=excerpt(str(item.get("memory", "")), self._snippet_chars),
+                    score=round(float(item.get("score") or 0.0), 6),
+                    metadata={"timestamp": metadata.get("timestamp")},
+                )
+            )
+        return results
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        """``Memory.get``: the stored episode text, verbatim."""
+        memory_id = self._ids.get(ref_id)
+        if memory_id is None:
+            return None
+        item = self._memory.get(memory_id)
+        if item is None:
+            return None
+        return Document(ref_id=ref_id, text=str(item["memory"]), metadata={"timestamp": (item.get("metadata") or {}).get("timestamp")})
+
+    def get_capabilities(self) -> CapabilityManifest:
+        """Semantic search with a date range; no extra tools (as mem0-raw in the paper)."""
+        return CapabilityManifest(search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=True)
+
+    def lens_stats(self) -> dict[str, int]:
+        """Embedding-cache hits and misses, and encoding time, since construction."""
+        return self._embedder.stats.as_counters()
+
+    def close(self) -> None:
+        """Close mem0's databases and the Qdrant client (releasing its path lock); delete a private directory."""
+        try:
+            self._memory.close()
+            client = getattr(self._memory.vector_store, "client", None)
+            if client is not None:
+                client.close()
+        finally:
+            self._embedder.close()
+            if self._owned_dir:
+                shutil.rmtree(self._owned_dir, ignore_errors=True)
+
+
+def _open_memory(root: Path, embedder: CachedEmbedder) -> Any:
+    # mem0 reads these when imported; the user's own settings win.
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    os.environ.setdefault("MEM0_DIR", str(default_cache_dir() / "mem0"))
+    from mem0 import Memory
+    from mem0.embeddings.base import EmbeddingBase
+
+    class LensEmbedding(EmbeddingBase):  # type: ignore[misc]  # mem0 ships no type information
+        """mem0's embedder interface over a pytest-lens cached embedder."""
+
+        def embed(self, text: Any, memory_action: Any = None) -> list[float]:
+            return [float(x) for x in embedder.encode([str(text)])[0]]
+
+        def embed_batch(self, texts: Any, memory_action: Any = "add") -> list[list[float]]:
+            return [[float(x) for x in row] for row in embedder.encode([str(text) for text in texts])]
+
+    dimension = embedder.dimension
+    config = {
+        "vector_store": {
+            "provider": "qdrant",
+            "config": {"collection_name": "lens", "embedding_model_dims": dimension, "path": str(root / "qdrant"), "on_disk": True},
+        },
+        # A placeholder the embedder hook below replaces; constructing it opens no connection.
+        "embedder": {
+            "provider": "openai",
+            "config": {"model": embedder.model_id, "api_key": "unused", "openai_base_url": _PLACEHOLDER_URL, "embedding_dims": dimension},
+        },
+        "llm": {"provider": "openai", "config": {"model": "unused", "api_key": "unused", "openai_base_url": _PLACEHOLDER_URL}},
+        "history_db_path": str(root / "history.db"),
+    }
+    memory = Memory.from_config(config)
+    memory.embedding_model = LensEmbedding(memory.embedding_model.config)
+    return memory
+
+
+def _epoch(timestamp: str, *, end_of_day: bool = False) -> float | None:
+    """Seconds since the epoch (UTC) of an ISO timestamp or date; a bare end date covers its whole day."""
+    try:
+        moment = datetime.fromisoformat(timestamp.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if end_of_day and len(timestamp.strip()) <= 10:
+        return moment.timestamp() + 86_399.999
+    return moment.timestamp()
