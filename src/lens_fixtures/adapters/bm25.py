@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import uuid
-from pathlib import Path
 from typing import Any, NamedTuple
 
-import sqlite_utils
-
+from lens_fixtures.adapters.storage import scratch_database
 from pytest_lens import CapabilityManifest, Document, ExtraTool, MemoryAdapter, SearchResult
 from pytest_lens.text import content_terms
 
@@ -34,6 +31,7 @@ class BM25Hit(NamedTuple):
     timestamp: str
     score: float
     snippet: str
+    rowid: int
 
 
 def fts_query(text: str) -> str | None:
@@ -59,11 +57,7 @@ class BM25Adapter(MemoryAdapter):
     database_prefix = "bm25"
 
     def __init__(self, storage_dir: str | None = None, snippet_tokens: int = 48, max_results: int = 20) -> None:
-        path = Path(storage_dir) / f"{self.database_prefix}-{uuid.uuid4().hex[:8]}.db" if storage_dir else None
-        self._db = sqlite_utils.Database(path) if path else sqlite_utils.Database(memory=True)
-        # Benchmark storage is scratch space: no fsync per episode.
-        self._db.execute("PRAGMA synchronous = OFF")
-        self._db.execute("PRAGMA journal_mode = MEMORY")
+        self._db = scratch_database(storage_dir, self.database_prefix)
         self._snippet_tokens = snippet_tokens
         self._max_results = max_results
         self._create()
@@ -99,29 +93,71 @@ class BM25Adapter(MemoryAdapter):
             for hit in self.rank(query, filters, limit)
         ]
 
-    def rank(self, query: str, filters: dict[str, Any] | None, limit: int) -> list[BM25Hit]:
-        """The ``limit`` best episodes by BM25 (for hybrids that fuse this ranking with others)."""
+    def rank(self, query: str, filters: dict[str, Any] | None, limit: int, *, snippets: bool = True) -> list[BM25Hit]:
+        """The ``limit`` best episodes by BM25 (for hybrids that fuse this ranking with others).
+
+        Ranks first, then reads ids, timestamps and (unless ``snippets=False``) snippets for those rows
+        only: with thousands of matching episodes that is several times faster than one joined query.
+        """
         match = fts_query(query)
         if match is None:
             return []
-        where, params = ["episodes_fts MATCH ?"], [match]
         filters = filters or {}
-        if filters.get("start_date"):
-            where.append("e.timestamp >= ?")
-            params.append(str(filters["start_date"]))
-        if filters.get("end_date"):
-            where.append("e.timestamp <= ?")
-            params.append(str(filters["end_date"]) + "\uffff")
-        rows = self._db.execute(
-            f"""SELECT e.ref_id, e.timestamp, bm25(episodes_fts) AS rank,
-                       snippet(episodes_fts, 0, '', '', ' ... ', ?) AS snippet
-                FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid
-                WHERE {" AND ".join(where)}
-                ORDER BY rank, e.timestamp, e.ref_id LIMIT ?""",
-            [self._snippet_tokens, *params, limit],
-        ).fetchall()
+        start, end = filters.get("start_date"), filters.get("end_date")
+        if start or end:
+            where, params = ["episodes_fts MATCH ?"], [match]
+            if start:
+                where.append("e.timestamp >= ?")
+                params.append(str(start))
+            if end:
+                where.append("e.timestamp <= ?")
+                params.append(str(end) + "\uffff")
+            ranked = self._db.execute(
+                f"""SELECT episodes_fts.rowid, bm25(episodes_fts) AS score FROM episodes_fts
+                    JOIN episodes e ON e.rowid = episodes_fts.rowid
+                    WHERE {" AND ".join(where)} ORDER BY score, episodes_fts.rowid LIMIT ?""",
+                [*params, limit],
+            ).fetchall()
+        else:
+            ranked = self._db.execute(
+                "SELECT rowid, bm25(episodes_fts) AS score FROM episodes_fts WHERE episodes_fts MATCH ? ORDER BY score, rowid LIMIT ?",
+                [match, limit],
+            ).fetchall()
+        if not ranked:
+            return []
+        rowids = [rowid for rowid, _ in ranked]
+        marks = ",".join("?" * len(rowids))
+        meta = {
+            rowid: (ref, ts)
+            for rowid, ref, ts in self._db.execute(f"SELECT rowid, ref_id, timestamp FROM episodes WHERE rowid IN ({marks})", rowids)
+        }
+        found = {}
+        if snippets:
+            found = dict(
+                self._db.execute(
+                    f"""SELECT rowid, snippet(episodes_fts, 0, '', '', ' ... ', ?) FROM episodes_fts
+                        WHERE episodes_fts MATCH ? AND rowid IN ({marks})""",
+                    [self._snippet_tokens, match, *rowids],
+                ).fetchall()
+            )
         # SQLite's bm25() is lower-is-better; flip the sign so scores sort descending.
-        return [BM25Hit(ref, ts, -rank, snippet) for ref, ts, rank, snippet in rows]
+        return [BM25Hit(meta[rowid][0], meta[rowid][1], -score, found.get(rowid, ""), rowid) for rowid, score in ranked]
+
+    def keyword_snippets(self, query: str, hits: list[BM25Hit]) -> dict[str, str]:
+        """FTS5 snippets of ``query`` in the episodes of ``hits`` (from :meth:`rank` with ``snippets=False``)."""
+        match = fts_query(query)
+        if match is None:
+            return {}
+        snippets = {}
+        for hit in hits:
+            # One row at a time by rowid: FTS5 answers "MATCH ? AND rowid = ?" without scanning every match.
+            row = self._db.execute(
+                "SELECT snippet(episodes_fts, 0, '', '', ' ... ', ?) FROM episodes_fts WHERE episodes_fts MATCH ? AND rowid = ?",
+                [self._snippet_tokens, match, hit.rowid],
+            ).fetchone()
+            if row is not None:
+                snippets[hit.ref_id] = row[0]
+        return snippets
 
     def retrieve(self, ref_id: str) -> Document | None:
         """The stored episode text, verbatim."""

@@ -121,6 +121,7 @@ class ChunkIndex:
         self._current: dict[str, int] = {}
         self._texts: list[str] = []
         self._row_owner: list[int] = []
+        self._retired = 0  # episodes replaced by a later ingest of the same id
         self._pending: list[int] = []  # rows stored but not yet embedded
         self._timestamps: NDArray[np.str_] | None = None
         self._create()
@@ -146,6 +147,7 @@ class ChunkIndex:
         self._current.clear()
         self._texts.clear()
         self._row_owner.clear()
+        self._retired = 0
         self._pending.clear()
         self._timestamps = None
         self._create()
@@ -157,6 +159,7 @@ class ChunkIndex:
             previous = self._current.get(ref_id)
             if previous is not None:
                 self._episodes[previous].alive = False
+                self._retired += 1
                 if self.keyword_index:
                     for row in self._episodes[previous].rows:
                         self.db.execute(
@@ -229,9 +232,14 @@ class ChunkIndex:
             return np.zeros(0, dtype=np.float32)
         return self.matrix.vectors @ query_vector
 
-    def live_rows(self, start_date: str | None = None, end_date: str | None = None) -> NDArray[np.bool_]:
-        """Mask of rows whose episode is current and (optionally) dated within ``[start_date, end_date]``."""
+    def live_rows(self, start_date: str | None = None, end_date: str | None = None) -> NDArray[np.bool_] | None:
+        """Mask of rows whose episode is current and (optionally) dated within ``[start_date, end_date]``.
+
+        ``None`` when every row qualifies (no filter, nothing re-ingested): the common and fastest case.
+        """
         self.flush()
+        if not (start_date or end_date) and self._retired == 0:
+            return None
         alive = np.fromiter((episode.alive for episode in self._episodes), dtype=bool, count=len(self._episodes))
         if start_date or end_date:
             stamps = self._timestamp_array()
@@ -239,14 +247,16 @@ class ChunkIndex:
                 alive &= stamps >= start_date
             if end_date:
                 alive &= stamps <= end_date + "\uffff"  # an end date includes that whole day
-        return alive[self.matrix.owners]
+        mask: NDArray[np.bool_] = alive[self.matrix.owners]
+        return mask
 
     def rank_episodes(self, similarities: NDArray[np.float32], count: int, mask: NDArray[np.bool_] | None = None) -> list[EpisodeHit]:
         """The ``count`` episodes with the best chunk similarity, best first (one hit per episode)."""
         if count < 1 or similarities.size == 0:
             return []
-        scores = similarities.astype(np.float32, copy=True)
+        scores = similarities
         if mask is not None:
+            scores = similarities.astype(np.float32, copy=True)
             scores[~mask] = -np.inf
         owners = self.matrix.owners
         usable = int(np.isfinite(scores).sum())

@@ -68,7 +68,10 @@ def _sections(text: str) -> tuple[str | None, list[_Section]]:
             sections.append(_Section(line.strip()[3:].strip() or None, [line.strip()]))
         elif line.strip():
             sections[-1].lines.append(line)
-    return header, [section for section in sections if section.lines]
+    sections = [section for section in sections if section.lines]
+    if not sections and header is not None:
+        return None, [_Section(None, [header])]  # a one-line note is its own chunk
+    return header, sections
 
 
 def _merge_small(sections: list[_Section], max_words: int, min_words: int) -> list[_Section]:

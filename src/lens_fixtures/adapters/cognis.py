@@ -10,7 +10,9 @@ What is kept from the paper's retrieval pipeline, in order:
 2. BM25 over the same chunks (SQLite FTS5 standing in for OpenSearch, §5.3);
 3. weighted reciprocal rank fusion (§5.4): ``0.7 * (k+1)/(k + rank_vector) + 0.3 * (k+1)/(k + rank_bm25)``,
    k=10, over the whole reranked shortlist and as many BM25 hits; a chunk missing from one ranking takes
-   the rank after its last there; vector candidates under cosine 0.3 are dropped first (Cognis's similarity threshold);
+   rank ``shortlist_size + 1`` there; vector candidates under a cosine threshold are dropped first. Cognis's 0.3 is
+   calibrated for its Gemini embeddings; MiniLM's cosines run lower (a clear paraphrase such as "vehicle ignition
+   failure" / "the van refused to start ... battery had died" scores 0.29), so the default here is 0.2;
 4. temporal boost (§5.5) for queries with a temporal reference: ``0.6 * fused + 0.4 * temporal_score``;
 5. near-duplicate removal (§5.6): one result per episode, and a result whose chunk is >= 0.99
    cosine-similar to a better one is dropped.
@@ -24,13 +26,10 @@ the episodes' section chunks (:func:`chunk_episode`), with the episode's id as `
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sqlite_utils
 from numpy.typing import NDArray
 
 from lens_fixtures.adapters.bm25 import fts_query
@@ -39,6 +38,7 @@ from lens_fixtures.adapters.chunking import chunk_episode
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
 from lens_fixtures.adapters.snippets import excerpt
+from lens_fixtures.adapters.storage import scratch_database
 from lens_fixtures.adapters.temporal import parse_timestamp, temporal_reference, temporal_score
 from lens_fixtures.embedding import Embedder, normalize_rows
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
@@ -52,7 +52,7 @@ class CognisHybridAdapter(MemoryAdapter):
     Options, besides the embedder's (``embedding_model``, ``embedding_base_url``,
     ``embedding_batch_size``, ``cache``, ``cache_dir``): ``rrf_k`` (10),
     ``vector_weight`` (0.7), ``bm25_weight`` (0.3), ``shortlist_dim`` (128),
-    ``shortlist_size`` (200), ``similarity_threshold`` (0.3), ``temporal_weight`` (0.4),
+    ``shortlist_size`` (200), ``similarity_threshold`` (0.2), ``temporal_weight`` (0.4),
     ``duplicate_similarity`` (0.99), ``max_chunk_words`` (100),
     ``min_chunk_words`` (60), ``snippet_chars`` (600), ``max_results`` (20).
     """
@@ -72,7 +72,7 @@ class CognisHybridAdapter(MemoryAdapter):
         bm25_weight: float = 0.3,
         shortlist_dim: int = 128,
         shortlist_size: int = 200,
-        similarity_threshold: float = 0.3,
+        similarity_threshold: float = 0.2,
         temporal_weight: float = 0.4,
         duplicate_similarity: float = 0.99,
         max_chunk_words: int = 100,
@@ -92,8 +92,7 @@ class CognisHybridAdapter(MemoryAdapter):
             cache=cache,
             cache_dir=cache_dir,
         )
-        path = Path(storage_dir) / f"cognis-{uuid.uuid4().hex[:8]}.db" if storage_dir else None
-        self._db = sqlite_utils.Database(path) if path else sqlite_utils.Database(memory=True)
+        self._db = scratch_database(storage_dir, "cognis")
         self._rrf_k = rrf_k
         self._weights = {"vector": vector_weight, "bm25": bm25_weight}
         self._shortlist_dim = shortlist_dim
@@ -166,7 +165,7 @@ class CognisHybridAdapter(MemoryAdapter):
         scored.sort(key=lambda pair: -pair[0])  # stable: fusion order breaks ties
         return self._deduplicated(scored, limit)
 
-    def _vector_ranking(self, query_vector: NDArray[np.float32], mask: NDArray[np.bool_], count: int) -> list[int]:
+    def _vector_ranking(self, query_vector: NDArray[np.float32], mask: NDArray[np.bool_] | None, count: int) -> list[int]:
         """Chunk rows: shortlist by truncated vectors, rerank by full vectors, drop those under the threshold."""
         if not len(self._chunks.matrix):
             return []
@@ -174,7 +173,8 @@ class CognisHybridAdapter(MemoryAdapter):
         width = short.shape[1]
         short_query = normalize_rows(query_vector[None, :width])[0]
         coarse = short @ short_query
-        coarse[~mask] = -np.inf
+        if mask is not None:
+            coarse[~mask] = -np.inf
         usable = int(np.isfinite(coarse).sum())
         size = min(self._shortlist_size, usable)
         if size == 0:
@@ -195,10 +195,16 @@ class CognisHybridAdapter(MemoryAdapter):
         return self._short
 
     def _bm25_ranking(self, query: str, filters: dict[str, Any] | None, count: int) -> list[int]:
+        """Chunk rows by BM25 (replaced chunks have left the keyword index)."""
         match = fts_query(query)
         if match is None:
             return []
         start, end = date_bounds(filters)
+        if not (start or end):
+            rows = self._db.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?", [match, count]
+            ).fetchall()
+            return [int(row[0]) for row in rows]
         where, params = ["chunks_fts MATCH ?"], [match]
         if start:
             where.append("e.timestamp >= ?")

@@ -8,15 +8,12 @@ exactly the weakness the paper describes for full-episode vectors.
 from __future__ import annotations
 
 import json
-import uuid
-from pathlib import Path
 from typing import Any
-
-import sqlite_utils
 
 from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.snippets import excerpt
+from lens_fixtures.adapters.storage import scratch_database
 from lens_fixtures.embedding import Embedder
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 
@@ -53,8 +50,7 @@ class EmbeddingAdapter(MemoryAdapter):
             cache=cache,
             cache_dir=cache_dir,
         )
-        path = Path(storage_dir) / f"embedding-{uuid.uuid4().hex[:8]}.db" if storage_dir else None
-        self._db = sqlite_utils.Database(path) if path else sqlite_utils.Database(memory=True)
+        self._db = scratch_database(storage_dir, "embedding")
         self._snippet_chars = snippet_chars
         self._max_results = max_results
         self._create()

@@ -174,11 +174,19 @@ class Mem0Adapter(MemoryAdapter):
 
 
 def _open_memory(root: Path, embedder: CachedEmbedder) -> Any:
-    # mem0 reads these when imported; the user's own settings win.
+    # mem0 reads these when first imported; a user's explicit MEM0_TELEMETRY / MEM0_DIR wins.
+    telemetry_asked = os.environ.get("MEM0_TELEMETRY", "").strip().lower() in ("true", "1", "yes")
     os.environ.setdefault("MEM0_TELEMETRY", "False")
     os.environ.setdefault("MEM0_DIR", str(default_cache_dir() / "mem0"))
+    import mem0.memory.main
+    import mem0.memory.telemetry
     from mem0 import Memory
     from mem0.embeddings.base import EmbeddingBase
+
+    if not telemetry_asked:
+        # mem0 may have been imported before (with its default, telemetry on): switch it off where it is read.
+        mem0.memory.telemetry.MEM0_TELEMETRY = False
+        mem0.memory.main.MEM0_TELEMETRY = False
 
     class LensEmbedding(EmbeddingBase):  # type: ignore[misc]  # mem0 ships no type information
         """mem0's embedder interface over a pytest-lens cached embedder."""

@@ -99,7 +99,7 @@ class SQLiteHybridAdapter(BM25Adapter):
             return []
         limit = max(1, min(limit or 10, self._max_results))
         candidates = limit * self._candidate_factor
-        keyword = self.rank(query, filters, candidates)
+        keyword = self.rank(query, filters, candidates, snippets=False)
         similarities = self._chunks.similarities(self._chunks.query_vector(query))
         semantic = self._chunks.rank_episodes(similarities, candidates, self._chunks.live_rows(*date_bounds(filters)))
         fused = reciprocal_rank_fusion(
@@ -107,13 +107,14 @@ class SQLiteHybridAdapter(BM25Adapter):
         )[:limit]
         timestamps = {hit.ref_id: hit.timestamp for hit in keyword} | {hit.ref_id: hit.timestamp for hit in semantic}
         best_rows = {hit.ref_id: hit.row for hit in semantic}
-        keyword_snippets = {hit.ref_id: hit.snippet for hit in keyword}
+        by_ref = {hit.ref_id: hit for hit in keyword}
+        keyword_snippets = self.keyword_snippets(query, [by_ref[item.key] for item in fused if item.key not in best_rows])
         results = []
         for item in fused:
             ref = item.key
             # The snippet shows why the episode matched: its closest chunk, or the keyword context when only BM25 found it.
             in_semantic = ref in best_rows
-            snippet = excerpt(self._chunks.text(best_rows[ref]), self._snippet_chars) if in_semantic else keyword_snippets[ref]
+            snippet = excerpt(self._chunks.text(best_rows[ref]), self._snippet_chars) if in_semantic else keyword_snippets.get(ref, "")
             results.append(SearchResult(ref_id=ref, text=snippet, score=round(item.score, 6), metadata={"timestamp": timestamps[ref]}))
         return results
 

@@ -9,15 +9,26 @@
 Importing this package imports numpy and sqlite-utils, never torch, sentence-transformers or openai.
 """
 
-from lens_fixtures.embedding.base import Embedder, Vectors, normalize_rows
-from lens_fixtures.embedding.cache import CACHE_DIR_ENV, CachedEmbedder, CacheStats, EmbeddingCache, default_cache_dir, text_digest
-from lens_fixtures.embedding.endpoint import OpenAIEmbedder
-from lens_fixtures.embedding.factory import build_embedder
-from lens_fixtures.embedding.sentence import BUNDLED_MODEL, TORCH_THREADS_ENV, SentenceTransformerEmbedder, bundled_model_path
+import importlib.util
+
+#: What to install when the embedding adapters' dependencies are missing.
+INSTALL_HINT = "the embedding adapters need the extra: pip install torch==2.13.0 && pip install 'pytest-lens[embeddings]'"
+
+if importlib.util.find_spec("numpy") is None:
+    raise ImportError(f"numpy is not installed; {INSTALL_HINT}")
+
+# The check above must run before these imports.
+
+from lens_fixtures.embedding.base import Embedder, Vectors, normalize_rows  # noqa: E402
+from lens_fixtures.embedding.cache import CACHE_DIR_ENV, CachedEmbedder, CacheStats, EmbeddingCache, default_cache_dir, text_digest  # noqa: E402
+from lens_fixtures.embedding.endpoint import OpenAIEmbedder  # noqa: E402
+from lens_fixtures.embedding.factory import build_embedder  # noqa: E402
+from lens_fixtures.embedding.sentence import BUNDLED_MODEL, TORCH_THREADS_ENV, SentenceTransformerEmbedder, bundled_model_path  # noqa: E402
 
 __all__ = [
     "BUNDLED_MODEL",
     "CACHE_DIR_ENV",
+    "INSTALL_HINT",
     "TORCH_THREADS_ENV",
     "CacheStats",
     "CachedEmbedder",

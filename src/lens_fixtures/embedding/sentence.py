@@ -128,8 +128,13 @@ def _load(location: str, device: str) -> SentenceTransformer:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     threads = torch_threads_from_env()
-    import torch
-    from sentence_transformers import SentenceTransformer
+    try:
+        import torch
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise RuntimeError(
+            f"cannot load {location!r}: {exc}; install torch==2.13.0 first, then pip install 'pytest-lens[embeddings]'"
+        ) from exc
 
     if threads is not None:
         torch.set_num_threads(threads)

@@ -1,0 +1,24 @@
+"""The reference adapters' SQLite files: scratch storage, tuned for speed rather than durability."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import sqlite_utils
+
+__all__ = ["scratch_database"]
+
+
+def scratch_database(storage_dir: str | None, prefix: str) -> sqlite_utils.Database:
+    """A new database file ``{prefix}-{random}.db`` under ``storage_dir`` (in memory without one).
+
+    The runner deletes ``storage_dir`` at the end of the session, so nothing here must survive a
+    crash: WAL with ``synchronous=NORMAL`` lets each ingest commit without waiting for the disk.
+    """
+    if not storage_dir:
+        return sqlite_utils.Database(memory=True)
+    db = sqlite_utils.Database(Path(storage_dir) / f"{prefix}-{uuid.uuid4().hex[:8]}.db")
+    db.enable_wal()
+    db.execute("PRAGMA synchronous = NORMAL")
+    return db

@@ -1,0 +1,74 @@
+"""Each embedding-backed reference adapter runs the bundled scope through pytest, with real MiniLM embeddings."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ADAPTERS = ["embedding", "sqlite-hybrid", "cognis-hybrid", "mem0"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def preloaded() -> None:
+    """Import the adapters and load MiniLM in this process before pytester's in-process runs.
+
+    Pytester forgets modules first imported during a run; torch and numpy cannot be imported twice in one
+    process, and keeping them loaded means the model is loaded once for all the runs below.
+    """
+    import lens_fixtures.adapters.cognis
+    import lens_fixtures.adapters.embedding
+    import lens_fixtures.adapters.sqlite_hybrid  # noqa: F401
+    from lens_fixtures.embedding import SentenceTransformerEmbedder
+
+    SentenceTransformerEmbedder().encode(["load the model once"])
+    if importlib.util.find_spec("mem0") is not None:
+        import lens_fixtures.adapters.mem0_adapter  # noqa: F401
+
+
+@pytest.fixture
+def cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path_factory.mktemp("lens-cache")
+    monkeypatch.setenv("LENS_CACHE_DIR", str(path))
+    return path
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest("--lens-json=out.json", "-p", "no:cacheprovider", *args)
+    return result, json.loads((pytester.path / "out.json").read_text())
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_adapter_runs_the_bundled_scope(pytester: pytest.Pytester, cache_dir: Path, name: str) -> None:
+    if name == "mem0" and importlib.util.find_spec("mem0") is None:
+        pytest.skip("the optional extra pytest-lens[mem0] (mem0ai) is not installed")
+    result, artifact = _run(pytester, f"--lens-adapter={name}")
+    result.assert_outcomes(passed=8)
+    result.stdout.fnmatch_lines(["*LENS summary*", f"{name} *8 *pass", "adapter counters:", f"  {name}: embed_cache_hits=*"])
+    summary = artifact["summary"][name]
+    assert summary["gated"] is False
+    assert summary["metrics"]["evidence_grounding"] >= 0.5
+    assert summary["metrics"]["evidence_coverage"] > 0
+    assert summary["adapter_stats"]["embed_cache_misses"] > 0  # a cold cache: everything was embedded
+
+
+def test_a_rerun_hits_the_cache_even_across_xdist_workers(pytester: pytest.Pytester, cache_dir: Path) -> None:
+    cold, cold_artifact = _run(pytester, "--lens-adapter=sqlite-hybrid")
+    cold.assert_outcomes(passed=8)
+    warm, warm_artifact = _run(pytester, "--lens-adapter=sqlite-hybrid", "-n", "2")
+    warm.assert_outcomes(passed=8)
+    stats = warm_artifact["summary"]["sqlite-hybrid"]["adapter_stats"]
+    assert stats["embed_cache_misses"] == 0
+    assert stats["embed_cache_hits"] >= cold_artifact["summary"]["sqlite-hybrid"]["adapter_stats"]["embed_cache_misses"]
+    assert warm_artifact["summary"]["sqlite-hybrid"]["metrics"] == cold_artifact["summary"]["sqlite-hybrid"]["metrics"]
+    assert (cache_dir / "embeddings.sqlite").exists()
+
+
+def test_the_cache_can_be_switched_off_from_the_command_line(pytester: pytest.Pytester, cache_dir: Path) -> None:
+    result, artifact = _run(pytester, "--lens-adapter=sqlite-hybrid", "--lens-adapter-option", "cache=false")
+    result.assert_outcomes(passed=8)
+    assert artifact["summary"]["sqlite-hybrid"]["adapter_stats"]["embed_cache_hits"] == 0
+    assert not (cache_dir / "embeddings.sqlite").exists()
