@@ -21,7 +21,7 @@ def preloaded() -> None:
     """
     import lens_fixtures.adapters.cognis
     import lens_fixtures.adapters.embedding
-    import lens_fixtures.adapters.sqlite_hybrid  # noqa: F401
+    import lens_fixtures.adapters.sqlite_hybrid
     from lens_fixtures.embedding import SentenceTransformerEmbedder
 
     SentenceTransformerEmbedder().encode(["load the model once"])

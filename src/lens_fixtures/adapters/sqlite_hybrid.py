@@ -5,13 +5,14 @@
 - Each episode is also split at ``###`` section boundaries into chunks with the date
   header prepended (:func:`chunk_episode`); every chunk is embedded and an episode
   ranks by its best chunk's cosine similarity.
-- Search fuses the two episode rankings (``limit * 3`` candidates each) with
-  reciprocal rank fusion, k=60, and returns one result per episode: its best-matching
-  chunk as the snippet. ``retrieve`` and ``batch_retrieve`` return stored text verbatim.
+- Search computes the two rankings side by side (BM25 in a helper thread), ``limit * 3``
+  candidates each, fuses them with reciprocal rank fusion, k=60, and returns one result
+  per episode: its best-matching chunk as the snippet. ``retrieve`` and ``batch_retrieve`` return stored text verbatim.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lens_fixtures.adapters.bm25 import BATCH_RETRIEVE, BM25Adapter
@@ -77,6 +78,7 @@ class SQLiteHybridAdapter(BM25Adapter):
         self._rrf_k = rrf_k
         self._candidate_factor = candidate_factor
         self._snippet_chars = snippet_chars
+        self._keyword_worker: ThreadPoolExecutor | None = None
 
     def reset(self, scope_id: str) -> None:
         """Drop every episode, index entry and chunk."""
@@ -99,9 +101,14 @@ class SQLiteHybridAdapter(BM25Adapter):
             return []
         limit = max(1, min(limit or 10, self._max_results))
         candidates = limit * self._candidate_factor
-        keyword = self.rank(query, filters, candidates, snippets=False)
+        self._chunks.flush()  # every write happens before the keyword leg starts reading
+        if self._keyword_worker is None:
+            self._keyword_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lens-bm25")
+        # The two legs are independent and both release the GIL (SQLite, numpy): run them side by side.
+        keyword_leg = self._keyword_worker.submit(self.rank, query, filters, candidates, snippets=False)
         similarities = self._chunks.similarities(self._chunks.query_vector(query))
         semantic = self._chunks.rank_episodes(similarities, candidates, self._chunks.live_rows(*date_bounds(filters)))
+        keyword = keyword_leg.result()
         fused = reciprocal_rank_fusion(
             {"bm25": [hit.ref_id for hit in keyword], "embedding": [hit.ref_id for hit in semantic]}, k=self._rrf_k
         )[:limit]
@@ -132,6 +139,8 @@ class SQLiteHybridAdapter(BM25Adapter):
         return self._embedder.stats.as_counters()
 
     def close(self) -> None:
-        """Close the database and the cache."""
+        """Stop the keyword thread, close the database and the cache."""
+        if self._keyword_worker is not None:
+            self._keyword_worker.shutdown(wait=True)
         super().close()
         self._embedder.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from pathlib import Path
 
@@ -15,10 +16,12 @@ def scratch_database(storage_dir: str | None, prefix: str) -> sqlite_utils.Datab
 
     The runner deletes ``storage_dir`` at the end of the session, so nothing here must survive a
     crash: WAL with ``synchronous=NORMAL`` lets each ingest commit without waiting for the disk.
+    The connection may be used from a helper thread (hybrids run their keyword leg there while
+    the vector leg runs); SQLite serialises access to it.
     """
-    if not storage_dir:
-        return sqlite_utils.Database(memory=True)
-    db = sqlite_utils.Database(Path(storage_dir) / f"{prefix}-{uuid.uuid4().hex[:8]}.db")
-    db.enable_wal()
-    db.execute("PRAGMA synchronous = NORMAL")
+    path = str(Path(storage_dir) / f"{prefix}-{uuid.uuid4().hex[:8]}.db") if storage_dir else ":memory:"
+    db = sqlite_utils.Database(sqlite3.connect(path, check_same_thread=False))
+    if storage_dir:
+        db.enable_wal()
+        db.execute("PRAGMA synchronous = NORMAL")
     return db

@@ -48,7 +48,8 @@ def test_caller_reads_counters_and_rejects_bad_ones() -> None:
     memory.stats = {"searches": "one"}
     with pytest.raises(AdapterCallError, match=r"lens_stats\(\).*dict\[str, int\]") as info:
         caller.stats()
-    assert info.value.fault.kind == "bad_return" and info.value.fault.method == "lens_stats"
+    assert info.value.fault.kind == "bad_return"
+    assert info.value.fault.method == "lens_stats"
     assert AdapterCaller(object(), "plain").stats() == {}
 
 
@@ -64,7 +65,9 @@ def test_runtime_reports_growth_since_the_last_question(tmp_path: Path) -> None:
     assert runtime.stats_delta("c") == ({"searches": 1}, None)
     memory.stats = ["not", "a", "dict"]
     delta, fault = runtime.stats_delta("c")
-    assert delta == {} and fault is not None and fault.method == "lens_stats"
+    assert delta == {}
+    assert fault is not None
+    assert fault.method == "lens_stats"
 
 
 def _result(adapter: str, question_id: str, stats: dict[str, int]) -> QuestionResult:

@@ -72,7 +72,8 @@ def test_many_strong_chunks_of_one_episode_do_not_crowd_out_others(hashing: Any)
     similarities = index.similarities(index.query_vector("storm warning"))
     hits = index.rank_episodes(similarities, 4, index.live_rows())
     assert hits[0].ref_id == "big"
-    assert len(hits) == 4 and len({hit.ref_id for hit in hits}) == 4
+    assert len(hits) == 4
+    assert len({hit.ref_id for hit in hits}) == 4
 
 
 def test_date_filters_and_reingest_hide_rows(hashing: Any) -> None:
@@ -98,7 +99,8 @@ def test_reset_forgets_everything(hashing: Any) -> None:
     index.add("e", "t", ["x"])
     index.flush()
     index.reset()
-    assert len(index) == 0 and len(index.matrix) == 0
+    assert len(index) == 0
+    assert len(index.matrix) == 0
     assert index.rank_episodes(index.similarities(index.query_vector("x")), 3) == []
     assert index.db.execute("SELECT count(*) FROM chunks").fetchone()[0] == 0
 

@@ -73,7 +73,11 @@ _heading = st.lists(st.sampled_from(["Alerts", "Events", "Notes"]), min_size=1, 
 
 
 @settings(max_examples=80, derandomize=os.environ.get("CI") == "true", deadline=None)
-@given(st.lists(st.one_of(_words.map(" ".join), _heading.map(lambda h: "### " + " ".join(h))), max_size=30), st.integers(5, 60), st.integers(0, 30))
+@given(
+    st.lists(st.one_of(_words.map(" ".join), _heading.map(lambda h: "### " + " ".join(h))), max_size=30),
+    st.integers(5, 60),
+    st.integers(0, 30),
+)
 def test_no_word_is_lost_duplicated_or_reordered(lines: list[str], max_words: int, min_words: int) -> None:
     text = "\n".join(lines)
     chunks = chunk_episode(text, max_words=max_words, min_words=min_words)

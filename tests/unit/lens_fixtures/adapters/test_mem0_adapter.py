@@ -15,7 +15,7 @@ import pytest
 if importlib.util.find_spec("mem0") is None:  # importorskip would import mem0 before the adapter configures it
     pytest.skip("the optional extra pytest-lens[mem0] (mem0ai) is not installed", allow_module_level=True)
 
-from lens_fixtures.adapters.mem0_adapter import MEM0_INSTALL_HINT, Mem0Adapter  # noqa: E402
+from lens_fixtures.adapters.mem0_adapter import MEM0_INSTALL_HINT, Mem0Adapter
 
 EPISODES = [
     ("ep1", "2024-01-01T10:00:00", "## 2024-01-01 Log\n### Pumps\n- pump seven vibration normal"),
@@ -94,5 +94,11 @@ def test_without_the_extra_naming_the_adapter_says_what_to_install() -> None:
             print(exc)
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert MEM0_INSTALL_HINT in out.stdout

@@ -79,7 +79,8 @@ def test_the_paraphrase_defeats_bm25_but_not_embeddings(adapters: dict[str, Any]
 @pytest.mark.parametrize("name", ["sqlite-hybrid", "cognis-hybrid"])
 def test_the_hybrids_find_both(adapters: dict[str, Any], name: str) -> None:
     exact = _rank(adapters[name], EXACT_QUERY, "exact")
-    assert exact is not None and exact <= TOP
+    assert exact is not None
+    assert exact <= TOP
     assert _rank(adapters[name], PARAPHRASE_QUERY, "meaning") == 1
 
 

@@ -49,7 +49,8 @@ def test_search_honours_limit_returns_stored_ids_and_short_snippets(name: str, h
 def test_retrieve_is_verbatim_and_unknown_is_none(name: str, hashing: Any) -> None:
     adapter = _filled(ADAPTERS[name], embedder=hashing)
     document = adapter.retrieve("ep3")
-    assert document is not None and document.text == EPISODES[2][2]
+    assert document is not None
+    assert document.text == EPISODES[2][2]
     assert adapter.retrieve("nope") is None
 
 
@@ -78,7 +79,8 @@ def test_manifest_is_valid_and_counters_are_reported(name: str, hashing: Any) ->
     validate_manifest(adapter.get_capabilities())
     adapter.search("pump", None, 3)
     stats = adapter.lens_stats()
-    assert stats["embed_cache_misses"] > 0 and stats["embed_cache_hits"] >= 0
+    assert stats["embed_cache_misses"] > 0
+    assert stats["embed_cache_hits"] >= 0
     assert set(stats) == {"embed_cache_hits", "embed_cache_misses", "embed_ms"}
 
 
@@ -164,3 +166,30 @@ def test_cognis_two_stage_search_reranks_a_truncated_shortlist(hashing: Any) -> 
     assert len(rows) == 2  # only the shortlist survives to the full-dimension rerank
     full = adapter._chunks.matrix.vectors @ adapter._chunks.query_vector("pump seven bearing")
     assert full[rows[0]] >= full[rows[1]]
+
+
+def test_bm25_ranking_with_and_without_snippets_and_dates(tmp_path: Path) -> None:
+    from lens_fixtures.adapters.bm25 import BM25Adapter
+
+    adapter = _filled(BM25Adapter, storage_dir=str(tmp_path))
+    hits = adapter.rank("bearing vibration", None, 3)
+    assert {hit.ref_id for hit in hits[:2]} == {"ep2", "ep4"}  # both words beat one (ep1)
+    assert hits[2].ref_id == "ep1"
+    assert hits[0].score >= hits[1].score > hits[2].score
+    assert all("bearing" in hit.snippet or "vibration" in hit.snippet for hit in hits)
+    bare = adapter.rank("bearing vibration", None, 3, snippets=False)
+    assert [hit.ref_id for hit in bare] == [hit.ref_id for hit in hits]
+    assert all(hit.snippet == "" for hit in bare)
+    assert adapter.keyword_snippets("bearing vibration", bare[:1]) == {bare[0].ref_id: hits[0].snippet}
+    dated = adapter.rank("pump", {"start_date": "2024-01-02", "end_date": "2024-01-03"}, 10)
+    assert [hit.ref_id for hit in dated] == ["ep2"]
+    assert adapter.rank("the of and", None, 3) == []  # nothing but stopwords
+
+
+def test_scratch_databases_live_under_storage_dir_in_wal_mode(tmp_path: Path) -> None:
+    from lens_fixtures.adapters.storage import scratch_database
+
+    db = scratch_database(str(tmp_path), "probe")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert [path.name.startswith("probe-") for path in tmp_path.glob("*.db")] == [True]
+    assert scratch_database(None, "memory").execute("PRAGMA database_list").fetchone()[2] == ""

@@ -82,9 +82,11 @@ def test_default_location_follows_the_environment(monkeypatch: pytest.MonkeyPatc
 def test_build_embedder_honours_cache_options(tmp_path: Path, hashing: Any, isolated_cache: Path) -> None:
     assert build_embedder(embedder=hashing, cache=False).cache is None
     moved = build_embedder(embedder=hashing, cache_dir=str(tmp_path / "elsewhere"))
-    assert moved.cache is not None and moved.cache.path == tmp_path / "elsewhere" / "embeddings.sqlite"
+    assert moved.cache is not None
+    assert moved.cache.path == tmp_path / "elsewhere" / "embeddings.sqlite"
     default = build_embedder(embedder=hashing)
-    assert default.cache is not None and default.cache.path == isolated_cache / "embeddings.sqlite"
+    assert default.cache is not None
+    assert default.cache.path == isolated_cache / "embeddings.sqlite"
 
 
 def test_an_unusable_cache_location_is_a_clear_error(tmp_path: Path) -> None:
@@ -118,7 +120,9 @@ def test_several_processes_write_one_cache_at_once(tmp_path: Path) -> None:
     path = tmp_path / "shared.sqlite"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     processes = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), str(worker)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(path), str(worker)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
+        )
         for worker in range(4)
     ]
     outputs = [process.communicate(timeout=120) for process in processes]
@@ -129,5 +133,7 @@ def test_several_processes_write_one_cache_at_once(tmp_path: Path) -> None:
     expected = np.array([8, sum(map(ord, "text 123")) % 97, 1.0], dtype=np.float32)
     np.testing.assert_allclose(stored[text_digest("text 123")], expected / np.linalg.norm(expected), rtol=1e-6)
     # A later process finds everything: hits across processes, no encoding.
-    rerun = subprocess.run([sys.executable, "-c", _WRITER, str(path), "1"], capture_output=True, text=True, env=env, timeout=120, check=True)
+    rerun = subprocess.run(
+        [sys.executable, "-c", _WRITER, str(path), "1"], capture_output=True, text=True, env=env, timeout=120, check=True
+    )
     assert rerun.stdout.split() == ["200", "0"]

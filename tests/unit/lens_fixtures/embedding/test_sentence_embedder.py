@@ -91,7 +91,7 @@ def test_a_bad_thread_count_names_the_variable(monkeypatch: pytest.MonkeyPatch, 
 def test_an_unknown_model_is_a_clear_error(tmp_path: Path) -> None:
     embedder = SentenceTransformerEmbedder(str(tmp_path / "no-such-model"))
     assert embedder.model_id == f"st:{tmp_path / 'no-such-model'}"
-    with pytest.raises(RuntimeError, match="cannot load sentence-transformers model .*no-such-model"):
+    with pytest.raises(RuntimeError, match=r"cannot load sentence-transformers model .*no-such-model"):
         embedder.encode(["x"])
 
 
