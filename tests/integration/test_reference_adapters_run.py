@@ -1,4 +1,4 @@
-"""Each embedding-backed reference adapter runs the bundled scope through pytest, with real MiniLM embeddings."""
+"""Each embedding-backed reference adapter runs the small example scope through pytest, with real MiniLM embeddings."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support import COLD_CHAIN_DEMO
 
 ADAPTERS = ["embedding", "sqlite-hybrid", "cognis-hybrid", "mem0"]
 
@@ -37,12 +39,12 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-    result = pytester.runpytest("--lens-json=out.json", "-p", "no:cacheprovider", *args)
+    result = pytester.runpytest(f"--lens-dataset={COLD_CHAIN_DEMO}", "--lens-json=out.json", "-p", "no:cacheprovider", *args)
     return result, json.loads((pytester.path / "out.json").read_text())
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
-def test_adapter_runs_the_bundled_scope(pytester: pytest.Pytester, cache_dir: Path, name: str) -> None:
+def test_adapter_runs_the_example_scope(pytester: pytest.Pytester, cache_dir: Path, name: str) -> None:
     if name == "mem0" and importlib.util.find_spec("mem0") is None:
         pytest.skip("the optional extra pytest-lens[mem0] (mem0ai) is not installed")
     result, artifact = _run(pytester, f"--lens-adapter={name}")
@@ -72,3 +74,13 @@ def test_the_cache_can_be_switched_off_from_the_command_line(pytester: pytest.Py
     result.assert_outcomes(passed=8)
     assert artifact["summary"]["sqlite-hybrid"]["adapter_stats"]["embed_cache_hits"] == 0
     assert not (cache_dir / "embeddings.sqlite").exists()
+
+
+def test_the_hybrids_keep_the_adapter_contract(pytester: pytest.Pytester, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The conformance suite (its bounded CI profile) against the two adapters with their own ranking code."""
+    monkeypatch.setenv("CI", "true")
+    result = pytester.runpytest(
+        "--lens-adapter=sqlite-hybrid", "--lens-adapter=cognis-hybrid", "--lens-conformance", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=16 + 13, skipped=1 + 4)
+    result.stdout.fnmatch_lines(["*= LENS conformance =*", "cognis-hybrid * 17 * 13 * 0 * 4 *", "sqlite-hybrid * 17 * 16 * 0 * 1 *"])

@@ -266,7 +266,7 @@ class ChunkIndex:
                 top = np.argsort(-scores, kind="stable")
             else:
                 top = np.argpartition(-scores, window - 1)[:window]
-                top = top[np.argsort(-scores[top], kind="stable")]
+                top = top[np.lexsort((top, -scores[top]))]  # equal scores in ingest order, as in the full sort
             top = top[np.isfinite(scores[top])]
             _, first = np.unique(owners[top], return_index=True)
             best_rows = top[np.sort(first)]

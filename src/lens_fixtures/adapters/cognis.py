@@ -10,9 +10,10 @@ What is kept from the paper's retrieval pipeline, in order:
 2. BM25 over the same chunks (SQLite FTS5 standing in for OpenSearch, §5.3);
 3. weighted reciprocal rank fusion (§5.4): ``0.7 * (k+1)/(k + rank_vector) + 0.3 * (k+1)/(k + rank_bm25)``,
    k=10, over the whole reranked shortlist and as many BM25 hits; a chunk missing from one ranking takes
-   rank ``shortlist_size + 1`` there; vector candidates under a cosine threshold are dropped first. Cognis's 0.3 is
-   calibrated for its Gemini embeddings; MiniLM's cosines run lower (a clear paraphrase such as "vehicle ignition
-   failure" / "the van refused to start ... battery had died" scores 0.29), so the default here is 0.2;
+   rank ``shortlist_size + 1`` there. Cognis first drops vector candidates under cosine 0.3, a threshold
+   calibrated for its Gemini embeddings; MiniLM's cosines run much lower (a clear paraphrase such as "vehicle
+   ignition failure" / "the van refused to start ... battery had died" scores 0.29, a query that is one rare
+   exact token often under 0.1), so here the threshold is off by default (``similarity_threshold``);
 4. temporal boost (§5.5) for queries with a temporal reference: ``0.6 * fused + 0.4 * temporal_score``;
 5. near-duplicate removal (§5.6): one result per episode, and a result whose chunk is >= 0.99
    cosine-similar to a better one is dropped.
@@ -52,7 +53,7 @@ class CognisHybridAdapter(MemoryAdapter):
     Options, besides the embedder's (``embedding_model``, ``embedding_base_url``,
     ``embedding_batch_size``, ``cache``, ``cache_dir``): ``rrf_k`` (10),
     ``vector_weight`` (0.7), ``bm25_weight`` (0.3), ``shortlist_dim`` (128),
-    ``shortlist_size`` (200), ``similarity_threshold`` (0.2), ``temporal_weight`` (0.4),
+    ``shortlist_size`` (200), ``similarity_threshold`` (0.0: off), ``temporal_weight`` (0.4),
     ``duplicate_similarity`` (0.99), ``max_chunk_words`` (100),
     ``min_chunk_words`` (60), ``snippet_chars`` (600), ``max_results`` (20).
     """
@@ -72,7 +73,7 @@ class CognisHybridAdapter(MemoryAdapter):
         bm25_weight: float = 0.3,
         shortlist_dim: int = 128,
         shortlist_size: int = 200,
-        similarity_threshold: float = 0.2,
+        similarity_threshold: float = 0.0,
         temporal_weight: float = 0.4,
         duplicate_similarity: float = 0.99,
         max_chunk_words: int = 100,
@@ -182,7 +183,7 @@ class CognisHybridAdapter(MemoryAdapter):
         shortlist = np.argpartition(-coarse, size - 1)[:size] if size < coarse.size else np.arange(coarse.size)
         shortlist = shortlist[np.isfinite(coarse[shortlist])]
         fine = self._chunks.matrix.vectors[shortlist] @ query_vector
-        order = np.argsort(-fine, kind="stable")
+        order = np.lexsort((shortlist, -fine))  # best first; equal scores in ingest order, whatever the shortlist order
         return [int(shortlist[i]) for i in order if fine[i] >= self._threshold][:count]
 
     def _short_matrix(self) -> NDArray[np.float32]:

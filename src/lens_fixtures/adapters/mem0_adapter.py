@@ -57,7 +57,9 @@ class Mem0Adapter(MemoryAdapter):
     Options: the embedder's (``embedding_model``, ``embedding_base_url``,
     ``embedding_batch_size``, ``cache``, ``cache_dir``), ``snippet_chars`` (500:
     length of a search result's excerpt; ``retrieve`` returns the whole episode),
-    ``max_results`` (20), ``threshold`` (mem0's search threshold, default 0.1).
+    ``max_results`` (20), ``threshold`` (mem0's search threshold; 0 here, so search returns the top
+    ``limit`` like a plain vector store, as mem0-raw did in the paper: mem0's own default, 0.1, drops
+    weak matches such as a query that is one rare token, and the agent then gets nothing).
     """
 
     def __init__(
@@ -72,7 +74,7 @@ class Mem0Adapter(MemoryAdapter):
         embedder: Embedder | None = None,
         snippet_chars: int = 500,
         max_results: int = 20,
-        threshold: float = 0.1,
+        threshold: float = 0.0,
     ) -> None:
         self._embedder = embedder_from_options(
             embedder=embedder,

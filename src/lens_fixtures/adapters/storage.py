@@ -15,13 +15,12 @@ def scratch_database(storage_dir: str | None, prefix: str) -> sqlite_utils.Datab
     """A new database file ``{prefix}-{random}.db`` under ``storage_dir`` (in memory without one).
 
     The runner deletes ``storage_dir`` at the end of the session, so nothing here must survive a
-    crash: WAL with ``synchronous=NORMAL`` lets each ingest commit without waiting for the disk.
+    crash: no fsync and an in-memory journal let each ingest commit without waiting for the disk.
     The connection may be used from a helper thread (hybrids run their keyword leg there while
     the vector leg runs); SQLite serialises access to it.
     """
     path = str(Path(storage_dir) / f"{prefix}-{uuid.uuid4().hex[:8]}.db") if storage_dir else ":memory:"
     db = sqlite_utils.Database(sqlite3.connect(path, check_same_thread=False))
-    if storage_dir:
-        db.enable_wal()
-        db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA journal_mode = MEMORY")
     return db

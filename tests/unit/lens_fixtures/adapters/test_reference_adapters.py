@@ -186,10 +186,11 @@ def test_bm25_ranking_with_and_without_snippets_and_dates(tmp_path: Path) -> Non
     assert adapter.rank("the of and", None, 3) == []  # nothing but stopwords
 
 
-def test_scratch_databases_live_under_storage_dir_in_wal_mode(tmp_path: Path) -> None:
+def test_scratch_databases_live_under_storage_dir_without_fsync(tmp_path: Path) -> None:
     from lens_fixtures.adapters.storage import scratch_database
 
     db = scratch_database(str(tmp_path), "probe")
-    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "memory"
+    assert db.execute("PRAGMA synchronous").fetchone()[0] == 0
     assert [path.name.startswith("probe-") for path in tmp_path.glob("*.db")] == [True]
     assert scratch_database(None, "memory").execute("PRAGMA database_list").fetchone()[2] == ""
