@@ -5,23 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from lens_fixtures.adapters.storage import scratch_database
-from pytest_lens import CapabilityManifest, Document, ExtraTool, MemoryAdapter, SearchResult
+from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
+from lens_fixtures.adapters.storage import scratch_database, stored_document
+from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 from pytest_lens.text import content_terms
 
 __all__ = ["BATCH_RETRIEVE", "BM25Adapter", "BM25Hit", "fts_query"]
-
-#: The ``batch_retrieve`` extra tool, shared by the reference adapters that offer it.
-BATCH_RETRIEVE = ExtraTool(
-    name="batch_retrieve",
-    description="Retrieve the full text of several stored items in one call.",
-    parameters={
-        "type": "object",
-        "properties": {"ref_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20}},
-        "required": ["ref_ids"],
-        "additionalProperties": False,
-    },
-)
 
 
 class BM25Hit(NamedTuple):
@@ -161,8 +150,7 @@ class BM25Adapter(MemoryAdapter):
 
     def retrieve(self, ref_id: str) -> Document | None:
         """The stored episode text, verbatim."""
-        row = self._db.execute("SELECT text, timestamp FROM episodes WHERE ref_id = ?", [ref_id]).fetchone()
-        return Document(ref_id=ref_id, text=row[0], metadata={"timestamp": row[1]}) if row else None
+        return stored_document(self._db, ref_id)
 
     def get_capabilities(self) -> CapabilityManifest:
         """Keyword search, a date range and ``batch_retrieve``."""
@@ -177,11 +165,7 @@ class BM25Adapter(MemoryAdapter):
         """``batch_retrieve``: ``{"documents": [{ref_id, text}], "count": n}`` for the ids found; invalid arguments raise."""
         if name != BATCH_RETRIEVE.name:
             return super().call_extended_tool(name, args)
-        import jsonschema
-
-        jsonschema.validate(args, BATCH_RETRIEVE.parameters)  # ValidationError says which argument is wrong
-        documents = [doc for ref in args["ref_ids"] if (doc := self.retrieve(ref)) is not None]
-        return {"documents": [{"ref_id": d.ref_id, "text": d.text} for d in documents], "count": len(documents)}
+        return batch_payload(batch_ref_ids(args), self.retrieve)
 
     def close(self) -> None:
         """Close the database."""

@@ -39,7 +39,7 @@ from lens_fixtures.adapters.chunking import chunk_episode
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
 from lens_fixtures.adapters.snippets import excerpt
-from lens_fixtures.adapters.storage import scratch_database
+from lens_fixtures.adapters.storage import scratch_database, stored_document
 from lens_fixtures.adapters.temporal import parse_timestamp, temporal_reference, temporal_score
 from lens_fixtures.embedding import Embedder, normalize_rows
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
@@ -249,8 +249,7 @@ class CognisHybridAdapter(MemoryAdapter):
 
     def retrieve(self, ref_id: str) -> Document | None:
         """The stored episode text, verbatim."""
-        row = self._db.execute("SELECT text, timestamp FROM episodes WHERE ref_id = ?", [ref_id]).fetchone()
-        return Document(ref_id=ref_id, text=row[0], metadata={"timestamp": row[1]}) if row else None
+        return stored_document(self._db, ref_id)
 
     def get_capabilities(self) -> CapabilityManifest:
         """Hybrid search with a date range; no extra tools."""

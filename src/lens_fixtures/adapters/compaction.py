@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lens_fixtures.adapters.bm25 import BATCH_RETRIEVE
+from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
 from pytest_lens import AdapterUnavailable, CapabilityManifest, Document, MemoryAdapter, SearchResult
 
 if TYPE_CHECKING:
@@ -118,8 +118,4 @@ class CompactionAdapter(MemoryAdapter):
         """``batch_retrieve``: the documents found among ``ref_ids``; invalid arguments raise."""
         if name != BATCH_RETRIEVE.name:
             return super().call_extended_tool(name, args)
-        import jsonschema
-
-        jsonschema.validate(args, BATCH_RETRIEVE.parameters)  # ValidationError says which argument is wrong
-        documents = [doc for ref in args["ref_ids"] if (doc := self.retrieve(ref)) is not None]
-        return {"documents": [{"ref_id": d.ref_id, "text": d.text} for d in documents], "count": len(documents)}
+        return batch_payload(batch_ref_ids(args), self.retrieve)

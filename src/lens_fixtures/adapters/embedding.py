@@ -13,7 +13,7 @@ from typing import Any
 from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.snippets import excerpt
-from lens_fixtures.adapters.storage import scratch_database
+from lens_fixtures.adapters.storage import scratch_database, stored_document
 from lens_fixtures.embedding import Embedder
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 
@@ -97,8 +97,7 @@ class EmbeddingAdapter(MemoryAdapter):
 
     def retrieve(self, ref_id: str) -> Document | None:
         """The stored episode text, verbatim."""
-        row = self._db.execute("SELECT text, timestamp FROM episodes WHERE ref_id = ?", [ref_id]).fetchone()
-        return Document(ref_id=ref_id, text=row[0], metadata={"timestamp": row[1]}) if row else None
+        return stored_document(self._db, ref_id)
 
     def get_capabilities(self) -> CapabilityManifest:
         """Semantic search with a date range; no extra tools (like mem0-raw in the paper)."""

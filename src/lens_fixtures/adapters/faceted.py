@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_lens import CapabilityManifest, Document, ExtraTool, FilterField, MemoryAdapter, SearchResult
+from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
+from pytest_lens import CapabilityManifest, Document, FilterField, MemoryAdapter, SearchResult
 from pytest_lens.text import content_terms
 
 __all__ = ["FILTER_FIELDS", "FacetedMemory", "StoredEpisode"]
@@ -25,17 +26,6 @@ FILTER_FIELDS = (
     FilterField("priority", "integer", "1 (highest) to 5."),
     FilterField("cost", "number", "Cost in thousands."),
     FilterField("due", "date", "ISO date the follow-up is due."),
-)
-
-BATCH_RETRIEVE = ExtraTool(
-    name="batch_retrieve",
-    description="Retrieve the full text of several stored items in one call.",
-    parameters={
-        "type": "object",
-        "properties": {"ref_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20}},
-        "required": ["ref_ids"],
-        "additionalProperties": False,
-    },
 )
 
 
@@ -149,15 +139,11 @@ class FacetedMemory(MemoryAdapter):
         """``batch_retrieve``: ``{"documents": [...], "count": n}``; arguments its schema forbids raise."""
         if name != BATCH_RETRIEVE.name:
             return super().call_extended_tool(name, args)
-        import jsonschema
-
-        jsonschema.validate(args, BATCH_RETRIEVE.parameters)
-        return self.batch(args["ref_ids"])
+        return self.batch(batch_ref_ids(args))
 
     def batch(self, ref_ids: list[str]) -> dict[str, Any]:
         """The documents found for ``ref_ids``, in request order."""
-        documents = [{"ref_id": doc.ref_id, "text": doc.text} for ref in ref_ids if (doc := self.retrieve(ref)) is not None]
-        return {"documents": documents, "count": len(documents)}
+        return batch_payload(ref_ids, self.retrieve)
 
     def get_synthetic_refs(self) -> list[tuple[str, str]]:
         """The scope summary, once ``prepare`` wrote it."""

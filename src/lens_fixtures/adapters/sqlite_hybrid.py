@@ -15,7 +15,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from lens_fixtures.adapters.bm25 import BATCH_RETRIEVE, BM25Adapter
+from lens_fixtures.adapters.batch import BATCH_RETRIEVE
+from lens_fixtures.adapters.bm25 import BM25Adapter
 from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
 from lens_fixtures.adapters.chunking import chunk_episode
 from lens_fixtures.adapters.embedding_options import embedder_from_options

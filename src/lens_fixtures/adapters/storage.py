@@ -8,7 +8,9 @@ from pathlib import Path
 
 import sqlite_utils
 
-__all__ = ["scratch_database"]
+from pytest_lens import Document
+
+__all__ = ["scratch_database", "stored_document"]
 
 
 def scratch_database(storage_dir: str | None, prefix: str) -> sqlite_utils.Database:
@@ -24,3 +26,9 @@ def scratch_database(storage_dir: str | None, prefix: str) -> sqlite_utils.Datab
     db.execute("PRAGMA synchronous = OFF")
     db.execute("PRAGMA journal_mode = MEMORY")
     return db
+
+
+def stored_document(db: sqlite_utils.Database, ref_id: str) -> Document | None:
+    """An episode from the reference adapters' ``episodes`` table, text verbatim."""
+    row = db.execute("SELECT text, timestamp FROM episodes WHERE ref_id = ?", [ref_id]).fetchone()
+    return Document(ref_id=ref_id, text=row[0], metadata={"timestamp": row[1]}) if row else None

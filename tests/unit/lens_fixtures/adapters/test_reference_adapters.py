@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lens_fixtures.adapters.bm25 import BATCH_RETRIEVE
+from lens_fixtures.adapters.batch import BATCH_RETRIEVE
 from lens_fixtures.adapters.cognis import CognisHybridAdapter
 from lens_fixtures.adapters.embedding import EmbeddingAdapter
 from lens_fixtures.adapters.sqlite_hybrid import SQLiteHybridAdapter
