@@ -57,7 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = session
     xdist = None
-    if config.pluginmanager.hasplugin("xdist"):
+    # xdist's hooks exist whichever way it was loaded (entry point "xdist", or "-p xdist.plugin").
+    if hasattr(config.hook, "pytest_xdist_make_scheduler"):
         from pytest_lens.xdist_support import LensXdist, configure_worker
 
         configure_worker(config)

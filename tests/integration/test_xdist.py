@@ -149,3 +149,15 @@ def test_a_killed_worker_is_reported_as_missing_results(pytester: pytest.Pyteste
     assert artifact["incomplete"] == ["incomplete: 2 questions missing from groups crasher:s1:16k (2)"]
     assert (artifact["summary"]["crasher"]["n_questions"], artifact["summary"]["crasher"]["missing"]) == (1, 2)
     assert artifact["summary"]["bm25"]["n_questions"] == 3  # the other adapter's results survive
+
+
+def test_grouping_also_works_when_xdist_is_loaded_explicitly(
+    pytester: pytest.Pytester, two_scopes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With plugin autoloading off, xdist is registered as "xdist.plugin", not "xdist".
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.runpytest(
+        "-p", "pytest_lens.plugin", "-p", "xdist.plugin", "-n", "2", "-v", *NO_CACHE, "--lens-adapter=bm25", f"--lens-dataset={two_scopes}"
+    )
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["*scheduling tests via LensGroupScheduling*"])
