@@ -42,7 +42,15 @@ def two_scopes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def serial_artifact(tmp_path_factory: pytest.TempPathFactory, two_scopes: Path, lens_scope_path: Path) -> dict[str, Any]:
+def bundled_two() -> list[str]:
+    """Two of the bundled generated scopes, as --lens-dataset arguments."""
+    from lens_fixtures.datasets import bundled_dataset_paths
+
+    return [f"--lens-dataset={path}" for path in bundled_dataset_paths()[:2]]
+
+
+@pytest.fixture(scope="module")
+def serial_artifact(tmp_path_factory: pytest.TempPathFactory, bundled_two: list[str]) -> dict[str, Any]:
     """Reference: a serial run without xdist (computed once, in a subprocess of its own)."""
     import subprocess
     import sys
@@ -58,8 +66,7 @@ def serial_artifact(tmp_path_factory: pytest.TempPathFactory, two_scopes: Path, 
         "-q",
         "--lens-adapter=bm25",
         "--lens-adapter=null",
-        f"--lens-dataset={two_scopes}",
-        f"--lens-dataset={lens_scope_path}",
+        *bundled_two,
         f"--lens-json={out}",
     ]
     subprocess.run(cmd, cwd=out.parent, capture_output=True, check=False)
@@ -68,18 +75,10 @@ def serial_artifact(tmp_path_factory: pytest.TempPathFactory, two_scopes: Path, 
 
 
 def test_parallel_artifacts_equal_the_serial_one(
-    pytester: pytest.Pytester, plugin_args: tuple[str, ...], two_scopes: Path, lens_scope_path: Path, serial_artifact: dict[str, Any]
+    pytester: pytest.Pytester, plugin_args: tuple[str, ...], bundled_two: list[str], serial_artifact: dict[str, Any]
 ) -> None:
-    result = pytester.runpytest(
-        *plugin_args,
-        *NO_CACHE,
-        "--lens-adapter=bm25",
-        "--lens-adapter=null",
-        f"--lens-dataset={two_scopes}",
-        f"--lens-dataset={lens_scope_path}",
-        "--lens-json=run.json",
-    )
-    result.assert_outcomes(passed=2 * (3 + 3 + 24))
+    result = pytester.runpytest(*plugin_args, *NO_CACHE, "--lens-adapter=bm25", "--lens-adapter=null", *bundled_two, "--lens-json=run.json")
+    result.assert_outcomes(passed=2 * (24 + 24))
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # null is gated, in every mode
     artifact = json.loads((pytester.path / "run.json").read_text())
     assert comparable(artifact) == comparable(serial_artifact)
