@@ -95,23 +95,24 @@ class QuestionResult(_Record):
     agent: str
     judge: str | None = None
     prompt: str
-    answer: str
-    cited_refs: list[str]
-    returned_refs: list[str]
-    required_refs: list[str]
-    tool_calls: list[ToolCallRecord]
-    result_tokens: int
-    turns: int
-    agent_tokens: int
-    violations: list[Violation]
+    # What the agent did; the defaults describe a question where nothing happened (skipped, adapter unbuilt).
+    answer: str = ""
+    cited_refs: list[str] = Field(default_factory=list)
+    returned_refs: list[str] = Field(default_factory=list)
+    required_refs: list[str] = Field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    result_tokens: int = 0
+    turns: int = 0
+    agent_tokens: int = 0
+    violations: list[Violation] = Field(default_factory=list)
     faults: list[AdapterFault] = Field(default_factory=list)
     agent_error: str | None = None
     #: Tool calls the agent got wrong (bad JSON, unknown tool, bad arguments, unknown ref id); each got an error result.
     malformed_tool_calls: int = 0
     defects: list[str] = Field(default_factory=list)
-    metrics: dict[str, float]
-    composite: float
-    gated: bool
+    metrics: dict[str, float] = Field(default_factory=dict)
+    composite: float = 0.0
+    gated: bool = False
     #: Per-scorer extras (e.g. a judge's per-fact verdicts), keyed by scorer name.
     scorer_details: dict[str, Any] = Field(default_factory=dict)
     #: Scorers that could not score this question (their metrics are absent, never defaulted).

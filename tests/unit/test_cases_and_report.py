@@ -32,17 +32,9 @@ def result(adapter: str, qid: str, qtype: str, metrics: dict[str, float], tokens
         agent="offline",
         prompt="p",
         answer="a",
-        cited_refs=[],
-        returned_refs=[],
-        required_refs=[],
-        tool_calls=[],
         result_tokens=tokens,
         turns=1,
-        agent_tokens=0,
-        violations=[],
         metrics=metrics,
-        composite=0.0,
-        gated=False,
     )
 
 
