@@ -259,7 +259,7 @@ class LensSession:
             from pytest_lens.analysis.run import analyze_run
 
             self._derived["statistics"] = analyze_run(
-                self.lens_results(), self.scoring.weights, self.scoring.gates, seed=self.settings.seed
+                self.lens_results(), self.scoring.weights, self.scoring.gates, seed=self.settings.seed, group_metrics=self.group_metrics
             )
         statistics: RunStatistics = self._derived["statistics"]
         return statistics
@@ -282,6 +282,7 @@ class LensSession:
                 alpha=s.alpha,
                 max_drop=s.max_drop,
                 seed=s.seed,
+                group_metrics=self.group_metrics,
             )
         comparison: BaselineComparison | None = self._derived["comparison"]
         return comparison

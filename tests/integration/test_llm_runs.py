@@ -160,6 +160,19 @@ def test_the_offline_judge_fills_the_same_metrics_and_is_labelled(pytester: pyte
     assert not (pytester.path / ".lens").exists()  # no LLM configured: no cache file either
 
 
+def test_statistics_include_run_level_metrics_that_carry_weight(pytester: pytest.Pytester) -> None:
+    # longitudinal_advantage exists only per run; given weight, the CI must be of the composite shown, which includes it.
+    result = pytester.runpytest(
+        "--lens-adapter=bm25", "--lens-judge=offline", "--lens-weights=longitudinal_advantage=0.5", "--lens-json=out.json", *QUIET
+    )
+    result.assert_outcomes(passed=8)
+    artifact = json.loads((pytester.path / "out.json").read_text())
+    composite = artifact["summary"]["bm25"]["composite"]
+    estimate = artifact["statistics"]["adapters"]["bm25"]["composite"]
+    assert estimate["value"] == pytest.approx(composite, abs=1e-6)
+    assert estimate["low"] <= composite <= estimate["high"]
+
+
 def test_without_a_judge_nothing_judge_based_appears(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--lens-adapter=bm25", "--lens-json=out.json", *QUIET)
     result.stdout.fnmatch_lines(["agent: offline *; judge: none (tier-2/3 metrics absent)"])
