@@ -68,7 +68,7 @@ class LensSession:
         scorers, self.group_metrics = self._judging()
         self.scoring = Scoring(dict(settings.weights or DEFAULT_WEIGHTS), tuple(gates), scorers)
         #: Sibling suites present in the data (MEME, MemoryAgentBench, imported benchmarks), by name.
-        self.suites = SuiteRun.for_datasets(datasets)
+        self.suites = SuiteRun.for_datasets(datasets, llm_judge=self.llm.judge_client() if settings.llm.judge == "llm" else None)
         self.cases: list[LensCase] = build_cases([a.label for a in settings.adapters], self.scopes, budgets)
         self.results: dict[tuple[str, str, str, str], QuestionResult] = {}
         self.expected: dict[tuple[str, str, str, str], LensCase] = {}
@@ -160,8 +160,13 @@ class LensSession:
         scoring = self.suites.scoring(case.scope.suite, self.scoring)
         result = run_case(case, runtime, self.agent, scoring)
         used = self.llm.counts() - before
-        judged = result.skipped is None and scoring is self.scoring and self._judge is not None
-        return result.model_copy(update={"judge": self._judge.name if judged and self._judge else None, "llm": used or None})
+        judge: str | None = None
+        if result.skipped is None:
+            if scoring is self.scoring:
+                judge = self._judge.name if self._judge is not None else None
+            elif (suite_judge := self.suites.judge(case.scope.suite)) is not None:
+                judge = suite_judge.name
+        return result.model_copy(update={"judge": judge, "llm": used or None})
 
     def close(self) -> None:
         """Release what the session holds open (the LLM request cache's connection)."""
@@ -334,10 +339,11 @@ class LensSession:
         return self.run_store().save(self.artifact(), self.settings.save_name)
 
     def judge_flags(self) -> list[str]:
-        """One line per adapter whose judge failures exceed ``--lens-judge-max-failures``."""
+        """One line per adapter (per suite) whose judge failures exceed ``--lens-judge-max-failures``."""
         limit = self.settings.llm.judge_max_failure_rate
         flags = []
-        for key, summary in self.summaries().items():
+        suites = {f"{name}:{key}": s for name, by_key in self.suite_summaries().items() for key, s in by_key.items()}
+        for key, summary in {**self.summaries(), **suites}.items():
             rate = summary.scoring_failures / summary.n_questions if summary.n_questions else 0.0
             if summary.scoring_failures and rate > limit:
                 flags.append(
@@ -357,7 +363,12 @@ class LensSession:
     def _notes(self) -> list[str]:
         notes = []
         if self._judge is not None:
-            failures = ", ".join(f"{key} {s.scoring_failures}/{s.n_questions}" for key, s in self.summaries().items())
+            judged = list(self.summaries().items())
+            for suite, by_key in self.suite_summaries().items():
+                suite_judge = self.suites.judge(suite)
+                if suite_judge is not None and suite_judge.name == "llm":
+                    judged.extend((f"{suite}:{key}", s) for key, s in by_key.items())
+            failures = ", ".join(f"{key} {s.scoring_failures}/{s.n_questions}" for key, s in judged)
             notes.append(f"judge failures (questions with a metric left absent): {failures or 'none'}")
         counts = self.llm_counts()
         if counts:
@@ -405,6 +416,7 @@ class LensSession:
         return {
             "agent": {"name": self.agent.name, "description": self.agent.description},
             "judge": {"name": self._judge.name, "description": self._judge.description} if self._judge is not None else None,
+            "suite_judges": {name: vars(judge) for name in self.suites.suites if (judge := self.suites.judge(name)) is not None},
             "llm": self._llm_identity(),
             "budgets": [vars(budget) for budget in self.budgets],
             "adapters": [{"label": s.label, "target": s.target, "options": dict(s.options)} for s in self.settings.adapters],
@@ -437,6 +449,11 @@ class LensSession:
         n_questions = sum(len(s.questions) for s in self.scopes)
         names = ", ".join(Path(d.path).name for d in self.datasets)
         judge = self._judge.description if self._judge is not None else "none (tier-2/3 metrics absent)"
+        # Sibling suites judge their own questions (their sections say how): name them, don't credit LENS's judge.
+        suite_judges = [f"{name} {suite_judge.name}" for name in self.suites.suites if (suite_judge := self.suites.judge(name))]
+        if suite_judges:
+            lens = f"LENS {judge}; " if any(scope.suite == LENS for scope in self.scopes) else ""
+            judge = f"{lens}{', '.join(suite_judges)} (see each suite's section)"
         return [
             f"agent: {self.agent.description}; judge: {judge}",
             "budget: " + "; ".join(budget.describe() for budget in self.budgets),

@@ -14,8 +14,9 @@ injected for chosen requests. Every request is counted::
 
 The default policy, :class:`LensPolicy`, plays every role pytest-lens asks of a model:
 an agent that searches the question, batch-retrieves the top hits and answers citing
-them; a judge that compares key-fact coverage; the naive baseline; and the compaction
-adapter's summariser. ``/v1/embeddings`` returns deterministic hashed bag-of-words
+them; a judge that compares key-fact coverage; MEME's judge (:class:`MemeJudgePolicy`:
+JSON verdicts by MEME's mechanical rules, with misbehaving variants); the naive baseline;
+and the compaction adapter's summariser. ``/v1/embeddings`` returns deterministic hashed bag-of-words
 vectors.
 """
 
@@ -25,6 +26,8 @@ from lens_fixtures.openai_server.policies import (
     ChatRequest,
     JudgePolicy,
     LensPolicy,
+    MemeJudgePolicy,
+    MemePrompt,
     Policy,
     Reply,
     RetrievalAgentPolicy,
@@ -40,6 +43,8 @@ __all__ = [
     "Fault",
     "JudgePolicy",
     "LensPolicy",
+    "MemeJudgePolicy",
+    "MemePrompt",
     "OpenAITestServer",
     "Policy",
     "RecordedRequest",

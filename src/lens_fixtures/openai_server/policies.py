@@ -6,16 +6,20 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_lens.citations import parse_citations, split_sentences
 from pytest_lens.text import content_terms, normalize
+
+if TYPE_CHECKING:
+    from pytest_lens.datasets.models import Question
 
 __all__ = [
     "BaselinePolicy",
     "ChatRequest",
     "JudgePolicy",
     "LensPolicy",
+    "MemeJudgePolicy",
     "Policy",
     "Reply",
     "RetrievalAgentPolicy",
@@ -116,16 +120,22 @@ def _json(text: Any) -> Any:
 
 
 def classify(request: ChatRequest) -> str:
-    """The role a request asks the model to play: ``agent``, ``judge``, ``baseline``, ``summary`` or ``other``."""
+    """The role a request asks the model to play.
+
+    ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``baseline``, ``summary`` or ``other``.
+    """
     from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
     from pytest_lens.agents.base import SYSTEM_PROMPT
     from pytest_lens.scoring.baseline import BASELINE_SYSTEM_PROMPT
+    from pytest_lens.suites.meme.llm_judge import JUDGE_PREAMBLE
 
     system = request.system
     if request.tool_names or system == SYSTEM_PROMPT:
         return "agent"
     if request.first_user.startswith("You are comparing two analyst responses"):
         return "judge"
+    if request.first_user.startswith(JUDGE_PREAMBLE):
+        return "meme_judge"
     if system == BASELINE_SYSTEM_PROMPT:
         return "baseline"
     if system == SUMMARY_SYSTEM_PROMPT:
@@ -310,12 +320,109 @@ class SummaryPolicy:
         return Reply(content="\n".join(lines[-self.max_lines :]) or "(nothing to summarise yet)")
 
 
+MemeFlaw = Literal["prose", "missing_field"]
+
+
+@dataclass(frozen=True)
+class MemePrompt:
+    """A MEME judge prompt read back: prompt kind (``before`` or the task), question, value lists by label, answer."""
+
+    kind: str
+    question: str
+    reference: str
+    values: dict[str, list[str]]
+    answer: str
+
+    @classmethod
+    def parse(cls, prompt: str) -> MemePrompt:
+        """Read a prompt made by :func:`pytest_lens.suites.meme.llm_judge.render_prompt`; :class:`ValueError` if it is not one."""
+        from pytest_lens.suites.meme.llm_judge import ANSWER_CLOSE, ANSWER_OPEN, PROMPT_KINDS
+
+        head, opened, rest = prompt.partition(f"\n{ANSWER_OPEN}\n")
+        answer, closed, _ = rest.rpartition(f"\n{ANSWER_CLOSE}\n")
+        titles = {title: kind for kind, (title, _) in PROMPT_KINDS.items()}
+        fields: dict[str, str] = {}
+        values: dict[str, list[str]] = {}
+        label = None
+        for line in head.splitlines():
+            if line.startswith("- ") and label is not None:
+                values[label].append(line[2:])
+                continue
+            label = None
+            key, sep, value = line.partition(": ")
+            if sep and key in ("Task", "Question", "Reference answer"):
+                fields[key] = value
+            elif line.endswith(":") and not line.startswith("The assistant"):
+                label = line[:-1]
+                values[label] = []
+        kind = titles.get(fields.get("Task", ""))
+        if not opened or not closed or kind is None:
+            raise ValueError("not a MEME judge prompt")
+        return cls(kind, fields.get("Question", ""), fields.get("Reference answer", ""), values, answer)
+
+    def question_model(self) -> Question:
+        """The probe as a :class:`~pytest_lens.datasets.models.Question`, for the mechanical judge."""
+        from pytest_lens.datasets.models import GroundTruth, KeyFact, Question
+        from pytest_lens.suites.meme.llm_judge import VALUE_LABELS
+
+        picked: dict[str, list[str]] = {"expected": [], "stale": []}
+        for label, which in VALUE_LABELS[self.kind]:
+            picked[which] += self.values.get(label, [])
+        return Question(
+            question_id="judged",
+            scope_id="judged",
+            checkpoint_after=0,
+            question_type=self.kind,
+            prompt=self.question or "?",
+            ground_truth=GroundTruth(canonical_answer=self.reference, key_facts=tuple(KeyFact(fact=v) for v in picked["expected"])),
+            phase="before" if self.kind == "before" else "after",
+            stale_values=tuple(picked["stale"]),
+        )
+
+
+@dataclass
+class MemeJudgePolicy:
+    """Answers MEME judge prompts in the paper's JSON format by MEME's mechanical rules.
+
+    The verdict is :func:`~pytest_lens.suites.meme.tasks.judge_probe`'s (so an LLM-judged run scores
+    like the mechanical one); Aggregation lists every value with whether it is mentioned.
+
+    Misbehaving variants, for testing the judge's repair and failure paths: ``flaw="prose"`` answers
+    in prose (no JSON), ``flaw="missing_field"`` leaves out ``correct`` (``results`` for Aggregation);
+    only for prompt kinds in ``flawed_kinds`` (``before``, ``tracking``, ...; empty: every kind), and
+    with ``repairable`` only on the first attempt, so the repair request gets a valid verdict.
+    """
+
+    flaw: MemeFlaw | None = None
+    flawed_kinds: tuple[str, ...] = ()
+    repairable: bool = False
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The verdict for the MEME judge prompt in the first user message."""
+        from pytest_lens.suites.meme.tasks import judge_probe, mentions
+
+        prompt = MemePrompt.parse(request.first_user)
+        question = prompt.question_model()
+        verdict = judge_probe(question, prompt.answer)
+        reply: dict[str, Any] = {"correct": verdict.passed, "reason": f"Mechanical rule: {verdict.reason}."}
+        if prompt.kind == "aggregation":
+            results = [{"value": fact.fact, "present": mentions(prompt.answer, fact.fact)} for fact in question.ground_truth.key_facts]
+            reply = {"results": results, **reply}
+        flawed = self.flaw is not None and (not self.flawed_kinds or prompt.kind in self.flawed_kinds)
+        if flawed and not (self.repairable and request.assistant_turns > 0):
+            if self.flaw == "prose":
+                return Reply(content=f"The answer is {'correct' if verdict.passed else 'incorrect'}: {verdict.reason}.")
+            reply.pop("results" if prompt.kind == "aggregation" else "correct")
+        return Reply(content=json.dumps(reply))
+
+
 @dataclass
 class LensPolicy:
     """Routes each request to the policy for its role (see :func:`classify`)."""
 
     agent: Policy = field(default_factory=RetrievalAgentPolicy)
     judge: Policy = field(default_factory=JudgePolicy)
+    meme_judge: Policy = field(default_factory=MemeJudgePolicy)
     baseline: Policy = field(default_factory=BaselinePolicy)
     summary: Policy = field(default_factory=SummaryPolicy)
     other: Policy = field(default_factory=lambda: lambda request: Reply(content="OK"))

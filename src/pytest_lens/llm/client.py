@@ -262,6 +262,7 @@ class ChatClient:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: str | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The request body :meth:`complete` sends (and caches under)."""
         request: dict[str, Any] = {
@@ -276,6 +277,8 @@ class ChatClient:
             request["tool_choice"] = tool_choice
         if max_tokens is not None:
             request["max_tokens"] = max_tokens
+        if response_format is not None:
+            request["response_format"] = dict(response_format)
         return request
 
     def complete(
@@ -285,14 +288,16 @@ class ChatClient:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: str | None = None,
         max_tokens: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
         purpose: str = "llm",
     ) -> ChatReply:
         """One chat completion, from the cache when recorded; :class:`LLMError` when it cannot be had.
 
         ``purpose`` (agent, judge, baseline, an adapter's name) labels the cache entry
-        and error messages; it is not part of the request.
+        and error messages; it is not part of the request. ``response_format`` (e.g.
+        ``{"type": "json_object"}``, JSON mode) is sent, and keyed, only when given.
         """
-        request = self.request(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+        request = self.request(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, response_format=response_format)
         keyed = {"base_url": self.endpoint.cache_identity, **request}
         key = request_key(keyed)
         self.stats.add(requests=1)

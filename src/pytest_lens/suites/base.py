@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pytest_lens.engine import QuestionScorer, Scoring
 from pytest_lens.report import format_table
@@ -17,9 +18,42 @@ from pytest_lens.results import AdapterSummary, GroupSummary, QuestionResult
 from pytest_lens.scoring.composite import HardGate, composite
 from pytest_lens.summary import GroupMetric, metric_means, summarize, summary_key
 
-__all__ = ["Suite", "SuiteReport", "group_by_summary_key", "plain_type_summaries", "summarize_suite", "type_summary"]
+if TYPE_CHECKING:
+    from pytest_lens.llm.client import ChatClient
+
+__all__ = [
+    "MECHANICAL",
+    "Suite",
+    "SuiteJudge",
+    "SuiteJudging",
+    "SuiteReport",
+    "group_by_summary_key",
+    "plain_type_summaries",
+    "summarize_suite",
+    "type_summary",
+]
 
 TypeSummaries = Callable[[Sequence[QuestionResult]], dict[str, GroupSummary]]
+
+
+@dataclass(frozen=True)
+class SuiteJudge:
+    """What scores a suite's questions in a run: ``name`` (``mechanical``, ``llm``) and a description for reports."""
+
+    name: str
+    description: str
+
+
+#: The suites' own mechanical scorers (substring matches, SubEM, rule-based judges).
+MECHANICAL = SuiteJudge("mechanical", "mechanical (offline)")
+
+
+@dataclass(frozen=True)
+class SuiteJudging:
+    """A suite's judge in this run and the scorers that apply it."""
+
+    judge: SuiteJudge
+    scorers: tuple[QuestionScorer, ...]
 
 
 @dataclass(frozen=True)
@@ -48,10 +82,19 @@ class Suite:
     extra_lines: Callable[[SuiteReport], list[str]] | None = None
     #: Default scopes ship in ``lens_fixtures/data/<name>/``.
     bundled: bool = False
+    #: Judging through the run's LLM judge (``--lens-judge=llm``); ``None``: always the mechanical scorers.
+    llm_judging: Callable[[ChatClient], SuiteJudging] | None = None
 
-    def scoring(self) -> Scoring:
-        """Per-question scoring for this suite's questions."""
-        return Scoring(dict(self.question_weights), self.gates, tuple(self.make_scorers()))
+    def judging(self, llm_judge: ChatClient | None = None) -> SuiteJudging:
+        """The suite's LLM judging when it has one and ``llm_judge`` (the judge model's client) is given, else its mechanical scorers."""
+        if llm_judge is not None and self.llm_judging is not None:
+            return self.llm_judging(llm_judge)
+        return SuiteJudging(MECHANICAL, tuple(self.make_scorers()))
+
+    def scoring(self, judging: SuiteJudging | None = None) -> Scoring:
+        """Per-question scoring for this suite's questions (with ``judging``'s scorers; the mechanical ones by default)."""
+        scorers = judging.scorers if judging is not None else tuple(self.make_scorers())
+        return Scoring(dict(self.question_weights), self.gates, scorers)
 
 
 def group_by_summary_key(results: Sequence[QuestionResult]) -> dict[str, list[QuestionResult]]:
@@ -98,6 +141,8 @@ class SuiteReport:
     summaries: dict[str, AdapterSummary]
     results: list[QuestionResult] = field(default_factory=list)
     agent: str = ""
+    #: What scored the suite's questions (shown next to the agent).
+    judge: str = MECHANICAL.description
 
     @property
     def lines(self) -> list[str]:
@@ -105,7 +150,7 @@ class SuiteReport:
         suite = self.suite
         out = [f"{suite.title} [suite {suite.name}]", f"  {suite.headline}"]
         if self.agent:
-            out.append(f"  agent: {self.agent}; judge: mechanical (offline)")
+            out.append(f"  agent: {self.agent}; judge: {self.judge}")
         columns = list(suite.columns)
         headers = ["adapter", "n", "score", *(heading for _, heading in columns), "faults", "gate"]
         rows = []

@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_lens.datasets.loader import LoadedDataset
 from pytest_lens.engine import Scoring
 from pytest_lens.results import AdapterSummary, QuestionResult
 from pytest_lens.suites import LENS, SELECTABLE, SUITES, load_suite
-from pytest_lens.suites.base import Suite, SuiteReport, summarize_suite
+from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, SuiteReport, summarize_suite
+
+if TYPE_CHECKING:
+    from pytest_lens.llm.client import ChatClient
 
 __all__ = ["SuiteRun", "default_dataset_paths", "keep_suites"]
 
@@ -44,23 +48,40 @@ def keep_suites(datasets: list[LoadedDataset], suites: Sequence[str]) -> list[Lo
 
 @dataclass
 class SuiteRun:
-    """The sibling suites of a run (every suite but LENS found in its datasets)."""
+    """The sibling suites of a run (every suite but LENS found in its datasets).
+
+    ``llm_judge`` is the judge model's client under ``--lens-judge=llm``: suites with an LLM
+    judging protocol (MEME) judge through it; the others, and every suite without it, keep
+    their mechanical scorers.
+    """
 
     suites: dict[str, Suite] = field(default_factory=dict)
+    llm_judge: ChatClient | None = None
+    _judging: dict[str, SuiteJudging] = field(default_factory=dict, repr=False)
     _scoring: dict[str, Scoring] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def for_datasets(cls, datasets: Sequence[LoadedDataset]) -> SuiteRun:
+    def for_datasets(cls, datasets: Sequence[LoadedDataset], llm_judge: ChatClient | None = None) -> SuiteRun:
         """The suites named by ``datasets`` other than LENS, in first-seen order."""
         names = dict.fromkeys(d.dataset.suite for d in datasets if d.dataset.suite != LENS)
-        return cls({name: load_suite(name) for name in names})
+        return cls({name: load_suite(name) for name in names}, llm_judge)
+
+    def judging(self, suite: str) -> SuiteJudging:
+        """The judge and scorers of ``suite`` (a sibling suite of this run), built once."""
+        if suite not in self._judging:
+            self._judging[suite] = self.suites[suite].judging(self.llm_judge)
+        return self._judging[suite]
+
+    def judge(self, suite: str) -> SuiteJudge | None:
+        """What scores ``suite``'s questions (``None`` for LENS and suites not in this run)."""
+        return self.judging(suite).judge if suite in self.suites else None
 
     def scoring(self, suite: str, lens: Scoring) -> Scoring:
         """How questions of ``suite`` are scored (``lens`` for LENS questions)."""
         if suite not in self.suites:
             return lens
         if suite not in self._scoring:
-            self._scoring[suite] = self.suites[suite].scoring()
+            self._scoring[suite] = self.suites[suite].scoring(self.judging(suite))
         return self._scoring[suite]
 
     def summaries(self, results: Sequence[QuestionResult]) -> dict[str, dict[str, AdapterSummary]]:
@@ -76,6 +97,8 @@ class SuiteRun:
         """One summary section per suite with results."""
         summaries = self.summaries(results)
         return [
-            SuiteReport(self.suites[name], by_key, [r for r in results if r.suite == name], agent=agent)
+            SuiteReport(
+                self.suites[name], by_key, [r for r in results if r.suite == name], agent=agent, judge=self.judging(name).judge.description
+            )
             for name, by_key in summaries.items()
         ]

@@ -12,6 +12,8 @@ from lens_fixtures.openai_server import (
     ChatRequest,
     Fault,
     JudgePolicy,
+    MemeJudgePolicy,
+    MemePrompt,
     OpenAITestServer,
     RetrievalAgentPolicy,
     SummaryPolicy,
@@ -19,7 +21,10 @@ from lens_fixtures.openai_server import (
     hashed_embedding,
 )
 from pytest_lens.agents.base import SYSTEM_PROMPT
+from pytest_lens.datasets.models import GroundTruth, KeyFact, Question
 from pytest_lens.scoring.judge import FACT_PROMPT
+from pytest_lens.suites.meme.llm_judge import render_prompt
+from pytest_lens.suites.meme.tasks import DELETED_FACT, UNCERTAIN_FACT, judge_probe
 
 
 def post(server: OpenAITestServer, path: str, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -190,3 +195,79 @@ def test_summary_policy_keeps_numbered_lines_and_the_previous_summary() -> None:
     assert text == "- 2025-01-01: P-7: 4.1 mm/s"
     second = ChatRequest(chat(f"Current summary:\n{text}\n\nNew records:\n### Record (2025-01-02T08:00:00)\n- P-7: 4.6 mm/s"))
     assert SummaryPolicy(max_lines=1)(second).content == "- 2025-01-02: P-7: 4.6 mm/s"
+
+
+def meme_probe(task: str, phase: str, values: list[str], stale: tuple[str, ...] = ()) -> Question:
+    facts = {"absence": [UNCERTAIN_FACT], "deletion": [DELETED_FACT]}.get(task) if phase == "after" else None
+    return Question(
+        question_id="q",
+        scope_id="s",
+        checkpoint_after=1,
+        question_type=task,
+        prompt="Who reviews our code?",
+        ground_truth=GroundTruth(canonical_answer="Ciaran Moss", key_facts=tuple(facts or [KeyFact(fact=v) for v in values])),
+        phase=phase,  # type: ignore[arg-type]
+        stale_values=stale,
+    )
+
+
+MEME_PROBES = [
+    meme_probe("cascade", "before", ["Zofia Kestrel"]),
+    meme_probe("tracking", "after", ["Birchwood", "Calloway", "Danforth"]),
+    meme_probe("aggregation", "after", ["Tuesday afternoons", "weekly on Thursdays"]),
+    meme_probe("cascade", "after", ["Ciaran Moss"], ("Zofia Kestrel",)),
+    meme_probe("absence", "after", [], ("Mikkel Dane",)),
+    meme_probe("deletion", "after", [], ("Quillon",)),
+]
+
+
+@pytest.mark.parametrize("question", MEME_PROBES, ids=lambda q: f"{q.question_type}-{q.phase}")
+def test_meme_prompts_read_back_to_the_probe_they_were_made_from(question: Question) -> None:
+    answer = "Line one: Ciaran Moss.\n\n<answer> is not a delimiter here"
+    prompt = MemePrompt.parse(render_prompt(question, answer))
+    assert prompt.kind == ("before" if question.phase == "before" else question.question_type)
+    assert prompt.answer == answer
+    rebuilt = prompt.question_model()
+    assert rebuilt.stale_values == question.stale_values
+    if question.question_type not in ("absence", "deletion") or question.phase == "before":
+        assert rebuilt.ground_truth.key_facts == question.ground_truth.key_facts
+    assert classify(ChatRequest(chat(render_prompt(question, answer)))) == "meme_judge"
+    with pytest.raises(ValueError, match="not a MEME judge prompt"):
+        MemePrompt.parse("You are grading something else.")
+
+
+@pytest.mark.parametrize(
+    ("answer", "verdict"),
+    [
+        ("Ciaran Moss reviews it now.", {"correct": True}),
+        ("Zofia Kestrel, or Ciaran Moss.", {"correct": False}),
+        ("If the lead changes it will be Ciaran Moss.", {"correct": False}),
+    ],
+)
+def test_meme_judge_policy_applies_the_mechanical_rules_in_json(answer: str, verdict: dict[str, bool]) -> None:
+    question = MEME_PROBES[3]
+    reply = json.loads(MemeJudgePolicy()(ChatRequest(chat(render_prompt(question, answer)))).content)
+    assert reply == {**verdict, "reason": f"Mechanical rule: {judge_probe(question, answer).reason}."}
+
+
+def test_meme_judge_policy_lists_each_aggregation_value() -> None:
+    reply = json.loads(MemeJudgePolicy()(ChatRequest(chat(render_prompt(MEME_PROBES[2], "Every Tuesday afternoons.")))).content)
+    assert reply["results"] == [{"value": "Tuesday afternoons", "present": True}, {"value": "weekly on Thursdays", "present": False}]
+    assert reply["correct"] is False
+
+
+def test_meme_judge_policy_misbehaves_as_asked() -> None:
+    cascade = chat(render_prompt(MEME_PROBES[3], "Ciaran Moss."))
+    aggregation = chat(render_prompt(MEME_PROBES[2], "Tuesday afternoons."))
+    prose = MemeJudgePolicy(flaw="prose")(ChatRequest(cascade)).content
+    assert prose == "The answer is correct: new value stated as the sole answer."
+    assert set(json.loads(MemeJudgePolicy(flaw="missing_field")(ChatRequest(cascade)).content)) == {"reason"}
+    assert set(json.loads(MemeJudgePolicy(flaw="missing_field")(ChatRequest(aggregation)).content)) == {"correct", "reason"}
+    only_before = MemeJudgePolicy(flaw="prose", flawed_kinds=("before",))
+    assert json.loads(only_before(ChatRequest(cascade)).content)["correct"] is True
+    repaired = {
+        **cascade,
+        "messages": [*cascade["messages"], {"role": "assistant", "content": prose}, {"role": "user", "content": "JSON!"}],
+    }
+    assert json.loads(MemeJudgePolicy(flaw="prose", repairable=True)(ChatRequest(repaired)).content)["correct"] is True
+    assert MemeJudgePolicy(flaw="prose")(ChatRequest(repaired)).content == prose

@@ -1,12 +1,20 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from lens_fixtures.datasets import bundled_dataset_paths, bundled_suite_paths
 from pytest_lens.datasets.loader import load_dataset
 from pytest_lens.engine import Scoring
+from pytest_lens.llm.cache import RequestCache
+from pytest_lens.llm.client import ChatClient, LLMEndpoint
+from pytest_lens.llm.stats import LLMStats
 from pytest_lens.report import LensReport
 from pytest_lens.suites import load_suite
+from pytest_lens.suites.base import MECHANICAL
+from pytest_lens.suites.meme.llm_judge import MemeLLMJudge
+from pytest_lens.suites.meme.suite import MemeScorer
 from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_suites
 
 
@@ -62,3 +70,25 @@ def test_report_sections_follow_the_lens_tables_and_replace_the_empty_notice() -
     lines = LensReport({}, sections=[Section()]).lines
     assert "no LENS results were recorded" not in lines
     assert "MY SECTION" in lines
+
+
+def test_with_an_llm_judge_meme_judges_through_it_and_other_suites_stay_mechanical(tmp_path: Path) -> None:
+    client = ChatClient(
+        LLMEndpoint("http://127.0.0.1:9/v1", api_key_env="LENS_TEST_NO_KEY"),
+        "judge-m",
+        cache=RequestCache(tmp_path / "c", "off"),
+        stats=LLMStats(),
+    )
+    datasets = [load_dataset(p) for p in default_dataset_paths(("meme", "mab"))]
+    judged = SuiteRun.for_datasets(datasets, llm_judge=client)
+    meme_judge = judged.judge("meme")
+    assert meme_judge is not None and meme_judge.name == "llm"
+    assert meme_judge.description.startswith("llm (judge-m at http://127.0.0.1:9/v1; MEME per-task prompts")
+    (scorer,) = judged.scoring("meme", Scoring.default()).scorers
+    assert isinstance(scorer, MemeScorer) and isinstance(scorer.judge, MemeLLMJudge) and scorer.judge.client is client
+    assert judged.judge("mab") == MECHANICAL
+    assert judged.judge("lens") is None
+    mechanical = SuiteRun.for_datasets(datasets)
+    assert (mechanical.judge("meme"), mechanical.judge("mab")) == (MECHANICAL, MECHANICAL)
+    (offline,) = mechanical.scoring("meme", Scoring.default()).scorers
+    assert isinstance(offline, MemeScorer) and offline.judge is None

@@ -11,52 +11,83 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_lens.cases import LensCase
 from pytest_lens.engine import QuestionScorer, ScorerOutput
 from pytest_lens.report import format_table
 from pytest_lens.results import GroupSummary, QuestionResult
-from pytest_lens.suites.base import Suite, SuiteReport, group_by_summary_key, type_summary
+from pytest_lens.scoring.judge import JudgeError
+from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, SuiteReport, group_by_summary_key, type_summary
+from pytest_lens.suites.meme.llm_judge import JudgedProbe, MemeLLMJudge
 from pytest_lens.suites.meme.tasks import TASK_CODES, TASKS, judge_probe
 
-__all__ = ["FILTERED_TASKS", "MEME_SUITE", "PASS_TYPES", "MemeScorer", "PairedProbe", "meme_metrics", "pair_probes"]
+if TYPE_CHECKING:
+    from pytest_lens.llm.client import ChatClient
+
+__all__ = ["BEFORE_UNJUDGED", "FILTERED_TASKS", "MEME_SUITE", "PASS_TYPES", "MemeScorer", "PairedProbe", "meme_metrics", "pair_probes"]
 
 #: Tasks whose after-probes are credited only when the before-probe passed.
 FILTERED_TASKS = ("deletion", "cascade", "absence")
 #: Outcome of an after-probe paired with its before-probe.
 PASS_TYPES = ("real", "trivial", "knew_but_failed", "never_knew")
+#: The pairing of an after-probe whose before-probe ran but could not be judged (an LLM judge failure):
+#: neither credited nor penalised, and counted apart.
+BEFORE_UNJUDGED = "before_unjudged"
 
 
 class MemeScorer:
-    """Judges MEME probes mechanically: ``meme_pass`` (0/1) and, for Tracking/Aggregation, ``meme_partial``."""
+    """Judges MEME probes: ``meme_pass`` (0/1) and, for Tracking/Aggregation, ``meme_partial``.
+
+    Mechanically (:func:`~pytest_lens.suites.meme.tasks.judge_probe`) without a judge; with a
+    :class:`~pytest_lens.suites.meme.llm_judge.MemeLLMJudge`, by the paper's LLM protocol (Exact
+    Recall stays a substring match). A probe the LLM judge could not decide gets no MEME metric and
+    a scoring failure naming why: never a pass or a fail.
+    """
 
     name = "meme"
+
+    def __init__(self, judge: MemeLLMJudge | None = None) -> None:
+        self.judge = judge
 
     def score(self, case: LensCase, answer: str, metrics: Mapping[str, float]) -> ScorerOutput:
         """Judge ``answer`` to the probe of ``case``."""
         question = case.question
-        verdict = judge_probe(question, answer)
-        values: dict[str, float] = {"meme_pass": float(verdict.passed)}
-        if verdict.partial is not None:
-            values["meme_partial"] = verdict.partial
-        details = {
+        details: dict[str, object] = {
             "task": question.question_type,
             "phase": question.phase or "after",
             "entity": question.entity,
             "hop": question.meta.get("hop"),
-            "passed": verdict.passed,
-            "reason": verdict.reason,
-            "judge": "mechanical",
         }
+        if self.judge is None:
+            judged = JudgedProbe(judge_probe(question, answer), "mechanical")
+        else:
+            try:
+                judged = self.judge.judge(question, answer)
+            except JudgeError as exc:
+                details.update(judge=self.judge.name, error=str(exc))
+                return ScorerOutput(details=details, failures=[f"meme_pass: {exc}"])
+        verdict = judged.verdict
+        values: dict[str, float] = {"meme_pass": float(verdict.passed)}
+        if verdict.partial is not None:
+            values["meme_partial"] = verdict.partial
+        details.update(passed=verdict.passed, reason=verdict.reason, judge=judged.by)
+        if judged.by == "llm":
+            details.update(raw=judged.raw, attempts=judged.attempts)
         return ScorerOutput(metrics=values, details=details)
 
 
 @dataclass(frozen=True)
 class PairedProbe:
-    """An after-probe of a filtered task with the outcome of its before-probe (``None`` if it did not run)."""
+    """An after-probe of a filtered task with the outcome of its before-probe.
+
+    ``before_passed`` is ``None`` when the before-probe did not run, or ran and could not be
+    judged (then ``before_judged`` is ``False``).
+    """
 
     after: QuestionResult
     before_passed: bool | None
+    before_judged: bool = True
 
     @property
     def task(self) -> str:
@@ -70,7 +101,12 @@ class PairedProbe:
 
     @property
     def pass_type(self) -> str:
-        """``real``, ``trivial``, ``knew_but_failed`` or ``never_knew`` (a missing before-probe counts as failed)."""
+        """``real``, ``trivial``, ``knew_but_failed`` or ``never_knew``; :data:`BEFORE_UNJUDGED` when the before-probe's judgment failed.
+
+        A before-probe that did not run counts as failed.
+        """
+        if not self.before_judged:
+            return BEFORE_UNJUDGED
         before = bool(self.before_passed)
         if self.after_passed:
             return "real" if before else "trivial"
@@ -86,26 +122,33 @@ def _judged(results: Sequence[QuestionResult], phase: str) -> list[QuestionResul
     return [r for r in results if "meme_pass" in r.metrics and _detail(r, "phase") == phase]
 
 
+def _pair_key(r: QuestionResult) -> tuple[str, str, str, object, str]:
+    return (r.adapter, r.budget, r.scope_id, _detail(r, "entity"), r.question_type)
+
+
 def pair_probes(results: Sequence[QuestionResult]) -> list[PairedProbe]:
-    """Pair every Cascade/Absence/Deletion after-probe with the before-probe of the same (adapter, budget, scope, entity, task)."""
-    before: dict[tuple[str, str, str, object, str], bool] = {}
-    for r in _judged(results, "before"):
-        before[(r.adapter, r.budget, r.scope_id, _detail(r, "entity"), r.question_type)] = bool(r.metrics["meme_pass"])
+    """Pair every judged Cascade/Absence/Deletion after-probe with the before-probe of the same (adapter, budget, scope, entity, task)."""
+    before = {_pair_key(r): bool(r.metrics["meme_pass"]) for r in _judged(results, "before")}
+    unjudged = {_pair_key(r) for r in results if r.skipped is None and "meme_pass" not in r.metrics and _detail(r, "phase") == "before"}
     return [
-        PairedProbe(r, before.get((r.adapter, r.budget, r.scope_id, _detail(r, "entity"), r.question_type)))
+        PairedProbe(r, before.get(_pair_key(r)), _pair_key(r) not in unjudged or _pair_key(r) in before)
         for r in _judged(results, "after")
         if r.question_type in FILTERED_TASKS
     ]
 
 
 def task_accuracy(results: Sequence[QuestionResult]) -> dict[str, tuple[float, int]]:
-    """Credited accuracy and number of after-probes per task (trivial-pass filter applied)."""
-    after = _judged(results, "after")
+    """Credited accuracy and number of after-probes scored per task (trivial-pass filter applied).
+
+    A filtered task's after-probe whose before-probe could not be judged is left out.
+    """
     paired = {id(p.after): p for p in pair_probes(results)}
     by_task: dict[str, list[float]] = defaultdict(list)
-    for r in after:
+    for r in _judged(results, "after"):
         if r.question_type in FILTERED_TASKS:
-            by_task[r.question_type].append(float(paired[id(r)].pass_type == "real"))
+            kind = paired[id(r)].pass_type
+            if kind != BEFORE_UNJUDGED:
+                by_task[r.question_type].append(float(kind == "real"))
         else:
             by_task[r.question_type].append(r.metrics["meme_pass"])
     return {task: (sum(v) / len(v), len(v)) for task, v in by_task.items() if v}
@@ -124,15 +167,18 @@ def meme_metrics(results: Sequence[QuestionResult]) -> dict[str, float]:
         metrics["meme_before_pass"] = sum(r.metrics["meme_pass"] for r in before) / len(before)
     pairs = pair_probes(results)
     for task in FILTERED_TASKS:
-        counts = Counter(p.pass_type for p in pairs if p.task == task)
-        total = sum(counts.values())
-        if not total:
-            continue
+        task_pairs = [p for p in pairs if p.task == task]
+        counts = Counter(p.pass_type for p in task_pairs)
+        scored = sum(counts[kind] for kind in PASS_TYPES)
         code = TASK_CODES[task].lower()
+        if counts[BEFORE_UNJUDGED]:
+            metrics[f"meme_{code}_{BEFORE_UNJUDGED}"] = float(counts[BEFORE_UNJUDGED])
+        if not scored:
+            continue
         for kind in PASS_TYPES:
             metrics[f"meme_{code}_{kind}"] = float(counts[kind])
-        metrics[f"meme_{code}_raw"] = (counts["real"] + counts["trivial"]) / total
-        metrics[f"meme_{code}_unpaired"] = float(sum(1 for p in pairs if p.task == task and p.before_passed is None))
+        metrics[f"meme_{code}_raw"] = (counts["real"] + counts["trivial"]) / scored
+        metrics[f"meme_{code}_unpaired"] = float(sum(1 for p in task_pairs if p.before_passed is None and p.before_judged))
     return metrics
 
 
@@ -142,7 +188,7 @@ def meme_type_summaries(results: Sequence[QuestionResult]) -> dict[str, GroupSum
     out: dict[str, GroupSummary] = {}
     for task in TASKS:
         after = [r for r in _judged(results, "after") if r.question_type == task]
-        if after:
+        if after and task in accuracy:
             out[task] = type_summary(after, accuracy[task][0])
         before = [r for r in _judged(results, "before") if r.question_type == task]
         if before:
@@ -153,15 +199,18 @@ def meme_type_summaries(results: Sequence[QuestionResult]) -> dict[str, GroupSum
 def _trivial_pass_lines(report: SuiteReport) -> list[str]:
     groups = group_by_summary_key(report.results)
     rows = []
+    unjudged = []
     for key in report.summaries:
         pairs = pair_probes(groups.get(key, []))
         for task in FILTERED_TASKS:
             task_pairs = [p for p in pairs if p.task == task]
-            if not task_pairs:
-                continue
             counts = Counter(p.pass_type for p in task_pairs)
-            n = len(task_pairs)
-            unpaired = sum(1 for p in task_pairs if p.before_passed is None)
+            if counts[BEFORE_UNJUDGED]:
+                unjudged.append(f"{key} {TASK_CODES[task]} {counts[BEFORE_UNJUDGED]}")
+            n = sum(counts[kind] for kind in PASS_TYPES)
+            if not n:
+                continue
+            no_before = sum(1 for p in task_pairs if p.before_passed is None and p.before_judged)
             rows.append(
                 [
                     key,
@@ -170,17 +219,25 @@ def _trivial_pass_lines(report: SuiteReport) -> list[str]:
                     *(str(counts[kind]) for kind in PASS_TYPES),
                     f"{(counts['real'] + counts['trivial']) / n:.3f}",
                     f"{counts['real'] / n:.3f}",
-                    str(unpaired),
+                    str(no_before),
                 ]
             )
-    if not rows:
+    if not rows and not unjudged:
         return []
     headers = ["adapter", "task", "n", *PASS_TYPES, "raw pass", "credited", "no before"]
-    return [
+    out = [
         "",
         "trivial-pass filter (after-probe paired with the before-probe of the same entity; credit = real only):",
-        *format_table(headers, rows, [False, False, True, True, True, True, True, True, True, True]),
+        *(format_table(headers, rows, [False, False, True, True, True, True, True, True, True, True]) if rows else []),
     ]
+    if unjudged:
+        out.append(f"  left out, their before-probe's judgment failed (neither credited nor penalised): {', '.join(unjudged)}")
+    return out
+
+
+def _llm_judging(client: ChatClient) -> SuiteJudging:
+    judge = MemeLLMJudge(client)
+    return SuiteJudging(SuiteJudge(judge.name, judge.description), (MemeScorer(judge),))
 
 
 MEME_SUITE = Suite(
@@ -200,6 +257,7 @@ MEME_SUITE = Suite(
     ),
     extra_lines=_trivial_pass_lines,
     bundled=True,
+    llm_judging=_llm_judging,
 )
 
 _: QuestionScorer = MemeScorer()

@@ -32,6 +32,7 @@ __all__ = [
     "ProbeVerdict",
     "expresses_uncertainty",
     "judge_probe",
+    "judge_tracking",
     "mentions",
 ]
 
@@ -102,7 +103,7 @@ def judge_probe(question: Question, answer: str) -> ProbeVerdict:
         partial = len(found) / len(values) if values else 0.0
         return ProbeVerdict(bool(values) and len(found) == len(values), f"{len(found)}/{len(values)} values present", partial)
     if task == "tracking":
-        return _judge_tracking(values, answer)
+        return judge_tracking(values, answer)
     if task == "deletion":
         return ProbeVerdict(not stale, "deleted value revealed" if stale else "deleted value not revealed")
     if task == "cascade":
@@ -115,7 +116,8 @@ def judge_probe(question: Question, answer: str) -> ProbeVerdict:
     return ProbeVerdict(False, f"unknown MEME task {task!r}")
 
 
-def _judge_tracking(values: Sequence[str], answer: str) -> ProbeVerdict:
+def judge_tracking(values: Sequence[str], answer: str) -> ProbeVerdict:
+    """Tracking, position-based: every value present in chronological order; partial = longest in-order run / values."""
     text = f" {normalize(strip_citations(answer))} "
     positions = [text.find(f" {normalize(value)} ") for value in values]
     found = [position for position in positions if position >= 0]

@@ -4,7 +4,7 @@ import pytest
 
 from pytest_lens.results import QuestionResult
 from pytest_lens.suites.base import SuiteReport, summarize_suite
-from pytest_lens.suites.meme.suite import MEME_SUITE, meme_metrics, pair_probes
+from pytest_lens.suites.meme.suite import BEFORE_UNJUDGED, MEME_SUITE, meme_metrics, pair_probes
 
 
 def result(qid: str, task: str, phase: str, entity: str, passed: bool, scope: str = "s1", adapter: str = "bm25") -> QuestionResult:
@@ -92,3 +92,62 @@ def test_suite_summary_and_section() -> None:
     assert "trivial-pass filter" in text
     cas = next(line for line in lines if line.split()[:2] == ["bm25", "Cas"])
     assert cas.split() == ["bm25", "Cas", "2", "1", "1", "0", "0", "1.000", "0.500", "0"]
+
+
+def unjudged(qid: str, task: str, phase: str, entity: str) -> QuestionResult:
+    """A probe whose LLM judgment failed: no MEME metric, a scoring failure."""
+    return result(qid, task, phase, entity, False).model_copy(
+        update={
+            "metrics": {},
+            "composite": 0.0,
+            "scorer_details": {"meme": {"task": task, "phase": phase, "entity": entity, "judge": "llm", "error": "no usable verdict"}},
+            "scoring_failures": ["meme: meme_pass: no usable verdict"],
+        }
+    )
+
+
+def test_an_after_probe_whose_before_probe_was_not_judged_is_neither_credited_nor_penalised() -> None:
+    results = [
+        result("c1b", "cascade", "before", "reviewer", True),
+        result("c1a", "cascade", "after", "reviewer", True),
+        unjudged("c2b", "cascade", "before", "approver"),
+        result("c2a", "cascade", "after", "approver", True),  # would be "trivial" if the failure counted as a fail
+        unjudged("c3a", "cascade", "after", "owner"),  # unjudged itself: not an after-probe of the table at all
+        result("c3b", "cascade", "before", "owner", True),
+    ]
+    kinds = {p.after.question_id: (p.pass_type, p.before_passed, p.before_judged) for p in pair_probes(results)}
+    assert kinds == {"c1a": ("real", True, True), "c2a": (BEFORE_UNJUDGED, None, False)}
+    metrics = meme_metrics(results)
+    assert metrics["meme_cas"] == 1.0  # 1 real of the 1 scored pair
+    assert (metrics["meme_cas_real"], metrics["meme_cas_trivial"], metrics["meme_cas_before_unjudged"]) == (1.0, 0.0, 1.0)
+    assert metrics["meme_cas_unpaired"] == 0.0
+    assert metrics["meme_before_pass"] == 1.0  # over the two judged before-probes
+    summaries = summarize_suite(MEME_SUITE, results)
+    assert summaries["bm25"].scoring_failures == 2
+    lines = SuiteReport(MEME_SUITE, summaries, results).lines
+    cas = next(line for line in lines if line.split()[:2] == ["bm25", "Cas"])
+    assert cas.split() == ["bm25", "Cas", "1", "1", "0", "0", "0", "1.000", "1.000", "0"]
+    assert lines[-1] == "  left out, their before-probe's judgment failed (neither credited nor penalised): bm25 Cas 1"
+
+
+def test_a_task_whose_every_pair_is_left_out_has_no_score() -> None:
+    results = [unjudged("c2b", "cascade", "before", "approver"), result("c2a", "cascade", "after", "approver", True)]
+    metrics = meme_metrics(results)
+    assert "meme_cas" not in metrics and "meme_overall" not in metrics
+    assert metrics["meme_cas_before_unjudged"] == 1.0
+    summaries = summarize_suite(MEME_SUITE, results)
+    assert "cascade" not in summaries["bm25"].by_type
+    lines = SuiteReport(MEME_SUITE, summaries, results).lines
+    assert not any(line.split()[:2] == ["bm25", "Cas"] for line in lines)
+    assert lines[-1].endswith("bm25 Cas 1")
+
+
+def test_the_section_names_the_judge_that_scored_it() -> None:
+    results = run()
+    lines = SuiteReport(MEME_SUITE, summarize_suite(MEME_SUITE, results), results, agent="offline", judge="llm (m at u)").lines
+    assert lines[2] == "  agent: offline; judge: llm (m at u)"
+    assert (
+        SuiteReport(MEME_SUITE, summarize_suite(MEME_SUITE, results), results, agent="offline")
+        .lines[2]
+        .endswith("judge: mechanical (offline)")
+    )
