@@ -11,7 +11,10 @@ import argparse
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_lens.analysis.models import BaselineComparison
 
 __all__ = ["add_compare", "gates_of", "run_compare"]
 
@@ -60,6 +63,8 @@ def run_compare(args: argparse.Namespace) -> int:
     from pytest_lens.gates import GatePolicy, compare_gate
     from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
     from pytest_lens.storage import RunStore, SavedRunError, open_baseline
+    from pytest_lens.suites import LENS, load_suite
+    from pytest_lens.suites.selection import SuiteRun
 
     if not 0 < args.alpha < 1:
         print(f"lens compare: --alpha must lie strictly between 0 and 1, got {args.alpha:g}", file=sys.stderr)
@@ -76,22 +81,31 @@ def run_compare(args: argparse.Namespace) -> int:
     recorded = run.get("weights")
     weights: Mapping[str, float] = recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
     seed = args.seed if args.seed is not None else int(run.get("seed", 42))
-    comparison = compare_with_baseline(
-        current.artifact.results,
-        run,
-        baseline.artifact,
-        baseline.info,
-        weights,
-        gates,
-        alpha=args.alpha,
-        max_drop=args.max_drop,
-        seed=seed,
-    )
+    results = current.artifact.results
+    suite_names = list(dict.fromkeys(r.suite for r in results if r.suite != LENS))
+    suites = SuiteRun({name: load_suite(name) for name in suite_names})
+    comparisons: list[tuple[str, BaselineComparison]] = []
+    if any(r.suite == LENS for r in results) or not suite_names:
+        lens = compare_with_baseline(
+            results, run, baseline.artifact, baseline.info, weights, gates, alpha=args.alpha, max_drop=args.max_drop, seed=seed
+        )
+        comparisons.append(("", lens))
+    found = suites.comparisons(results, run, baseline.artifact, baseline.info, alpha=args.alpha, max_drop=args.max_drop, seed=seed)
+    comparisons.extend((name, comparison) for name, comparison in found.items())
     print(f"{current.info.name} ({current.info.path}) against {baseline.info.name}")
-    for line in comparison_lines(comparison, gating=args.fail, arrows=arrows_for(sys.stdout.encoding), gate_option="--fail"):
-        print(line)
+    arrows = arrows_for(sys.stdout.encoding)
+    for suite, comparison in comparisons:
+        if suite:
+            print(f"\nsuite {suite} ({suites.suites[suite].headline}):")
+        for line in comparison_lines(comparison, gating=args.fail, arrows=arrows, gate_option="--fail"):
+            print(line)
     if not args.fail:
         return 0
-    check = compare_gate(comparison, GatePolicy(compare_fail=True, alpha=args.alpha, max_drop=args.max_drop), name="--fail")
-    print(check.line)
-    return 0 if check.passed else 1
+    policy = GatePolicy(compare_fail=True, alpha=args.alpha, max_drop=args.max_drop)
+    checks = [
+        compare_gate(comparison, policy, name=f"--fail [suite {suite}]" if suite else "--fail", subject="score" if suite else "composite")
+        for suite, comparison in comparisons
+    ]
+    for check in checks:
+        print(check.line)
+    return 0 if all(check.passed for check in checks) else 1

@@ -54,13 +54,24 @@ def check_gates(
     hard_gates: Sequence[HardGate],
     policy: GatePolicy,
     comparison: BaselineComparison | None = None,
+    *,
+    suite_summaries: Mapping[str, AdapterSummary] | None = None,
+    suite_comparisons: Mapping[str, BaselineComparison] | None = None,
 ) -> list[GateCheck]:
-    """Every active gate, in a fixed order: hard gates, minimum composite, baseline regression."""
+    """Every active gate, in a fixed order: hard gates, minimum composite, baseline regression.
+
+    ``suite_summaries`` (keyed ``suite:adapter``) are held to ``--lens-fail-under`` like LENS's
+    composites; each of ``suite_comparisons`` gets its own regression gate. LENS's regression gate
+    is left out when the run has no LENS question and some suite was compared.
+    """
     checks = [_hard_gates(summaries, hard_gates)]
     if policy.fail_under is not None:
-        checks.append(_fail_under(summaries, policy.fail_under))
+        checks.append(_fail_under({**summaries, **(suite_summaries or {})}, policy.fail_under))
     if policy.compare_fail:
-        checks.append(compare_gate(comparison, policy))
+        if summaries or not suite_comparisons:
+            checks.append(compare_gate(comparison, policy))
+        for suite, found in (suite_comparisons or {}).items():
+            checks.append(compare_gate(found, policy, name=f"--lens-compare-fail [suite {suite}]", subject="score"))
     return checks
 
 
@@ -76,7 +87,7 @@ def _hard_gates(summaries: Mapping[str, AdapterSummary], hard_gates: Sequence[Ha
 def _fail_under(summaries: Mapping[str, AdapterSummary], threshold: float) -> GateCheck:
     name = f"--lens-fail-under={threshold:g}"
     if not summaries:
-        return GateCheck(name, False, "no LENS results to check", "fail_under")
+        return GateCheck(name, False, "no results to check", "fail_under")
     below = [f"{key} composite {s.composite:.3f} < {threshold:g}" for key, s in summaries.items() if s.composite < threshold]
     if below:
         return GateCheck(name, False, "; ".join(below), "fail_under")
@@ -84,7 +95,9 @@ def _fail_under(summaries: Mapping[str, AdapterSummary], threshold: float) -> Ga
     return GateCheck(name, True, f"every composite >= {threshold:g} (lowest: {lowest_key} {lowest.composite:.3f})", "fail_under")
 
 
-def compare_gate(comparison: BaselineComparison | None, policy: GatePolicy, name: str = "--lens-compare-fail") -> GateCheck:
+def compare_gate(
+    comparison: BaselineComparison | None, policy: GatePolicy, name: str = "--lens-compare-fail", subject: str = "composite"
+) -> GateCheck:
     """Fails on a significant regression or a drop over ``policy.max_drop`` of any compared adapter, or when nothing compared."""
     if comparison is None:
         return GateCheck(name, False, "no baseline to compare with (give --lens-baseline=NAME|PATH)", "compare")
@@ -97,7 +110,7 @@ def compare_gate(comparison: BaselineComparison | None, policy: GatePolicy, name
         test = entry.regression
         if test is None:  # only compared entries can regress
             continue
-        change = f"{entry.key} composite {test.first:.3f} -> {test.second:.3f} ({test.delta.value:+.3f})"
+        change = f"{entry.key} {subject} {test.first:.3f} -> {test.second:.3f} ({test.delta.value:+.3f})"
         causes = []
         if entry.status == "regression":
             causes.append(f"regression p={format_p(test.p_adjusted)} (one-sided Wilcoxon, Holm) < alpha {policy.alpha:g}")

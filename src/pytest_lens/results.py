@@ -221,3 +221,6 @@ class RunArtifact(_Record):
     statistics: RunStatistics | None = None
     #: This run against ``--lens-baseline``, when one was given.
     comparison: BaselineComparison | None = None
+    #: Per sibling suite: its score's CIs and paired tests, and the run against the baseline's questions of that suite.
+    suite_statistics: dict[str, RunStatistics] = Field(default_factory=dict)
+    suite_comparisons: dict[str, BaselineComparison] = Field(default_factory=dict)

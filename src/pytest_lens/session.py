@@ -292,13 +292,46 @@ class LensSession:
         comparison: BaselineComparison | None = self._derived["comparison"]
         return comparison
 
+    def suite_statistics(self) -> dict[str, RunStatistics]:
+        """Per sibling suite: score CIs per adapter and paired tests between adapters (seeded by ``--lens-seed``)."""
+        if "suite_statistics" not in self._derived:
+            self._derived["suite_statistics"] = self.suites.statistics(self.ordered_results(), seed=self.settings.seed)
+        found: dict[str, RunStatistics] = self._derived["suite_statistics"]
+        return found
+
+    def suite_comparisons(self) -> dict[str, BaselineComparison]:
+        """Per sibling suite found in this run and in ``--lens-baseline``: the run against it."""
+        if self.baseline is None:
+            return {}
+        if "suite_comparisons" not in self._derived:
+            s = self.settings
+            self._derived["suite_comparisons"] = self.suites.comparisons(
+                self.ordered_results(),
+                self._run_identity(),
+                self.baseline.artifact,
+                self.baseline.info,
+                alpha=s.alpha,
+                max_drop=s.max_drop,
+                seed=s.seed,
+            )
+        found: dict[str, BaselineComparison] = self._derived["suite_comparisons"]
+        return found
+
     def gate_checks(self) -> list[GateCheck]:
-        """Every active gate with its one-line explanation."""
+        """Every active gate with its one-line explanation (the sibling suites' scores and comparisons included)."""
         from pytest_lens.gates import GatePolicy, check_gates
 
         s = self.settings
         policy = GatePolicy(fail_under=s.fail_under, compare_fail=s.compare_fail, alpha=s.alpha, max_drop=s.max_drop)
-        return check_gates(self.summaries(), self.scoring.gates, policy, self.comparison())
+        suites = {f"{name}:{key}": summary for name, by_key in self.suite_summaries().items() for key, summary in by_key.items()}
+        return check_gates(
+            self.summaries(),
+            self.scoring.gates,
+            policy,
+            self.comparison(),
+            suite_summaries=suites,
+            suite_comparisons=self.suite_comparisons(),
+        )
 
     def verdict(self) -> Verdict:
         """Exit status and reasons."""
@@ -309,7 +342,17 @@ class LensSession:
     def report(self, encoding: str | None = "utf-8") -> LensReport:
         """The terminal summary (``encoding``: of the output, to choose arrows it can show)."""
         sections: list[ReportSection] = [RunNotes(notes)] if (notes := self._notes()) else []
-        sections.extend(self.suites.reports(self.ordered_results(), self.agent.description))
+        sections.extend(
+            self.suites.reports(
+                self.ordered_results(),
+                self.agent.description,
+                statistics=self.suite_statistics(),
+                comparisons=self.suite_comparisons(),
+                alpha=self.settings.alpha,
+                gating=self.settings.compare_fail,
+                encoding=encoding,
+            )
+        )
         statistics = self.statistics() if self.lens_results() else None
         if statistics is not None:
             from pytest_lens.analysis.render import statistics_section
@@ -405,6 +448,8 @@ class LensSession:
             commit=commit_info(self.settings.rootdir),
             statistics=self.statistics() if self.lens_results() else None,
             comparison=self.comparison(),
+            suite_statistics=self.suite_statistics(),
+            suite_comparisons=self.suite_comparisons(),
         )
 
     def write_artifact(self, path: Path) -> None:

@@ -32,7 +32,7 @@ Choices, stated once:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -86,17 +86,25 @@ def bootstrap_interval(
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
     batch: int | None = None,
+    strata: Sequence[Hashable] | None = None,
 ) -> Interval | None:
     """Percentile bootstrap interval of a statistic of ``n`` observations, resampled with replacement.
 
     ``statistic`` receives resampled *indices* with shape ``(batch, n)`` and returns one value per
     row, so any statistic of the observations (a composite recomputed from metric means, a paired
     difference of two composites) is resampled as a whole. ``None`` when ``n < 2``.
+
+    With ``strata`` (one label per observation) each stratum is resampled within itself and keeps
+    its size: the right scheme for a mean over fixed groups (MEME's six tasks, MemoryAgentBench's
+    four competencies), where a plain resample could drop a whole group and change the denominator.
     """
     if n < 2:
         return None
     import numpy as np
     from scipy import stats
+
+    if strata is not None:
+        return _stratified_interval(n, statistic, strata, seed=seed, resamples=resamples, confidence=confidence, batch=batch)
 
     def by_index(sample: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
         return statistic(np.asarray(sample, dtype=np.intp))
@@ -113,6 +121,37 @@ def bootstrap_interval(
     )
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     return Interval(low, high)
+
+
+def _stratified_interval(
+    n: int,
+    statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
+    strata: Sequence[Hashable],
+    *,
+    seed: int,
+    resamples: int,
+    confidence: float,
+    batch: int | None,
+) -> Interval:
+    import numpy as np
+
+    if len(strata) != n:
+        raise ValueError(f"{len(strata)} strata labels for {n} observations")
+    order = {label: i for i, label in enumerate(dict.fromkeys(strata))}
+    codes = np.array([order[label] for label in strata])
+    groups = [np.flatnonzero(codes == code) for code in range(len(order))]
+    rng = np.random.default_rng(seed)
+    step = batch or resamples
+    values = []
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        indices = np.empty((rows, n), dtype=np.intp)
+        for members in groups:
+            indices[:, members] = members[rng.integers(0, len(members), size=(rows, len(members)))]
+        values.append(np.asarray(statistic(indices), dtype=np.float64))
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(np.concatenate(values), [tail, 100 - tail])
+    return Interval(float(low), float(high))
 
 
 def mean_interval(

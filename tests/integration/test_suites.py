@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -94,3 +95,71 @@ def test_real_locomo_conversation_runs_directly_and_reports_evidence_coverage(py
     summary = json.loads((pytester.path / "out.json").read_text())["suite_summaries"]["locomo"]["bm25"]
     assert summary["n_questions"] == 105
     assert 0.0 < summary["metrics"]["evidence_coverage"] <= 1.0
+
+
+def test_suite_sections_show_score_cis_and_compare_adapters(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        f"{ADAPTER}=bm25", f"{ADAPTER}=null", f"{SUITE}=meme", f"{SUITE}=mab", f"{JSON}=out.json", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=146)
+    result.stdout.fnmatch_lines(
+        [
+            "MEME: multi-entity and evolving memory [[]suite meme[]]",
+            "adapter *n *score [[]95% CI[]] *ER *Agg*",
+            "adapters compared (paired by question; two-sided Wilcoxon signed-rank, Holm over 1 pair(s)*",
+            "MemoryAgentBench: *",
+            "adapter *n *score [[]95% CI[]] *AR *TTL*",
+            "bm25 *21 *0.667 [[]0.*, 0.*[]] *1.000 *",
+            "bm25 vs null *21 *0.667 *0.000 *-0.667 [[]*[]] *",
+        ]
+    )
+    artifact = json.loads((pytester.path / "out.json").read_text())
+    for suite in ("meme", "mab"):
+        statistics = artifact["suite_statistics"][suite]
+        for adapter in ("bm25", "null"):
+            score = artifact["suite_summaries"][suite][adapter]["composite"]
+            assert statistics["adapters"][adapter]["composite"]["value"] == pytest.approx(score, abs=1e-6)
+        (pair,) = statistics["pairs"]
+        assert (pair["first"], pair["second"]) == ("bm25", "null")
+    # MEME's paired test runs over the credited after-probes (32), not all 52 probes.
+    assert artifact["suite_statistics"]["meme"]["pairs"][0]["composite"]["n_pairs"] == 32
+
+
+DEGRADED_BM25 = "bm25=lens_fixtures.adapters.degraded:DropsBestBM25Adapter"
+
+
+def test_a_suite_regression_against_the_saved_baseline_fails_the_run(pytester: pytest.Pytester) -> None:
+    from pytest_lens.cli import main
+
+    common = (f"{SUITE}=mab", "-p", "no:cacheprovider", "--lens-compare-fail")
+    saved = pytester.runpytest(f"{ADAPTER}=bm25", f"{SUITE}=mab", "-p", "no:cacheprovider", "--lens-save=main", f"{JSON}=healthy.json")
+    assert saved.ret == pytest.ExitCode.OK
+
+    healthy = pytester.runpytest(f"{ADAPTER}=bm25", "--lens-baseline=main", *common)
+    assert healthy.ret == pytest.ExitCode.OK
+    healthy.stdout.fnmatch_lines(
+        ["bm25 *21 *0.667 *0.667 *+0.000 *no significant change", "  pass  --lens-compare-fail [[]suite mab[]]: *"]
+    )
+    assert "  FAIL  --lens-compare-fail:" not in healthy.stdout.str()  # no LENS question ran: LENS's own gate is left out
+
+    degraded = pytester.runpytest(
+        f"{ADAPTER}={DEGRADED_BM25}", "--lens-adapter-option=drop_best=2", "--lens-baseline=main", f"{JSON}=degraded.json", *common
+    )
+    assert degraded.ret == pytest.ExitCode.TESTS_FAILED
+    degraded.stdout.fnmatch_lines(
+        [
+            "compared with baseline 0001_main *",
+            "bm25 *21 *0.667 *0.257 *-0.410 [[]*[]] *regression",
+            "  FAIL  --lens-compare-fail [[]suite mab[]]: vs baseline 0001_main: bm25 score 0.667 -> 0.257 (-0.410): "
+            "regression p=0.002 (one-sided Wilcoxon, Holm) < alpha 0.05",
+        ]
+    )
+    artifact = json.loads((pytester.path / "degraded.json").read_text())
+    assert artifact["suite_comparisons"]["mab"]["adapters"][0]["status"] == "regression"
+
+    # `lens compare` gives the same verdict outside pytest.
+    with pytester.path.joinpath("compare.txt").open("w") as out, contextlib.redirect_stdout(out):
+        code = main(["compare", str(pytester.path / "healthy.json"), str(pytester.path / "degraded.json"), "--fail"])
+    assert code == 1
+    text = (pytester.path / "compare.txt").read_text()
+    assert "FAIL  --fail [suite mab]: vs baseline healthy.json: bm25 score 0.667 -> 0.257 (-0.410)" in text

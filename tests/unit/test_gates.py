@@ -53,7 +53,7 @@ SUMMARIES = {"bm25": summary("bm25", 0.813), "null": summary("null", 0.0, gated=
             None,
             [None, "FAIL  --lens-fail-under=0.9: bm25 composite 0.813 < 0.9"],
         ),
-        ({}, GatePolicy(fail_under=0.9), None, [None, "FAIL  --lens-fail-under=0.9: no LENS results to check"]),
+        ({}, GatePolicy(fail_under=0.9), None, [None, "FAIL  --lens-fail-under=0.9: no results to check"]),
         (
             {"bm25": summary("bm25", 0.84)},
             GatePolicy(compare_fail=True),
@@ -99,3 +99,36 @@ def test_each_gate_is_one_line(summaries, policy, compared, lines) -> None:  # t
         if line is not None:
             assert check.line == line
             assert check.passed == line.startswith("pass")
+
+
+def test_sibling_suite_scores_meet_the_fail_under_gate_too() -> None:
+    checks = check_gates(
+        {"bm25": summary("bm25", 0.813)}, DEFAULT_GATES, GatePolicy(fail_under=0.5), suite_summaries={"meme:bm25": summary("bm25", 0.167)}
+    )
+    assert checks[1].line == "FAIL  --lens-fail-under=0.5: meme:bm25 composite 0.167 < 0.5"
+    (_, only_suites) = check_gates({}, DEFAULT_GATES, GatePolicy(fail_under=0.1), suite_summaries={"mab:bm25": summary("bm25", 0.667)})
+    assert only_suites.line == "pass  --lens-fail-under=0.1: every composite >= 0.1 (lowest: mab:bm25 0.667)"
+
+
+def test_each_compared_suite_gets_its_own_regression_gate() -> None:
+    policy = GatePolicy(compare_fail=True)
+    suites = {"meme": comparison(-0.25, 0.002, "regression"), "mab": comparison(0.0, 1.0, "no significant change")}
+    # A run of sibling suites only: LENS's own regression gate has nothing to compare and is left out.
+    lines = [check.line for check in check_gates({}, DEFAULT_GATES, policy, None, suite_comparisons=suites)][1:]
+    assert lines == [
+        "FAIL  --lens-compare-fail [suite meme]: vs baseline 0001_main: bm25 score 0.860 -> 0.610 (-0.250): "
+        "regression p=0.002 (one-sided Wilcoxon, Holm) < alpha 0.05",
+        "pass  --lens-compare-fail [suite mab]: no significant regression vs baseline 0001_main (alpha 0.05; 1 adapter(s) compared)",
+    ]
+    # With LENS questions in the run, LENS's gate stays, first.
+    with_lens = check_gates(
+        {"bm25": summary("bm25", 0.86)}, DEFAULT_GATES, policy, comparison(0.0, 1.0, "no significant change"), suite_comparisons=suites
+    )
+    assert [check.gate for check in with_lens[1:]] == [
+        "--lens-compare-fail",
+        "--lens-compare-fail [suite meme]",
+        "--lens-compare-fail [suite mab]",
+    ]
+    # Nothing compared at all still fails: a gate that checked nothing must not pass.
+    (_, nothing) = check_gates({}, DEFAULT_GATES, policy, None)
+    assert not nothing.passed

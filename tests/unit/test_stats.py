@@ -172,3 +172,49 @@ def test_kendalls_w_is_one_for_perfect_agreement_and_undefined_when_degenerate()
     assert stats.kendalls_w([[0.9, 0.5]]) is None  # one scope
     assert stats.kendalls_w([[0.9], [0.8]]) is None  # one adapter
     assert stats.kendalls_w([[0.5, 0.5], [0.3, 0.3]]) is None  # every scope ties every adapter
+
+
+def test_a_stratified_bootstrap_resamples_within_each_stratum_and_keeps_its_size() -> None:
+    strata = ["a", "a", "b", "b", "b", "c"]
+    members = {label: {i for i, s in enumerate(strata) if s == label} for label in set(strata)}
+    seen: list[np.ndarray] = []
+
+    def macro_mean(indices: np.ndarray) -> np.ndarray:
+        seen.append(indices)
+        values = np.array([0.0, 1.0, 0.0, 0.0, 1.0, 1.0])[indices]
+        return np.stack([values[:, [i for i, s in enumerate(strata) if s == label]].mean(axis=1) for label in "abc"]).mean(axis=0)
+
+    interval = stats.bootstrap_interval(len(strata), macro_mean, seed=3, resamples=500, strata=strata, batch=64)
+    assert interval is not None
+    rows = np.concatenate(seen)
+    assert rows.shape == (500, 6)
+    for position, label in enumerate(strata):  # every position draws from its own stratum only
+        assert set(rows[:, position].tolist()) <= members[label]
+    assert set(rows[:, 0].tolist()) == members["a"]  # and does resample it
+    assert (rows[:, 5] == 5).all()  # a stratum of one is always itself
+    # Same seed, same interval; the scheme is a percentile bootstrap of the statistic.
+    assert stats.bootstrap_interval(len(strata), macro_mean, seed=3, resamples=500, strata=strata) == interval
+    values = macro_mean(rows)
+    assert interval == stats.Interval(*np.percentile(values, [2.5, 97.5]))
+
+
+def test_a_stratified_bootstrap_of_groups_that_never_vary_has_no_width() -> None:
+    # A mean over fixed groups where each group is all-pass or all-fail: a plain bootstrap can
+    # drop a group and move the mean; within-stratum resampling cannot.
+    strata = ["er"] * 4 + ["cas"] * 8 + ["abs"] * 3
+    values = np.array([1.0] * 4 + [0.0] * 8 + [0.0] * 3)
+
+    def macro_mean(indices: np.ndarray) -> np.ndarray:
+        sample, labels = values[indices], np.array(strata)[indices]
+        return np.array(
+            [np.mean([row[lab == g].mean() for g in set(strata) if (lab == g).any()]) for row, lab in zip(sample, labels, strict=True)]
+        )
+
+    assert stats.bootstrap_interval(len(strata), macro_mean, seed=1, strata=strata) == stats.Interval(1 / 3, 1 / 3)
+    plain = stats.bootstrap_interval(len(strata), macro_mean, seed=1)
+    assert plain is not None and plain.high > 1 / 3
+
+
+def test_strata_must_label_every_observation() -> None:
+    with pytest.raises(ValueError, match="2 strata labels for 3 observations"):
+        stats.bootstrap_interval(3, lambda i: i.mean(axis=-1), seed=0, strata=["a", "b"])

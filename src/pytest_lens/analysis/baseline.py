@@ -8,7 +8,7 @@ when they differ).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -99,13 +99,23 @@ def compare_with_baseline(
     confidence: float = stats.DEFAULT_CONFIDENCE,
     group_metrics: Sequence[GroupMetric] = (),
     suite: str | None = LENS,
+    question_weights: Mapping[str, float] | None = None,
+    prepare: Callable[[Sequence[QuestionResult]], list[QuestionResult]] | None = None,
+    strata: Callable[[QuestionResult], Hashable] | None = None,
 ) -> BaselineComparison:
     """Compare ``results`` (this run, identity ``run``) with ``baseline``, per (adapter, budget).
 
     Only questions of ``suite`` take part (sibling suites score with their own metrics); ``None`` keeps all.
+    ``prepare`` turns each side's questions into what is compared (a sibling suite's credited
+    probes); ``question_weights`` (default ``weights``) score one question for the signed-rank
+    test, the flips and the drops, ``weights`` and ``group_metrics`` the compared composites.
     """
-    current = _groups([r for r in results if suite is None or r.suite == suite])
-    previous = _groups([r for r in baseline.results if suite is None or r.suite == suite])
+    current_results = [r for r in results if suite is None or r.suite == suite]
+    previous_results = [r for r in baseline.results if suite is None or r.suite == suite]
+    if prepare is not None:
+        current_results, previous_results = prepare(current_results), prepare(previous_results)
+    current, previous = _groups(current_results), _groups(previous_results)
+    per_question = weights if question_weights is None else question_weights
     several_budgets = len({budget for _, budget in current}) > 1
 
     entries: list[tuple[BaselineAdapterComparison, PairedTest | None, float | None, list[PairedTest]]] = []
@@ -132,8 +142,12 @@ def compare_with_baseline(
             resamples=resamples,
             confidence=confidence,
             group_metrics=group_metrics,
+            question_weights=question_weights,
+            strata=strata,
         )
-        deltas = [(old, new, question_composite(new, weights, gates) - question_composite(old, weights, gates)) for old, new in pairs]
+        deltas = [
+            (old, new, question_composite(new, per_question, gates) - question_composite(old, per_question, gates)) for old, new in pairs
+        ]
         improvement = stats.signed_rank_test([d for _, _, d in deltas], alternative="greater", seed=seed).p_value
         entry.flipped = [
             FlippedQuestion(
@@ -141,8 +155,8 @@ def compare_with_baseline(
                 question_id=new.question_id,
                 before=question_state(old, gates),
                 after=question_state(new, gates),
-                baseline_composite=round(question_composite(old, weights, gates), 6),
-                composite=round(question_composite(new, weights, gates), 6),
+                baseline_composite=round(question_composite(old, per_question, gates), 6),
+                composite=round(question_composite(new, per_question, gates), 6),
             )
             for old, new, _ in deltas
             if question_state(old, gates) != question_state(new, gates)

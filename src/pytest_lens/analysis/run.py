@@ -58,12 +58,24 @@ def adapter_statistics(
     resamples: int = stats.DEFAULT_RESAMPLES,
     confidence: float = stats.DEFAULT_CONFIDENCE,
     group_metrics: Sequence[GroupMetric] = (),
+    question_weights: Mapping[str, float] | None = None,
+    strata: Callable[[QuestionResult], Hashable] | None = None,
 ) -> AdapterStatistics:
-    """Composite, metric means and question-type composites of one (adapter, budget), each with a bootstrap CI."""
+    """Composite, metric means and question-type composites of one (adapter, budget), each with a bootstrap CI.
+
+    The question-type composites use ``question_weights`` (default ``weights``): a sibling suite's
+    headline may be a run-level metric that means nothing for one type.
+    """
     first = results[0]
     resampler = CompositeResampler(results, weights, gates, group_metrics)
     composite_ci = stats.bootstrap_interval(
-        resampler.n, resampler.composites, seed=seed, resamples=resamples, confidence=confidence, batch=resampler.batch
+        resampler.n,
+        resampler.composites,
+        seed=seed,
+        resamples=resamples,
+        confidence=confidence,
+        batch=resampler.batch,
+        strata=None if strata is None else [strata(r) for r in results],
     )
     metric_estimates: dict[str, Estimate] = {}
     for name in resampler.names:
@@ -76,7 +88,7 @@ def adapter_statistics(
     type_estimates: dict[str, Estimate] = {}
     for qtype, members in sorted(by_type.items()):
         # Like AdapterSummary.by_type: the composite of the type's metric means, without run-level metrics.
-        sub = CompositeResampler(members, weights, gates)
+        sub = CompositeResampler(members, weights if question_weights is None else question_weights, gates)
         interval = stats.bootstrap_interval(sub.n, sub.composites, seed=seed, resamples=resamples, confidence=confidence, batch=sub.batch)
         type_estimates[qtype] = _estimate(sub.point(), interval, sub.n)
     return AdapterStatistics(
@@ -108,10 +120,17 @@ def paired_tests(
     resamples: int = stats.DEFAULT_RESAMPLES,
     confidence: float = stats.DEFAULT_CONFIDENCE,
     group_metrics: Sequence[GroupMetric] = (),
+    question_weights: Mapping[str, float] | None = None,
+    strata: Callable[[QuestionResult], Hashable] | None = None,
 ) -> tuple[PairedTest, list[PairedTest]]:
-    """Composite and per-metric signed-rank tests of ``second - first`` (``p_adjusted`` still equals ``p_value``)."""
+    """Composite and per-metric signed-rank tests of ``second - first`` (``p_adjusted`` still equals ``p_value``).
+
+    The signed-rank test is on per-question composites under ``question_weights`` (default
+    ``weights``); the delta and its CI are of the group composite (``weights`` and ``group_metrics``).
+    """
     firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
-    diffs = [question_composite(b, weights, gates) - question_composite(a, weights, gates) for a, b in pairs]
+    per_question = weights if question_weights is None else question_weights
+    diffs = [question_composite(b, per_question, gates) - question_composite(a, per_question, gates) for a, b in pairs]
     test = stats.signed_rank_test(diffs, alternative=alternative, seed=seed)
     before = CompositeResampler(firsts, weights, gates, group_metrics)
     after = CompositeResampler(seconds, weights, gates, group_metrics)
@@ -126,6 +145,7 @@ def paired_tests(
         resamples=resamples,
         confidence=confidence,
         batch=max(1, min(before.batch, after.batch) // 2),
+        strata=None if strata is None else [strata(a) for a in firsts],
     )
     composite_test = _paired_test(
         "composite", test, before.point(), after.point(), _estimate(after.point() - before.point(), interval, len(pairs))
@@ -185,6 +205,8 @@ def analyze_run(
     resamples: int = stats.DEFAULT_RESAMPLES,
     confidence: float = stats.DEFAULT_CONFIDENCE,
     group_metrics: Sequence[GroupMetric] = (),
+    question_weights: Mapping[str, float] | None = None,
+    strata: Callable[[QuestionResult], Hashable] | None = None,
 ) -> RunStatistics:
     """Statistics of a run.
 
@@ -197,7 +219,15 @@ def analyze_run(
     several_budgets = len({budget for _, budget in groups}) > 1
     adapters = {
         summary_key(adapter, budget, several_budgets): adapter_statistics(
-            members, weights, gates, seed=seed, resamples=resamples, confidence=confidence, group_metrics=group_metrics
+            members,
+            weights,
+            gates,
+            seed=seed,
+            resamples=resamples,
+            confidence=confidence,
+            group_metrics=group_metrics,
+            question_weights=question_weights,
+            strata=strata,
         )
         for (adapter, budget), members in groups.items()
     }
@@ -212,7 +242,15 @@ def analyze_run(
             if not pairs:
                 continue
             composite_test, metric_tests = paired_tests(
-                pairs, weights, gates, seed=seed, resamples=resamples, confidence=confidence, group_metrics=group_metrics
+                pairs,
+                weights,
+                gates,
+                seed=seed,
+                resamples=resamples,
+                confidence=confidence,
+                group_metrics=group_metrics,
+                question_weights=question_weights,
+                strata=strata,
             )
             raw_pairs.append((budget, first, second, composite_test, metric_tests))
         if (found := _concordance(budget, names, groups, weights, gates, group_metrics)) is not None:

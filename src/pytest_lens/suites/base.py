@@ -8,7 +8,7 @@ is scored with another's weights.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,16 +19,20 @@ from pytest_lens.scoring.composite import HardGate, composite
 from pytest_lens.summary import GroupMetric, metric_means, summarize, summary_key
 
 if TYPE_CHECKING:
+    from pytest_lens.analysis.models import BaselineComparison, RunStatistics
     from pytest_lens.llm.client import ChatClient
 
 __all__ = [
     "MECHANICAL",
     "Suite",
+    "SuiteAnalysis",
     "SuiteJudge",
     "SuiteJudging",
     "SuiteReport",
+    "answered",
     "group_by_summary_key",
     "plain_type_summaries",
+    "question_type",
     "summarize_suite",
     "type_summary",
 ]
@@ -54,6 +58,35 @@ class SuiteJudging:
 
     judge: SuiteJudge
     scorers: tuple[QuestionScorer, ...]
+
+
+@dataclass(frozen=True)
+class SuiteAnalysis:
+    """How a suite's statistics (CIs, paired tests, baseline comparison) see its results.
+
+    ``prepare`` turns a group's results into the questions that are resampled and paired (the
+    answered ones by default; MEME: its after-probes carrying their trivial-pass-filtered credit),
+    ``question_weights`` score one of them for the signed-rank tests, and ``weights``, ``gates``
+    and ``group_metrics`` over them give the suite's headline score. ``strata`` labels the fixed
+    groups a headline averages over (question types), which bootstrap resamples keep whole.
+    """
+
+    prepare: Callable[[Sequence[QuestionResult]], list[QuestionResult]]
+    question_weights: Mapping[str, float]
+    weights: Mapping[str, float]
+    gates: tuple[HardGate, ...]
+    group_metrics: Sequence[GroupMetric]
+    strata: Callable[[QuestionResult], Hashable] | None = None
+
+
+def question_type(result: QuestionResult) -> str:
+    """A result's question type (the stratum of suites whose score is a mean over types)."""
+    return result.question_type
+
+
+def answered(results: Sequence[QuestionResult]) -> list[QuestionResult]:
+    """The results that were not skipped (what statistics are computed over)."""
+    return [r for r in results if r.skipped is None]
 
 
 @dataclass(frozen=True)
@@ -84,6 +117,25 @@ class Suite:
     bundled: bool = False
     #: Judging through the run's LLM judge (``--lens-judge=llm``); ``None``: always the mechanical scorers.
     llm_judging: Callable[[ChatClient], SuiteJudging] | None = None
+    #: What the statistics resample and pair, when not the scored questions themselves (see :class:`SuiteAnalysis`),
+    #: with the per-question weights and run-level metrics that go with it.
+    statistics_prepare: Callable[[Sequence[QuestionResult]], list[QuestionResult]] | None = None
+    statistics_question_weights: Mapping[str, float] | None = None
+    statistics_group_metrics: Sequence[GroupMetric] | None = None
+    #: The score is a mean over question types (MEME's tasks, MAB's competencies): resample within each type.
+    stratify_by_type: bool = False
+
+    def analysis(self) -> SuiteAnalysis:
+        """How this suite's statistics see its results."""
+        prepare = self.statistics_prepare
+        return SuiteAnalysis(
+            prepare=answered if prepare is None else lambda results: prepare(answered(results)),
+            question_weights=dict(self.statistics_question_weights or self.question_weights),
+            weights=dict(self.summary_weights),
+            gates=self.gates,
+            group_metrics=tuple(self.group_metrics if self.statistics_group_metrics is None else self.statistics_group_metrics),
+            strata=question_type if self.stratify_by_type else None,
+        )
 
     def judging(self, llm_judge: ChatClient | None = None) -> SuiteJudging:
         """The suite's LLM judging when it has one and ``llm_judge`` (the judge model's client) is given, else its mechanical scorers."""
@@ -143,6 +195,14 @@ class SuiteReport:
     agent: str = ""
     #: What scored the suite's questions (shown next to the agent).
     judge: str = MECHANICAL.description
+    #: The suite's score CIs and paired adapter tests (:meth:`SuiteRun.statistics`), and the run against a baseline.
+    statistics: RunStatistics | None = None
+    comparison: BaselineComparison | None = None
+    alpha: float = 0.05
+    #: Whether ``--lens-compare-fail`` gates on the comparison.
+    gating: bool = False
+    #: Output encoding, to choose arrows it can show.
+    encoding: str | None = "utf-8"
 
     @property
     def lines(self) -> list[str]:
@@ -152,12 +212,14 @@ class SuiteReport:
         if self.agent:
             out.append(f"  agent: {self.agent}; judge: {self.judge}")
         columns = list(suite.columns)
-        headers = ["adapter", "n", "score", *(heading for _, heading in columns), "faults", "gate"]
+        stats = self.statistics
+        score_heading = f"score [{stats.confidence:.0%} CI]" if stats is not None else "score"
+        headers = ["adapter", "n", score_heading, *(heading for _, heading in columns), "faults", "gate"]
         rows = []
         for key, s in self.summaries.items():
             gate = "FAIL " + "; ".join(s.gate_reasons) if s.gated else "pass"
             cells = [f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m, _ in columns]
-            rows.append([key, str(s.n_questions), f"{s.composite:.3f}", *cells, str(s.faults), gate])
+            rows.append([key, str(s.n_questions), self._score(key, s.composite), *cells, str(s.faults), gate])
         out.extend(format_table(headers, rows, [False, True, True, *([True] * len(columns)), True, False]))
         types = sorted({t for s in self.summaries.values() for t in s.by_type})
         if types:
@@ -177,6 +239,27 @@ class SuiteReport:
             out.extend(format_table(["type", "n", *keys], type_rows, [False, True, *([True] * len(keys))]))
         if suite.extra_lines is not None:
             out.extend(suite.extra_lines(self))
+        out.extend(self._statistics_lines())
+        return out
+
+    def _score(self, key: str, score: float) -> str:
+        """The score with its CI; the bare score when there is none (or the statistics saw other questions)."""
+        from pytest_lens.analysis.render import format_estimate
+
+        found = self.statistics.adapters.get(key) if self.statistics is not None else None
+        if found is None or abs(found.composite.value - score) > 5e-4:
+            return f"{score:.3f}"
+        return format_estimate(found.composite)
+
+    def _statistics_lines(self) -> list[str]:
+        from pytest_lens.analysis.render import arrows_for, comparison_lines, pair_lines
+
+        arrows = arrows_for(self.encoding)
+        out: list[str] = []
+        if self.statistics is not None and (pairs := pair_lines(self.statistics, self.alpha, arrows)):
+            out += ["", *pairs]
+        if self.comparison is not None:
+            out += ["", *comparison_lines(self.comparison, gating=self.gating, arrows=arrows)]
         return out
 
 

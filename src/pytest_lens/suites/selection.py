@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_lens.datasets.loader import LoadedDataset
 from pytest_lens.engine import Scoring
@@ -14,7 +14,9 @@ from pytest_lens.suites import LENS, SELECTABLE, SUITES, load_suite
 from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, SuiteReport, summarize_suite
 
 if TYPE_CHECKING:
+    from pytest_lens.analysis.models import BaselineComparison, BaselineInfo, RunStatistics
     from pytest_lens.llm.client import ChatClient
+    from pytest_lens.results import RunArtifact
 
 __all__ = ["SuiteRun", "default_dataset_paths", "keep_suites"]
 
@@ -93,12 +95,93 @@ class SuiteRun:
                 out[name] = summarize_suite(suite, members)
         return out
 
-    def reports(self, results: Sequence[QuestionResult], agent: str) -> list[SuiteReport]:
-        """One summary section per suite with results."""
+    def statistics(self, results: Sequence[QuestionResult], *, seed: int) -> dict[str, RunStatistics]:
+        """Per suite with results: its score's bootstrap CI per adapter and paired tests between adapters.
+
+        Each suite's statistics see its questions through :meth:`Suite.analysis` (MEME: credited
+        after-probes), so every CI is a CI of the score its section shows.
+        """
+        from pytest_lens.analysis.run import analyze_run
+
+        out: dict[str, RunStatistics] = {}
+        for name, suite in self.suites.items():
+            analysis = suite.analysis()
+            members = analysis.prepare([r for r in results if r.suite == name])
+            if members:
+                out[name] = analyze_run(
+                    members,
+                    analysis.weights,
+                    analysis.gates,
+                    seed=seed,
+                    group_metrics=analysis.group_metrics,
+                    question_weights=analysis.question_weights,
+                    strata=analysis.strata,
+                )
+        return out
+
+    def comparisons(
+        self,
+        results: Sequence[QuestionResult],
+        run: Mapping[str, Any],
+        baseline: RunArtifact,
+        info: BaselineInfo,
+        *,
+        alpha: float,
+        max_drop: float | None,
+        seed: int,
+    ) -> dict[str, BaselineComparison]:
+        """Per suite with questions in this run and in ``baseline``: this run against it, paired by question."""
+        from pytest_lens.analysis.baseline import compare_with_baseline
+
+        out: dict[str, BaselineComparison] = {}
+        in_baseline = {r.suite for r in baseline.results}
+        for name, suite in self.suites.items():
+            if name not in in_baseline or not any(r.suite == name for r in results):
+                continue
+            analysis = suite.analysis()
+            out[name] = compare_with_baseline(
+                results,
+                run,
+                baseline,
+                info,
+                analysis.weights,
+                analysis.gates,
+                alpha=alpha,
+                max_drop=max_drop,
+                seed=seed,
+                group_metrics=analysis.group_metrics,
+                suite=name,
+                question_weights=analysis.question_weights,
+                prepare=analysis.prepare,
+                strata=analysis.strata,
+            )
+        return out
+
+    def reports(
+        self,
+        results: Sequence[QuestionResult],
+        agent: str,
+        *,
+        statistics: Mapping[str, RunStatistics] | None = None,
+        comparisons: Mapping[str, BaselineComparison] | None = None,
+        alpha: float = 0.05,
+        gating: bool = False,
+        encoding: str | None = "utf-8",
+    ) -> list[SuiteReport]:
+        """One summary section per suite with results (with its statistics and baseline comparison when given)."""
         summaries = self.summaries(results)
         return [
             SuiteReport(
-                self.suites[name], by_key, [r for r in results if r.suite == name], agent=agent, judge=self.judging(name).judge.description
+                self.suites[name],
+                by_key,
+                [r for r in results if r.suite == name],
+                agent=agent,
+                judge=self.judging(name).judge.description,
+                statistics=(statistics or {}).get(name),
+                comparison=(comparisons or {}).get(name),
+                alpha=alpha,
+                gating=gating,
+                encoding=encoding,
             )
             for name, by_key in summaries.items()
         ]

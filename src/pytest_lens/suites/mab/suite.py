@@ -109,6 +109,7 @@ MAB_SUITE = Suite(
     make_scorers=lambda: (MabScorer(),),
     group_metrics=(mab_metrics,),
     type_summaries=mab_type_summaries,
+    stratify_by_type=True,
     columns=(
         *((f"mab_{code.lower()}", code) for code in COMPETENCY_CODES.values()),
         ("mab_strict", "CR strict"),

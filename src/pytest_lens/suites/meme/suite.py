@@ -25,7 +25,18 @@ from pytest_lens.suites.meme.tasks import TASK_CODES, TASKS, judge_probe
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient
 
-__all__ = ["BEFORE_UNJUDGED", "FILTERED_TASKS", "MEME_SUITE", "PASS_TYPES", "MemeScorer", "PairedProbe", "meme_metrics", "pair_probes"]
+__all__ = [
+    "BEFORE_UNJUDGED",
+    "CREDIT",
+    "FILTERED_TASKS",
+    "MEME_SUITE",
+    "PASS_TYPES",
+    "MemeScorer",
+    "PairedProbe",
+    "credited_probes",
+    "meme_metrics",
+    "pair_probes",
+]
 
 #: Tasks whose after-probes are credited only when the before-probe passed.
 FILTERED_TASKS = ("deletion", "cascade", "absence")
@@ -137,21 +148,51 @@ def pair_probes(results: Sequence[QuestionResult]) -> list[PairedProbe]:
     ]
 
 
-def task_accuracy(results: Sequence[QuestionResult]) -> dict[str, tuple[float, int]]:
-    """Credited accuracy and number of after-probes scored per task (trivial-pass filter applied).
+#: Per after-probe: 1.0 when it is credited (its pass, or for Del/Cas/Abs a real pass), else 0.0.
+CREDIT = "meme_credit"
 
-    A filtered task's after-probe whose before-probe could not be judged is left out.
+
+def credited_probes(results: Sequence[QuestionResult]) -> list[QuestionResult]:
+    """The after-probes that count toward the score, each with :data:`CREDIT` (the trivial-pass filter applied).
+
+    A filtered task's after-probe whose before-probe could not be judged is left out. Pairing
+    happens here, once, so statistics can resample these probes without splitting a pair.
     """
     paired = {id(p.after): p for p in pair_probes(results)}
-    by_task: dict[str, list[float]] = defaultdict(list)
+    out = []
     for r in _judged(results, "after"):
         if r.question_type in FILTERED_TASKS:
             kind = paired[id(r)].pass_type
-            if kind != BEFORE_UNJUDGED:
-                by_task[r.question_type].append(float(kind == "real"))
+            if kind == BEFORE_UNJUDGED:
+                continue
+            credit = float(kind == "real")
         else:
-            by_task[r.question_type].append(r.metrics["meme_pass"])
-    return {task: (sum(v) / len(v), len(v)) for task, v in by_task.items() if v}
+            credit = r.metrics["meme_pass"]
+        out.append(r.model_copy(update={"metrics": {**r.metrics, CREDIT: credit}}))
+    return out
+
+
+def credit_by_task(probes: Sequence[QuestionResult]) -> dict[str, tuple[float, int]]:
+    """Mean :data:`CREDIT` and number of probes per task, over :func:`credited_probes`' output."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    for r in probes:
+        by_task[r.question_type].append(r.metrics[CREDIT])
+    return {task: (sum(v) / len(v), len(v)) for task, v in by_task.items()}
+
+
+def task_accuracy(results: Sequence[QuestionResult]) -> dict[str, tuple[float, int]]:
+    """Credited accuracy and number of after-probes scored per task (trivial-pass filter applied)."""
+    return credit_by_task(credited_probes(results))
+
+
+def overall(accuracy: Mapping[str, tuple[float, int]]) -> dict[str, float]:
+    """``meme_overall``: the mean of the task accuracies (absent when no task has a scored probe)."""
+    return {"meme_overall": sum(value for value, _ in accuracy.values()) / len(accuracy)} if accuracy else {}
+
+
+def credited_overall(probes: Sequence[QuestionResult]) -> dict[str, float]:
+    """``meme_overall`` of already-credited probes (the run-level metric of MEME's statistics)."""
+    return overall(credit_by_task(probes))
 
 
 def meme_metrics(results: Sequence[QuestionResult]) -> dict[str, float]:
@@ -160,8 +201,7 @@ def meme_metrics(results: Sequence[QuestionResult]) -> dict[str, float]:
     accuracy = task_accuracy(results)
     for task, (value, _) in accuracy.items():
         metrics[f"meme_{TASK_CODES[task].lower()}"] = value
-    if accuracy:
-        metrics["meme_overall"] = sum(value for value, _ in accuracy.values()) / len(accuracy)
+    metrics.update(overall(accuracy))
     before = _judged(results, "before")
     if before:
         metrics["meme_before_pass"] = sum(r.metrics["meme_pass"] for r in before) / len(before)
@@ -258,6 +298,10 @@ MEME_SUITE = Suite(
     extra_lines=_trivial_pass_lines,
     bundled=True,
     llm_judging=_llm_judging,
+    statistics_prepare=credited_probes,
+    statistics_question_weights={CREDIT: 1.0},
+    statistics_group_metrics=(credited_overall,),
+    stratify_by_type=True,
 )
 
 _: QuestionScorer = MemeScorer()
