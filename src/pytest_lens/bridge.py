@@ -20,6 +20,7 @@ from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.budget import BudgetTracker
 from pytest_lens.calls import AdapterCaller, AdapterCallError
 from pytest_lens.results import AdapterFault, ToolCallRecord
+from pytest_lens.schema import schema_error
 
 __all__ = ["RefAliases", "ToolBridge", "ToolOutcome", "ToolSpec"]
 
@@ -209,7 +210,7 @@ class ToolBridge:
         return payload, [document.ref_id]
 
     def _extended(self, name: str, args: dict[str, Any]) -> tuple[Any, list[str]]:
-        error = _schema_error(self._tools[name].parameters, args)
+        error = schema_error(self._tools[name].parameters, args)
         if error is not None:
             raise ToolArgumentError(f"invalid arguments for {name}: {error}")
         raw = self.caller.extended(name, self._unalias(args))
@@ -328,21 +329,6 @@ class ToolBridge:
         ]
         tools.extend(ToolSpec(tool.name, tool.description, tool.parameters) for tool in manifest.extra_tools)
         return tools
-
-
-_VALIDATORS: dict[str, Any] = {}
-
-
-def _schema_error(schema: dict[str, Any], value: Any) -> str | None:
-    """The first JSON Schema violation of ``value``, or ``None``; validators are compiled once per schema."""
-    import jsonschema  # imported on the first extra-tool call only
-
-    key = json.dumps(schema, sort_keys=True)
-    validator = _VALIDATORS.get(key)
-    if validator is None:
-        validator = _VALIDATORS[key] = jsonschema.validators.validator_for(schema)(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    return None if error is None else str(error.message)
 
 
 def _reject_unknown(tool: str, args: dict[str, Any], allowed: set[str]) -> None:

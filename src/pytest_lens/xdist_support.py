@@ -12,8 +12,11 @@ ran on two workers anyway.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import shlex
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +30,16 @@ if TYPE_CHECKING:
     from pytest_lens.cases import LensCase
     from pytest_lens.session import LensSession
 
-__all__ = ["LensGroupScheduling", "LensXdist", "case_id_of", "dist_mode_given", "split_groups", "threads_per_worker", "worker_id"]
+__all__ = [
+    "LensGroupScheduling",
+    "LensXdist",
+    "case_id_of",
+    "dist_mode_given",
+    "split_groups",
+    "threads_per_worker",
+    "warm_up_statistics",
+    "worker_id",
+]
 
 #: ``workerinput`` key telling workers how many torch threads to use.
 THREADS_KEY = "lens_torch_threads"
@@ -63,6 +75,23 @@ class LensGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist s
         return self._group_of(nodeid)
 
 
+#: What the controller's summary imports: statistics (scipy.stats) and their rendering.
+SUMMARY_MODULES = ("scipy.stats", "pytest_lens.analysis.run", "pytest_lens.analysis.baseline", "pytest_lens.analysis.render")
+
+
+def warm_up_statistics() -> threading.Thread:
+    """Import :data:`SUMMARY_MODULES` in a daemon thread (the import lock makes a concurrent import wait, never twice)."""
+
+    def load() -> None:
+        for name in SUMMARY_MODULES:
+            with contextlib.suppress(Exception):  # an import error resurfaces, with its traceback, where the module is used
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=load, name="lens-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def dist_mode_given(args: Iterable[str]) -> bool:
     """Whether the user chose a distribution mode (``--dist``/``-d``/``--distload``) explicitly."""
     return any(arg in ("-d", "--dist", "--distload") or arg.startswith("--dist=") for arg in args)
@@ -82,6 +111,14 @@ class LensXdist:
         self.group_workers: dict[str, set[str]] = {}
 
     # -- controller --------------------------------------------------------------------------
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[object]) -> None:
+        """Import the summary's statistics (scipy: most of a second) while the workers run the questions.
+
+        The controller idles until the workers report; importing then, not after the last
+        report, takes that second off the serial tail of every parallel run.
+        """
+        warm_up_statistics()
+
     def pytest_configure_node(self, node: WorkerController) -> None:
         """Tell each worker its share of the cores."""
         node.workerinput[THREADS_KEY] = threads_per_worker(os.cpu_count(), len(node.nodemanager.specs))

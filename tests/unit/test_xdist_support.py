@@ -4,6 +4,9 @@ import pytest
 
 pytest.importorskip("xdist", reason="pytest-xdist is an optional dependency")
 
+import sys
+
+from pytest_lens import xdist_support
 from pytest_lens.xdist_support import case_id_of, dist_mode_given, split_groups, threads_per_worker
 
 
@@ -39,3 +42,15 @@ def test_split_groups_fail_the_self_check_unless_a_worker_crashed() -> None:
     assert "pytest-xdist issue #1386" in problem
     assert split_groups(groups, crashed={"gw1"}) == []
     assert split_groups({"g": {"gw0"}}, crashed=set()) == []
+
+
+def test_the_controller_warms_up_the_summary_imports_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert set(xdist_support.SUMMARY_MODULES) >= {"scipy.stats", "pytest_lens.analysis.run"}
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    # A module that fails to import does not stop the others, nor raise in the thread; it fails where it is used.
+    monkeypatch.setattr(xdist_support, "SUMMARY_MODULES", ("lens_no_such_module", "colorsys"))
+    thread = xdist_support.warm_up_statistics()
+    thread.join(timeout=30)
+    assert not thread.is_alive() and thread.daemon
+    assert "colorsys" in sys.modules
+    assert "lens_no_such_module" not in sys.modules

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pytest_lens import Document, ExtraTool
+from pytest_lens.schema import schema_validator
 
 __all__ = ["BATCH_RETRIEVE", "batch_payload", "batch_ref_ids"]
 
@@ -23,9 +24,7 @@ BATCH_RETRIEVE = ExtraTool(
 
 def batch_ref_ids(args: dict[str, Any]) -> list[str]:
     """The ``ref_ids`` of valid ``batch_retrieve`` arguments; ``jsonschema.ValidationError`` says which argument is wrong."""
-    import jsonschema
-
-    jsonschema.validate(args, BATCH_RETRIEVE.parameters)
+    schema_validator(BATCH_RETRIEVE.parameters).validate(args)
     return list(args["ref_ids"])
 
 

@@ -24,6 +24,7 @@ from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolatio
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate, explain_text_difference, show_ids
 from pytest_lens.conformance.schema_strategy import from_json_schema
 from pytest_lens.conformance.strategies import episode_ids, episode_lists, marked_prose, scope_ids, unicode_texts
+from pytest_lens.schema import schema_error, schema_validator
 
 __all__ = ["BATCH_RETRIEVE", "TOOLS_ACCEPT_VALID", "TOOLS_BATCH_RETRIEVE", "TOOLS_REJECT_INVALID", "batch_documents", "invalid_variants"]
 
@@ -39,23 +40,6 @@ _SAMPLE_OF_TYPE: dict[str, Any] = {
     "object": {"x": 1},
     "null": None,
 }
-
-
-def _validator(schema: Mapping[str, Any]) -> Any:
-    import jsonschema
-
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(schema)
-
-
-def _schema_error(schema: Mapping[str, Any], args: Any) -> str | None:
-    import jsonschema
-
-    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(args))
-    if error is None:
-        return None
-    where = "/".join(str(part) for part in error.absolute_path)
-    return f"{where + ': ' if where else ''}{error.message}"
 
 
 def _properties(schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -101,7 +85,7 @@ def invalid_variants(schema: Mapping[str, Any], args: Mapping[str, Any]) -> list
             variants.append((f"{key!r} shorter than minItems={prop['minItems']}", {**args, key: []}))
     if schema.get("additionalProperties") is False:
         variants.append(("an undeclared property 'unexpected_argument'", {**args, "unexpected_argument": 1}))
-    validator = _validator(schema)
+    validator = schema_validator(schema)
     return [(what, variant) for what, variant in variants if not validator.is_valid(variant)]
 
 
@@ -133,7 +117,7 @@ def _valid_args(draw: st.DrawFn, tool: ExtraTool, ids: list[str]) -> dict[str, A
     if ids and use_ids:
         start: int = draw(st.integers(0, len(ids) - 1))
         swapped = _swap_strings(args, ids, [start])
-        if _validator(tool.parameters).is_valid(swapped):
+        if schema_validator(tool.parameters).is_valid(swapped):
             return dict(swapped)
     return dict(args)
 
@@ -214,7 +198,7 @@ def _check_reject(context: ClauseContext, example: ToolExample) -> None:
         return
     raise ClauseViolation(
         f"{call} returned {abbreviate(result)} although the arguments break its schema ({example.broken}: "
-        f"{_schema_error(tool.parameters, example.args)}); it must raise an error or return {{'error': ...}}"
+        f"{schema_error(tool.parameters, example.args)}); it must raise an error or return {{'error': ...}}"
     )
 
 
@@ -284,7 +268,7 @@ def _check_batch(context: ClauseContext, example: BatchExample) -> None:
     tool = _batch_tool(context.manifest)
     assert tool is not None  # guaranteed by `applies`
     args = {"ref_ids": list(example.ref_ids)}
-    refused = _schema_error(tool.parameters, args)
+    refused = schema_error(tool.parameters, args)
     if refused:
         raise ClauseViolation(
             f"batch_retrieve's schema rejects {abbreviate(args)} ({refused}); agents call it with a list of ref_ids",
