@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,7 +102,7 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
     Files in a sibling benchmark's format (LoCoMo, LongMemEval, MEME, MemoryAgentBench; detected, or
     named by a ``format:`` prefix) are imported on the fly.
     """
-    from pytest_lens.importers import split_format
+    from pytest_lens.importers import DocumentError, parse_document, split_format
 
     fmt, path = split_format(path)
     where = str(path)
@@ -112,9 +111,9 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
     except OSError as exc:
         raise DatasetError([DatasetIssue(where, "-", "unreadable", str(exc), Severity.ERROR)]) from None
     try:
-        document = json.loads(raw) if path.suffix != ".jsonl" else [json.loads(line) for line in raw.splitlines() if line.strip()]
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError([DatasetIssue(where, "-", "invalid_json", f"not valid JSON: {exc}", Severity.ERROR)]) from None
+        document = parse_document(raw, path)
+    except DocumentError as exc:
+        raise DatasetError([DatasetIssue(where, "-", exc.code, str(exc), Severity.ERROR)]) from None
     try:
         dataset = _imported(fmt, document, where) or Dataset.model_validate(document)
     except ValidationError as exc:

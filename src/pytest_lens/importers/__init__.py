@@ -37,6 +37,41 @@ class ImportFormatError(ValueError):
         super().__init__(f"{field}: {message}")
 
 
+class DocumentError(ValueError):
+    """A dataset file that cannot be parsed at all; ``code`` names why (``invalid_json``, ``invalid_parquet``, ``needs_pyarrow``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+def parse_document(raw: bytes, path: Path) -> Any:
+    """The rows or object in a dataset file's bytes: JSON, JSON Lines (``.jsonl``) or parquet (``.parquet``, via pyarrow).
+
+    Parquet (how MemoryAgentBench is released) needs ``pip install 'pytest-lens[mab]'``; every row
+    becomes a dict of plain Python values. :class:`DocumentError` when the bytes are not what the
+    suffix says.
+    """
+    import json
+
+    if path.suffix == ".parquet":
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise DocumentError("needs_pyarrow", "reading parquet needs pyarrow: pip install 'pytest-lens[mab]'") from None
+        try:
+            return pq.read_table(pa.BufferReader(raw)).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            raise DocumentError("invalid_parquet", f"not a readable parquet file: {exc}") from None
+    try:
+        if path.suffix == ".jsonl":
+            return [json.loads(line) for line in raw.splitlines() if line.strip()]
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DocumentError("invalid_json", f"not valid JSON: {exc}") from None
+
+
 def split_format(path: Path | str) -> tuple[str | None, Path]:
     """``locomo:data/x.json`` -> (``locomo``, ``data/x.json``); a path without a format prefix -> (None, path).
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ def add_import(sub: Any) -> argparse.ArgumentParser:
         "import", help="convert a LoCoMo, LongMemEval, MEME or MemoryAgentBench file into a LENS-format dataset"
     )
     parser.add_argument("format", choices=sorted(FORMATS), help="the source format")
-    parser.add_argument("path", type=Path, metavar="PATH", help="the file to import (.json, or .jsonl for MemoryAgentBench rows)")
+    parser.add_argument("path", type=Path, metavar="PATH", help="the file to import (.json; .jsonl or .parquet for MemoryAgentBench rows)")
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="where to write the LENS-format JSON")
     parser.add_argument("--chunk-tokens", type=int, default=None, metavar="N", help="mab: chunk size in tokens (default per source)")
     return parser
@@ -27,13 +26,12 @@ def add_import(sub: Any) -> argparse.ArgumentParser:
 def run_import(args: argparse.Namespace) -> int:
     """Import, validate, report and write."""
     from pytest_lens.datasets.validator import Severity, validate_dataset
-    from pytest_lens.importers import ImportFormatError, import_document
+    from pytest_lens.importers import ImportFormatError, import_document, parse_document
     from pytest_lens.importers.mab import import_mab
     from pytest_lens.suites.dump import dump_dataset
 
     try:
-        raw = args.path.read_text(encoding="utf-8")
-        document = [json.loads(line) for line in raw.splitlines() if line.strip()] if args.path.suffix == ".jsonl" else json.loads(raw)
+        document = parse_document(args.path.read_bytes(), args.path)
     except (OSError, ValueError) as exc:
         print(f"{args.path}: cannot read: {exc}")
         return 2

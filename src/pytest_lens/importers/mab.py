@@ -8,8 +8,8 @@ episode; every question is asked after the last chunk. ``answers[i]`` lists the 
 the chunk size: 512 for RULER, NIAH, LongMemEval(S*) and FactConsolidation, 4096 otherwise).
 The rows carry no evidence annotations, so imported questions have no required refs.
 
-Reads JSON (a row or a list of rows) and JSON Lines; the HF release is parquet, which needs pyarrow
-(not a dependency): convert it first, e.g. ``pandas.read_parquet(p).to_json(out, orient="records")``.
+Reads JSON (a row or a list of rows), JSON Lines, and the HF release's parquet files (with pyarrow:
+``pip install 'pytest-lens[mab]'``), through :func:`pytest_lens.importers.parse_document`.
 """
 
 from __future__ import annotations

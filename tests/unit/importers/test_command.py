@@ -59,3 +59,55 @@ def test_lens_generate_suite_is_deterministic(tmp_path: Path) -> None:
     assert a.read_bytes() == b.read_bytes()
     assert [s.scope_id for s in load_dataset(a).scopes] == ["meme_pl_01", "meme_sw_01"]
     assert main(["generate-suite", "mab", "--out", str(tmp_path / "m.json")]) == 0
+
+
+def write_parquet(path: Path, rows: list[dict[str, object]]) -> Path:
+    pa = pytest.importorskip("pyarrow", reason="the mab extra (installed by the dev extra) provides pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+def test_mab_parquet_rows_import_like_their_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [row(), row(metadata={"source": "factconsolidation_sh_6k"})]
+    parquet = write_parquet(tmp_path / "Conflict_Resolution-00000-of-00001.parquet", rows)
+    as_json = tmp_path / "rows.json"
+    as_json.write_text(json.dumps(rows), encoding="utf-8")
+    from_parquet, from_json = tmp_path / "p.json", tmp_path / "j.json"
+    assert main(["import", "mab", str(parquet), "--out", str(from_parquet)]) == 0
+    assert main(["import", "mab", str(as_json), "--out", str(from_json)]) == 0
+    assert f"{parquet}: 2 scopes," in capsys.readouterr().out
+    assert from_parquet.read_text() == from_json.read_text()
+    # --lens-dataset reads the parquet file directly too (format detected from its rows).
+    loaded = load_dataset(parquet)
+    assert loaded.dataset.suite == "mab" and len(loaded.scopes) == 2
+    assert loaded.dataset == load_dataset(as_json).dataset
+
+
+def test_an_unreadable_parquet_file_is_a_clear_dataset_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_lens.datasets.loader import DatasetError
+
+    broken = tmp_path / "rows.parquet"
+    broken.write_bytes(b"PAR1 this is not parquet")
+    pytest.importorskip("pyarrow", reason="the mab extra (installed by the dev extra) provides pyarrow")
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(broken)
+    (issue,) = caught.value.issues
+    assert (issue.path, issue.code) == (str(broken), "invalid_parquet")
+    assert issue.message.startswith("not a readable parquet file")
+
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pyarrow(name: str, *args: object, **kwargs: object) -> object:
+        if name.startswith("pyarrow"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(broken)
+    assert caught.value.issues[0].message == "reading parquet needs pyarrow: pip install 'pytest-lens[mab]'"
+    assert main(["import", "mab", str(broken), "--out", str(tmp_path / "o.json")]) == 2
