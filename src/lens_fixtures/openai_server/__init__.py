@@ -14,7 +14,7 @@ injected for chosen requests. Every request is counted::
 
 The default policy, :class:`LensPolicy`, plays every role pytest-lens asks of a model:
 an agent that searches the question, batch-retrieves the top hits and answers citing
-them; a judge that compares key-fact coverage; MEME's judge (:class:`MemeJudgePolicy`:
+them; a judge that compares key-fact coverage; MEME's and LongMemEval's judges (:class:`MemeJudgePolicy`:
 JSON verdicts by MEME's mechanical rules, with misbehaving variants); the naive baseline;
 and the compaction adapter's summariser. ``/v1/embeddings`` returns deterministic hashed bag-of-words
 vectors.
@@ -26,6 +26,7 @@ from lens_fixtures.openai_server.policies import (
     ChatRequest,
     JudgePolicy,
     LensPolicy,
+    LongMemEvalJudgePolicy,
     MemeJudgePolicy,
     MemePrompt,
     Policy,
@@ -43,6 +44,7 @@ __all__ = [
     "Fault",
     "JudgePolicy",
     "LensPolicy",
+    "LongMemEvalJudgePolicy",
     "MemeJudgePolicy",
     "MemePrompt",
     "OpenAITestServer",

@@ -24,7 +24,7 @@ class Fault:
     ``rate`` selects that share of requests by a hash of the request body (and ``salt``),
     so the same request is always selected. ``permanent`` faults hit a selected request
     every time; transient ones only its first ``times`` attempts, so a retry gets through.
-    ``only`` restricts the fault to one request kind (``agent``, ``judge``, ``meme_judge``,
+    ``only`` restricts the fault to one request kind (``agent``, ``judge``, ``meme_judge``, ``lme_judge``,
     ``baseline``, ``summary``, ``other``, ``embedding``; see :func:`~lens_fixtures.openai_server.classify`),
     ``contains`` to requests whose JSON body contains that text, and ``limit`` to its first
     ``limit`` firings over the server's life.

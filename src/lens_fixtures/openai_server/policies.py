@@ -19,6 +19,7 @@ __all__ = [
     "ChatRequest",
     "JudgePolicy",
     "LensPolicy",
+    "LongMemEvalJudgePolicy",
     "MemeJudgePolicy",
     "Policy",
     "Reply",
@@ -122,11 +123,13 @@ def _json(text: Any) -> Any:
 def classify(request: ChatRequest) -> str:
     """The role a request asks the model to play.
 
-    ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``baseline``, ``summary`` or ``other``.
+    ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``lme_judge`` (LongMemEval's), ``baseline``,
+    ``summary`` or ``other``.
     """
     from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
     from pytest_lens.agents.base import SYSTEM_PROMPT
     from pytest_lens.scoring.baseline import BASELINE_SYSTEM_PROMPT
+    from pytest_lens.suites.longmemeval import JUDGE_PREAMBLE as LME_PREAMBLE
     from pytest_lens.suites.meme.llm_judge import JUDGE_PREAMBLE
 
     system = request.system
@@ -136,6 +139,8 @@ def classify(request: ChatRequest) -> str:
         return "judge"
     if request.first_user.startswith(JUDGE_PREAMBLE):
         return "meme_judge"
+    if request.first_user.startswith(LME_PREAMBLE):
+        return "lme_judge"
     if system == BASELINE_SYSTEM_PROMPT:
         return "baseline"
     if system == SUMMARY_SYSTEM_PROMPT:
@@ -417,12 +422,41 @@ class MemeJudgePolicy:
 
 
 @dataclass
+class LongMemEvalJudgePolicy:
+    """Answers LongMemEval judge prompts with a JSON verdict by the suite's mechanical proxy.
+
+    Correct when the answer contains the correct answer (normalised), or, for an abstention
+    question (an ``Explanation:`` instead of a ``Correct answer:``), when it expresses uncertainty;
+    so an LLM-judged run of a scripted agent scores like the offline one.
+    """
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The verdict for the prompt in the first user message."""
+        from pytest_lens.suites.answers import substring_exact_match
+        from pytest_lens.suites.meme.tasks import expresses_uncertainty
+
+        lines = request.first_user.splitlines()
+        fields = dict(line.split(": ", 1) for line in lines if line.startswith(("Correct answer: ", "Explanation: ")))
+        answer = lines[lines.index("The assistant's answer:") + 1]
+        if "Explanation" in fields:
+            correct, reason = (
+                expresses_uncertainty(answer),
+                "uncertainty expressed" if expresses_uncertainty(answer) else "answered as if known",
+            )
+        else:
+            correct = bool(substring_exact_match(answer, [fields["Correct answer"]]))
+            reason = "the correct answer is in the answer" if correct else "the correct answer is not in the answer"
+        return Reply(content=json.dumps({"correct": correct, "reason": f"Mechanical rule: {reason}."}))
+
+
+@dataclass
 class LensPolicy:
     """Routes each request to the policy for its role (see :func:`classify`)."""
 
     agent: Policy = field(default_factory=RetrievalAgentPolicy)
     judge: Policy = field(default_factory=JudgePolicy)
     meme_judge: Policy = field(default_factory=MemeJudgePolicy)
+    lme_judge: Policy = field(default_factory=LongMemEvalJudgePolicy)
     baseline: Policy = field(default_factory=BaselinePolicy)
     summary: Policy = field(default_factory=SummaryPolicy)
     other: Policy = field(default_factory=lambda: lambda request: Reply(content="OK"))

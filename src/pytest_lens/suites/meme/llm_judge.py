@@ -23,15 +23,14 @@ and the probe's MEME metric stays absent (recorded as a scoring failure, never a
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_lens.scoring.judge import JudgeError
 from pytest_lens.suites.answers import strip_citations
 from pytest_lens.suites.meme.tasks import ProbeVerdict, judge_probe, judge_tracking
+from pytest_lens.suites.verdicts import VERDICT_FORMAT, UnusableReply, ask_for_verdict, json_object, read_verdict
 from pytest_lens.text import normalize
 
 if TYPE_CHECKING:
@@ -133,18 +132,10 @@ _CRITERIA: dict[str, str] = {
     ),
 }
 
-_VERDICT_FORMAT = '{"correct": true or false, "reason": "one sentence"}'
 _AGGREGATION_FORMAT = (
     '{"results": [{"value": "<a listed value, verbatim>", "present": true or false}, ...], '
     '"correct": true or false, "reason": "one sentence"}'
 )
-_JSON_MODE = {"type": "json_object"}
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
-
-
-class UnusableReply(ValueError):
-    """A judge reply that is not a usable verdict; the message says what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -187,27 +178,8 @@ def render_prompt(question: Question, answer: str) -> str:
     # Ref ids like [ep_003] mean nothing to the judge: drop them (as the mechanical judges do).
     shown = "\n".join(" ".join(line.split()) for line in strip_citations(answer).splitlines()).strip() or "(empty answer)"
     lines += ["", "The assistant's answer:", ANSWER_OPEN, shown, ANSWER_CLOSE, "", _CRITERIA[kind], ""]
-    lines.append(f"Reply with ONLY a JSON object, no other text: {_AGGREGATION_FORMAT if kind == 'aggregation' else _VERDICT_FORMAT}")
+    lines.append(f"Reply with ONLY a JSON object, no other text: {_AGGREGATION_FORMAT if kind == 'aggregation' else VERDICT_FORMAT}")
     return "\n".join(lines)
-
-
-def _json_object(text: str) -> Mapping[str, Any]:
-    cleaned = _THINK.sub(" ", text).strip()
-    fenced = _FENCE.match(cleaned)
-    if fenced:
-        cleaned = fenced.group(1).strip()
-    candidates = [cleaned]
-    start, end = cleaned.find("{"), cleaned.rfind("}")
-    if 0 <= start < end and (start, end) != (0, len(cleaned) - 1):
-        candidates.append(cleaned[start : end + 1])
-    for candidate in candidates:
-        try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            return data
-    raise UnusableReply("the reply is not a JSON object")
 
 
 def read_reply(text: str, kind: str, expected: Sequence[str]) -> ProbeVerdict:
@@ -217,16 +189,13 @@ def read_reply(text: str, kind: str, expected: Sequence[str]) -> ProbeVerdict:
     ``results`` must say for every expected value whether it is present; the probe passes
     only when all are (whatever ``correct`` says), with the share present as partial credit.
     """
-    data = _json_object(text)
+    data = json_object(text)
+    if kind != "aggregation":
+        return ProbeVerdict(*read_verdict(data))
     reason = data.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise UnusableReply('"reason" is missing or not a non-empty string')
     reason = " ".join(reason.split())
-    if kind != "aggregation":
-        correct = data.get("correct")
-        if not isinstance(correct, bool):
-            raise UnusableReply('"correct" is missing or not true/false')
-        return ProbeVerdict(correct, reason)
     results = data.get("results")
     if not isinstance(results, list):
         raise UnusableReply('"results" is missing or not a list')
@@ -258,32 +227,20 @@ class MemeLLMJudge:
 
     def judge(self, question: Question, answer: str) -> JudgedProbe:
         """Judge one probe; :class:`JudgeError` when no usable verdict could be had."""
-        from pytest_lens.llm.errors import LLMError
-
         kind = prompt_kind(question)
         if kind is None:
             return JudgedProbe(judge_probe(question, answer), "mechanical")
-        messages: list[dict[str, str]] = [{"role": "user", "content": render_prompt(question, answer)}]
         expected = _values(question, "expected")
-        problem, raw = "", ""
-        for attempt in range(1, self.repairs + 2):
-            try:
-                reply = self.client.complete(messages, max_tokens=self.max_tokens, response_format=_JSON_MODE, purpose="judge")
-            except LLMError as exc:
-                raise JudgeError(str(exc)) from None
-            raw = reply.content
-            try:
-                verdict = read_reply(raw, kind, expected)
-            except UnusableReply as exc:
-                problem = str(exc)
-                # A different request (a resend would get the cached reply again): say what was wrong.
-                repair = f"That reply could not be used: {problem}. Reply again with ONLY a JSON object of this form: " + (
-                    _AGGREGATION_FORMAT if kind == "aggregation" else _VERDICT_FORMAT
-                )
-                messages = [*messages, {"role": "assistant", "content": raw}, {"role": "user", "content": repair}]
-                continue
-            if kind == "tracking":  # partial credit: the paper's position-based count, mechanically
-                verdict = ProbeVerdict(verdict.passed, verdict.reason, judge_tracking(expected, answer).partial)
-            return JudgedProbe(verdict, "llm", " ".join(raw.split())[:300], attempt)
-        shown = " ".join(raw.split())[:80]
-        raise JudgeError(f"no usable MEME verdict after {self.repairs + 1} attempts ({problem}); last reply {shown!r}")
+        asked = ask_for_verdict(
+            self.client,
+            render_prompt(question, answer),
+            lambda raw: read_reply(raw, kind, expected),
+            reply_format=_AGGREGATION_FORMAT if kind == "aggregation" else VERDICT_FORMAT,
+            repairs=self.repairs,
+            max_tokens=self.max_tokens,
+            subject="MEME verdict",
+        )
+        verdict = asked.verdict
+        if kind == "tracking":  # partial credit: the paper's position-based count, mechanically
+            verdict = ProbeVerdict(verdict.passed, verdict.reason, judge_tracking(expected, answer).partial)
+        return JudgedProbe(verdict, "llm", asked.raw, asked.attempts)
