@@ -506,7 +506,22 @@ class LensSession:
         ]
 
     def _warnings(self) -> list[str]:
-        return [str(issue) for dataset in self.datasets for issue in dataset.warnings]
+        """Dataset defects that touch this run's selected questions.
+
+        A file's own defects when any of its questions was selected (``-k`` and friends leave the
+        others out), and a question's defects only when that question was.
+        """
+        if not self.expected:
+            return [str(issue) for dataset in self.datasets for issue in dataset.warnings]
+        files = {case.scope.source for case in self.expected.values()}
+        questions = {(case.scope.source, case.question.question_id) for case in self.expected.values()}
+        return [
+            str(issue)
+            for dataset in self.datasets
+            if dataset.path in files
+            for issue in dataset.warnings
+            if issue.question_id is None or (dataset.path, issue.question_id) in questions
+        ]
 
 
 @dataclass(frozen=True)

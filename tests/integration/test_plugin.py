@@ -166,3 +166,25 @@ def test_collection_counts_lens_items_and_collect_only_prints_no_verdict(pyteste
     assert result.ret == pytest.ExitCode.OK and "LENS" not in result.stdout.str()
     result = pytester.runpytest("--lens-adapter=bm25", dataset, "-k", "q1", *NO_CACHE)
     result.stdout.fnmatch_lines(["collected 3 items / 2 deselected / 1 selected"])
+
+
+def test_dataset_defects_are_reported_only_for_the_selected_questions(pytester: pytest.Pytester) -> None:
+    flawed = small_dataset()
+    flawed["questions"][0]["ground_truth"]["key_facts"] = []  # q1 of scope s1: a question-level defect
+    clean = json.loads(json.dumps(small_dataset()).replace('"s1"', '"s2"'))
+    paths = [write_dataset(pytester.path / "flawed.json", flawed), write_dataset(pytester.path / "clean.json", clean)]
+    data = [f"--lens-dataset={path}" for path in paths]
+
+    def defects(*selection: str) -> list[str]:
+        """The defects a run reports (summary and artifact agree), as ``file: code``."""
+        result = pytester.runpytest("--lens-adapter=bm25", *data, *selection, "--lens-json=out.json", *NO_CACHE)
+        assert result.ret == pytest.ExitCode.OK
+        artifact = json.loads((pytester.path / "out.json").read_text())["dataset_warnings"]
+        shown = [line.strip() for line in result.stdout.lines if line.startswith(f"  {pytester.path}")]
+        assert shown == artifact
+        return [f"{Path(line.split(':')[0]).name}: {line.rsplit('[', 1)[1].rstrip(']')}" for line in artifact]
+
+    # Both files carry label_meta (file-level); flawed.json's q1 has no key facts.
+    assert defects() == ["flawed.json: label_meta", "flawed.json: empty_key_facts", "clean.json: label_meta"]
+    assert defects("-k", "s2") == ["clean.json: label_meta"]  # the flawed file's questions were deselected
+    assert defects("-k", "s1 and not q1") == ["flawed.json: label_meta"]  # its file, without the deselected question's defect
