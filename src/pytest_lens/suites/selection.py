@@ -53,7 +53,7 @@ class SuiteRun:
     """The sibling suites of a run (every suite but LENS found in its datasets).
 
     ``llm_judge`` is the judge model's client under ``--lens-judge=llm``: suites with an LLM
-    judging protocol (MEME) judge through it; the others, and every suite without it, keep
+    judging protocol (MEME, LongMemEval) judge through it; the others, and every suite without it, keep
     their mechanical scorers.
     """
 
