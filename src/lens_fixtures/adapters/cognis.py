@@ -36,18 +36,19 @@ from numpy.typing import NDArray
 from lens_fixtures.adapters.bm25 import fts_query
 from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
 from lens_fixtures.adapters.chunking import chunk_episode
+from lens_fixtures.adapters.embedded_store import EmbeddedEpisodeStore
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
 from lens_fixtures.adapters.snippets import excerpt
-from lens_fixtures.adapters.storage import scratch_database, stored_document
+from lens_fixtures.adapters.storage import scratch_database
 from lens_fixtures.adapters.temporal import parse_timestamp, temporal_reference, temporal_score
 from lens_fixtures.embedding import Embedder, normalize_rows
-from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
+from pytest_lens import CapabilityManifest, SearchResult
 
 __all__ = ["CognisHybridAdapter"]
 
 
-class CognisHybridAdapter(MemoryAdapter):
+class CognisHybridAdapter(EmbeddedEpisodeStore):
     """Weighted RRF (k=10, 70/30 vector/BM25), two-stage vector search, temporal boost, de-duplication.
 
     Options, besides the embedder's (``embedding_model``, ``embedding_base_url``,
@@ -247,19 +248,6 @@ class CognisHybridAdapter(MemoryAdapter):
                 break
         return results
 
-    def retrieve(self, ref_id: str) -> Document | None:
-        """The stored episode text, verbatim."""
-        return stored_document(self._db, ref_id)
-
     def get_capabilities(self) -> CapabilityManifest:
         """Hybrid search with a date range; no extra tools."""
         return CapabilityManifest(search_modes=["hybrid"], max_results_per_search=self._max_results, supports_date_range=True)
-
-    def lens_stats(self) -> dict[str, int]:
-        """Embedding-cache hits and misses, and encoding time, since construction."""
-        return self._embedder.stats.as_counters()
-
-    def close(self) -> None:
-        """Close the database and the cache."""
-        self._db.close()
-        self._embedder.close()

@@ -11,16 +11,17 @@ import json
 from typing import Any
 
 from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
+from lens_fixtures.adapters.embedded_store import EmbeddedEpisodeStore
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.snippets import excerpt
-from lens_fixtures.adapters.storage import scratch_database, stored_document
+from lens_fixtures.adapters.storage import scratch_database
 from lens_fixtures.embedding import Embedder
-from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
+from pytest_lens import CapabilityManifest, SearchResult
 
 __all__ = ["EmbeddingAdapter"]
 
 
-class EmbeddingAdapter(MemoryAdapter):
+class EmbeddingAdapter(EmbeddedEpisodeStore):
     """Episodes in SQLite, one normalised vector each (in memory and in SQLite), cosine-ranked.
 
     Options: ``embedding_model`` (a local sentence-transformers model; default the
@@ -95,19 +96,6 @@ class EmbeddingAdapter(MemoryAdapter):
             )
         return results
 
-    def retrieve(self, ref_id: str) -> Document | None:
-        """The stored episode text, verbatim."""
-        return stored_document(self._db, ref_id)
-
     def get_capabilities(self) -> CapabilityManifest:
         """Semantic search with a date range; no extra tools (like mem0-raw in the paper)."""
         return CapabilityManifest(search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=True)
-
-    def lens_stats(self) -> dict[str, int]:
-        """Embedding-cache hits and misses, and encoding time, since construction."""
-        return self._embedder.stats.as_counters()
-
-    def close(self) -> None:
-        """Close the database and the cache."""
-        self._db.close()
-        self._embedder.close()

@@ -1,0 +1,35 @@
+"""What the embedding-backed adapters that keep episodes in their own SQLite table share."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lens_fixtures.adapters.storage import stored_document
+from pytest_lens import Document, MemoryAdapter
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+    from lens_fixtures.embedding import CachedEmbedder
+
+__all__ = ["EmbeddedEpisodeStore"]
+
+
+class EmbeddedEpisodeStore(MemoryAdapter):
+    """Base of adapters with an ``episodes`` table in ``_db`` and an ``_embedder``: retrieve, stats, close."""
+
+    _db: sqlite_utils.Database
+    _embedder: CachedEmbedder
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        """The stored episode text, verbatim."""
+        return stored_document(self._db, ref_id)
+
+    def lens_stats(self) -> dict[str, int]:
+        """Embedding-cache hits and misses, and encoding time, since construction."""
+        return self._embedder.stats.as_counters()
+
+    def close(self) -> None:
+        """Close the database and the cache."""
+        self._db.close()
+        self._embedder.close()
