@@ -22,7 +22,7 @@ from pytest_lens.scoring.judge import JudgeError
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient
 
-__all__ = ["VERDICT_FORMAT", "Asked", "UnusableReply", "ask_for_verdict", "json_object", "read_verdict"]
+__all__ = ["VERDICT_FORMAT", "Asked", "UnusableReply", "ask_for_verdict", "json_object", "read_reason", "read_verdict"]
 
 #: The reply format of a plain verdict, as shown to the judge.
 VERDICT_FORMAT = '{"correct": true or false, "reason": "one sentence"}'
@@ -66,15 +66,21 @@ def json_object(text: str) -> Mapping[str, Any]:
     raise UnusableReply("the reply is not a JSON object")
 
 
-def read_verdict(data: Mapping[str, Any]) -> tuple[bool, str]:
-    """``correct`` (a JSON boolean) and ``reason`` (a non-empty string, whitespace collapsed) of a verdict object."""
+def read_reason(data: Mapping[str, Any]) -> str:
+    """A verdict object's ``reason``: a non-empty string, whitespace collapsed."""
     reason = data.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise UnusableReply('"reason" is missing or not a non-empty string')
+    return " ".join(reason.split())
+
+
+def read_verdict(data: Mapping[str, Any]) -> tuple[bool, str]:
+    """``correct`` (a JSON boolean) and ``reason`` (:func:`read_reason`) of a verdict object."""
+    reason = read_reason(data)
     correct = data.get("correct")
     if not isinstance(correct, bool):
         raise UnusableReply('"correct" is missing or not true/false')
-    return correct, " ".join(reason.split())
+    return correct, reason
 
 
 def ask_for_verdict(

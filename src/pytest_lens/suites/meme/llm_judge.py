@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from pytest_lens.scoring.judge import JudgeError
 from pytest_lens.suites.answers import strip_citations
 from pytest_lens.suites.meme.tasks import ProbeVerdict, judge_probe, judge_tracking
-from pytest_lens.suites.verdicts import VERDICT_FORMAT, UnusableReply, ask_for_verdict, json_object, read_verdict
+from pytest_lens.suites.verdicts import VERDICT_FORMAT, UnusableReply, ask_for_verdict, json_object, read_reason, read_verdict
 from pytest_lens.text import normalize
 
 if TYPE_CHECKING:
@@ -192,10 +192,7 @@ def read_reply(text: str, kind: str, expected: Sequence[str]) -> ProbeVerdict:
     data = json_object(text)
     if kind != "aggregation":
         return ProbeVerdict(*read_verdict(data))
-    reason = data.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise UnusableReply('"reason" is missing or not a non-empty string')
-    reason = " ".join(reason.split())
+    reason = read_reason(data)
     results = data.get("results")
     if not isinstance(results, list):
         raise UnusableReply('"results" is missing or not a list')
