@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pytest_lens import CapabilityManifest, Document, ExtraTool, MemoryAdapter, SearchResult
 from pytest_lens.text import content_terms
+
+if TYPE_CHECKING:
+    from lens_fixtures.openai_server import Fault, OpenAITestServer
+    from lens_fixtures.openai_server.policies import Policy
+    from pytest_lens.llm.client import ChatClient
+
+J = TypeVar("J")
 
 #: The small hand-written LENS example (16 episodes, 8 questions): fast data for tests that need a real scope.
 COLD_CHAIN_DEMO = Path(__file__).parents[1] / "examples" / "cold_chain_demo.json"
@@ -133,3 +141,33 @@ def write_dataset(path: Path, document: dict[str, Any]) -> Path:
     """Write a dataset document as JSON and return its path."""
     path.write_text(json.dumps(document), encoding="utf-8")
     return path
+
+
+class JudgeRig(Generic[J]):
+    """Local OpenAI-compatible servers and judges talking to them through the real client.
+
+    ``role`` is the :class:`~lens_fixtures.openai_server.LensPolicy` field the given policy
+    replaces (``meme_judge``, ``lme_judge``); ``make`` builds the judge from a client.
+    Call :meth:`stop` at teardown.
+    """
+
+    def __init__(self, root: Path, role: str, make: Callable[[ChatClient], J]) -> None:
+        self.root, self.role, self.make = root, role, make
+        self.servers: list[OpenAITestServer] = []
+
+    def __call__(self, policy: Policy | None = None, faults: tuple[Fault, ...] = ()) -> tuple[OpenAITestServer, J]:
+        from lens_fixtures.openai_server import LensPolicy, OpenAITestServer
+        from pytest_lens.llm.cache import RequestCache
+        from pytest_lens.llm.client import ChatClient, LLMEndpoint
+        from pytest_lens.llm.stats import LLMStats
+
+        server = OpenAITestServer(LensPolicy(**({self.role: policy} if policy is not None else {})), faults=list(faults)).start()
+        self.servers.append(server)
+        endpoint = LLMEndpoint(server.base_url, api_key_env="LENS_TEST_NO_KEY", retries=0)
+        cache = RequestCache(self.root / f"cache{len(self.servers)}.sqlite", "off")
+        return server, self.make(ChatClient(endpoint, "judge-m", cache=cache, stats=LLMStats()))
+
+    def stop(self) -> None:
+        """Stop every server started."""
+        for server in self.servers:
+            server.stop()

@@ -9,19 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from lens_fixtures.openai_server import ChatRequest, LensPolicy, LongMemEvalJudgePolicy, OpenAITestServer, Reply, classify
-from lens_fixtures.openai_server.policies import Policy
+from lens_fixtures.openai_server import ChatRequest, Reply, classify
 from pytest_lens.budget import parse_budget
 from pytest_lens.cases import LensCase, build_cases
 from pytest_lens.datasets.loader import load_dataset
 from pytest_lens.datasets.models import Question
 from pytest_lens.importers.longmemeval import import_longmemeval
-from pytest_lens.llm.cache import RequestCache
-from pytest_lens.llm.client import ChatClient, LLMEndpoint
-from pytest_lens.llm.stats import LLMStats
 from pytest_lens.suites.base import MECHANICAL
 from pytest_lens.suites.dump import dump_dataset
 from pytest_lens.suites.longmemeval import JUDGE_PREAMBLE, LONGMEMEVAL_SUITE, LongMemEvalLLMJudge, LongMemEvalScorer, judge_prompt
+from tests.support import JudgeRig
 from tests.unit.importers.test_longmemeval import instance
 
 
@@ -55,27 +52,15 @@ def test_each_question_type_gets_its_criteria(asked: Question, must_contain: lis
     assert classify(ChatRequest({"model": "m", "messages": [{"role": "user", "content": prompt}]})) == "lme_judge"
 
 
-class Rig:
-    """Local servers (stopped at teardown) and LongMemEval judges talking to them through the real client."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.servers: list[OpenAITestServer] = []
-
-    def __call__(self, policy: Policy | None = None) -> tuple[OpenAITestServer, LongMemEvalLLMJudge]:
-        server = OpenAITestServer(LensPolicy(lme_judge=policy or LongMemEvalJudgePolicy())).start()
-        self.servers.append(server)
-        endpoint = LLMEndpoint(server.base_url, api_key_env="LENS_TEST_NO_KEY", retries=0)
-        cache = RequestCache(self.root / f"cache{len(self.servers)}.sqlite", "off")
-        return server, LongMemEvalLLMJudge(ChatClient(endpoint, "judge-m", cache=cache, stats=LLMStats()))
+Rig = JudgeRig[LongMemEvalLLMJudge]
 
 
 @pytest.fixture
 def make_judge(tmp_path: Path) -> Iterator[Rig]:
-    rig = Rig(tmp_path)
+    """LongMemEval judges (the default policy: :class:`LongMemEvalJudgePolicy`) on local servers stopped at teardown."""
+    rig = JudgeRig(tmp_path, "lme_judge", LongMemEvalLLMJudge)
     yield rig
-    for server in rig.servers:
-        server.stop()
+    rig.stop()
 
 
 def case_for(asked: Question, tmp_path: Path) -> LensCase:

@@ -7,15 +7,12 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.datasets import bundled_suite_paths
-from lens_fixtures.openai_server import ChatRequest, Fault, LensPolicy, MemeJudgePolicy, OpenAITestServer, Reply
+from lens_fixtures.openai_server import ChatRequest, Fault, LensPolicy, MemeJudgePolicy, Reply
 from lens_fixtures.openai_server.policies import MemeFlaw
 from pytest_lens.budget import parse_budget
 from pytest_lens.cases import LensCase, build_cases
 from pytest_lens.datasets import load_dataset
 from pytest_lens.datasets.models import GroundTruth, KeyFact, Question
-from pytest_lens.llm.cache import RequestCache
-from pytest_lens.llm.client import ChatClient, LLMEndpoint
-from pytest_lens.llm.stats import LLMStats
 from pytest_lens.scoring.judge import JudgeError
 from pytest_lens.suites.meme.llm_judge import (
     JUDGE_PREAMBLE,
@@ -27,6 +24,7 @@ from pytest_lens.suites.meme.llm_judge import (
 )
 from pytest_lens.suites.meme.suite import MemeScorer
 from pytest_lens.suites.meme.tasks import DELETED_FACT, UNCERTAIN_FACT, judge_probe
+from tests.support import JudgeRig
 
 TRACK = ["Birchwood", "Calloway", "Danforth"]
 
@@ -47,27 +45,15 @@ def probe(
     )
 
 
-class Rig:
-    """Test servers (stopped at teardown) and MEME judges talking to them through the real client."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.servers: list[OpenAITestServer] = []
-
-    def __call__(self, policy: MemeJudgePolicy | None = None, faults: tuple[Fault, ...] = ()) -> tuple[OpenAITestServer, MemeLLMJudge]:
-        server = OpenAITestServer(LensPolicy(meme_judge=policy or MemeJudgePolicy()), faults=list(faults)).start()
-        self.servers.append(server)
-        endpoint = LLMEndpoint(server.base_url, api_key_env="LENS_TEST_NO_KEY", retries=0)
-        cache = RequestCache(self.root / f"cache{len(self.servers)}.sqlite", "off")
-        return server, MemeLLMJudge(ChatClient(endpoint, "judge-m", cache=cache, stats=LLMStats()))
+Rig = JudgeRig[MemeLLMJudge]
 
 
 @pytest.fixture
 def make_judge(tmp_path: Path) -> Iterator[Rig]:
-    rig = Rig(tmp_path)
+    """MEME judges (the default policy: :class:`MemeJudgePolicy`) on local servers stopped at teardown."""
+    rig = JudgeRig(tmp_path, "meme_judge", MemeLLMJudge)
     yield rig
-    for server in rig.servers:
-        server.stop()
+    rig.stop()
 
 
 # -- prompts --------------------------------------------------------------------------------
