@@ -283,6 +283,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
         # --lens-conformance replaces the built-in LENS questions with the conformance suite.
         builtin_tests=not no_builtin and bool(config.getini("lens_builtin_tests")) and not config.getoption("--lens-conformance", False),
         rootdir=Path(config.rootpath),
+        invocation_dir=Path(config.invocation_params.dir),
         suites=tuple(dict.fromkeys(config.getoption(SUITE) or config.getini("lens_suites"))),
         llm=_llm_settings(config),
         **gating,

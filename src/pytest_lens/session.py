@@ -84,7 +84,7 @@ class LensSession:
         """Validate adapters, budgets and datasets; :class:`LensConfigError` on anything unusable."""
         for spec in settings.adapters:
             try:
-                adapter_class = load_adapter_class(spec.target)
+                adapter_class = load_adapter_class(spec.target, settings.import_paths)
             except AdapterLoadError as exc:
                 raise LensConfigError(f"--lens-adapter={spec.target}: {exc}") from None
             rejected = [name for name in spec.options if not accepts_keyword(adapter_class, name)]

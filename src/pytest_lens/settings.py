@@ -38,6 +38,8 @@ class LensSettings:
     seed: int = 42
     builtin_tests: bool = True
     rootdir: Path = field(default_factory=Path.cwd)
+    #: The directory pytest was started from; with :attr:`rootdir`, where ``module:Class`` adapters are looked for.
+    invocation_dir: Path = field(default_factory=Path.cwd)
     #: ``--lens-suite``: which bundled suites run (empty: LENS), or, with datasets, which of their suites.
     suites: tuple[str, ...] = ()
     #: ``--lens-save``: save this run under :attr:`storage` with this name.
@@ -56,6 +58,11 @@ class LensSettings:
     max_drop: float | None = None
     #: LLM endpoint, models, judge and request cache (``--lens-llm-*``, ``--lens-judge*``).
     llm: LLMSettings = field(default_factory=LLMSettings)
+
+    @property
+    def import_paths(self) -> tuple[Path, ...]:
+        """Directories searched for ``module:Class`` adapters before the installed packages."""
+        return (self.invocation_dir, self.rootdir)
 
 
 def parse_adapter_spec(text: str) -> tuple[str | None, str]:

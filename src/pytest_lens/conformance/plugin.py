@@ -20,7 +20,7 @@ and the clauses are imported when a conformance test runs.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -191,7 +191,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "lens_conformance" not in metafunc.fixturenames:
         return
     marker = metafunc.definition.get_closest_marker(MARKER)
-    specs = _marker_specs(marker) if marker is not None and _marker_targets(marker) else _configured_specs(metafunc.config)
+    config = metafunc.config
+    import_paths = (Path(config.invocation_params.dir), Path(config.rootpath))
+    specs = _marker_specs(marker, import_paths) if marker is not None and _marker_targets(marker) else _configured_specs(metafunc.config)
     if not specs:
         return  # the fixture explains that no adapter is configured
     from pytest_lens.conformance.catalog import select_clauses
@@ -300,7 +302,7 @@ def _marker_targets(marker: pytest.Mark) -> list[str]:
     return _as_list(marker.args[0] if marker.args else marker.kwargs.get("target"))
 
 
-def _marker_specs(marker: pytest.Mark) -> list[AdapterSpec]:
+def _marker_specs(marker: pytest.Mark, import_paths: Sequence[Path] = ()) -> list[AdapterSpec]:
     from pytest_lens.registry import AdapterLoadError, load_adapter_class
     from pytest_lens.settings import parse_adapter_spec
 
@@ -308,7 +310,7 @@ def _marker_specs(marker: pytest.Mark) -> list[AdapterSpec]:
     for text in _marker_targets(marker):
         label, target = parse_adapter_spec(text)
         try:
-            load_adapter_class(target)
+            load_adapter_class(target, import_paths)
         except AdapterLoadError as exc:
             raise pytest.UsageError(f"@pytest.mark.{MARKER}({text!r}): {exc}") from None
         default = target.rpartition(":")[2].rpartition(".")[2] if ":" in target else target
