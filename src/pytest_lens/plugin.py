@@ -238,9 +238,21 @@ def lens_session(pytestconfig: pytest.Config) -> LensSession:
 
 
 @pytest.fixture(scope="session")
-def lens_runtime(lens_session: LensSession, tmp_path_factory: pytest.TempPathFactory) -> Generator[LensRuntime, None, None]:
-    """Adapter instances of this process; their storage is a private temporary directory, deleted at the end."""
+def lens_runtime(
+    lens_session: LensSession, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> Generator[LensRuntime, None, None]:
+    """Adapter instances of this process; their storage is a private temporary directory, deleted at the end.
+
+    While a scope is ingested it prints progress lines (not under ``-q``).
+    """
     runtime = lens_session.new_runtime(tmp_path_factory.mktemp("lens-storage"))
+    from pytest_lens.terminal_progress import progress_interval, progress_sink
+
+    sink = progress_sink(pytestconfig)
+    if sink is not None:
+        from pytest_lens.progress import Progress
+
+        runtime.progress = Progress(sink, interval_s=progress_interval(pytestconfig))
     yield runtime
     runtime.close()
 

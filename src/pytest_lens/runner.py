@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from pytest_lens.adapter import AdapterUnavailable, CapabilityManifest
 from pytest_lens.bridge import RefAliases
 from pytest_lens.calls import AdapterCaller, AdapterCallError
 from pytest_lens.datasets.loader import LoadedScope
+from pytest_lens.progress import Progress, StreamProgress
 from pytest_lens.registry import accepts_keyword, load_adapter_class
 from pytest_lens.results import AdapterFault
 from pytest_lens.settings import AdapterSpec
@@ -63,6 +65,8 @@ class LensRuntime:
         self.opaque_refs = opaque_refs
         #: The run's LLM client, handed to adapters whose ``__init__`` takes ``lens_llm`` (``None``: no LLM configured).
         self.lens_llm = lens_llm
+        #: Where ingestion progress lines go (``None``: nowhere, e.g. under ``-q``); set by the pytest layer.
+        self.progress: Progress | None = None
         self._slots: dict[str, AdapterSlot] = {}
         self._aliases: dict[str, RefAliases] = {}
 
@@ -83,7 +87,8 @@ class LensRuntime:
         if slot.caller is None:
             return [slot.construct_fault] if slot.construct_fault else []
         caller = slot.caller
-        if slot.scope_id != scope.scope_id or checkpoint < slot.ingested:
+        restart = slot.scope_id != scope.scope_id or checkpoint < slot.ingested
+        if restart:
             faults: list[AdapterFault] = []
             for scope_id in dict.fromkeys(s for s in (slot.scope_id, scope.scope_id) if s is not None):
                 try:
@@ -91,21 +96,33 @@ class LensRuntime:
                 except AdapterCallError as exc:
                     faults.append(exc.fault)
             slot.scope_id, slot.ingested, slot.prepared_at, slot.stream_faults = scope.scope_id, 0, None, faults
-        while slot.ingested < checkpoint:
-            episode = scope.stream[slot.ingested]
-            slot.ingested += 1
-            slot.ingest_calls += 1
-            try:
-                caller.ingest(episode.episode_id, scope.scope_id, episode.iso_timestamp, episode.text, episode.meta)
-            except AdapterCallError as exc:
-                slot.stream_faults.append(exc.fault)
-        if slot.prepared_at != checkpoint:
-            slot.prepared_at = checkpoint
-            try:
-                caller.prepare(scope.scope_id, checkpoint)
-            except AdapterCallError as exc:
-                slot.stream_faults.append(exc.fault)
+        if slot.ingested >= checkpoint and slot.prepared_at == checkpoint:
+            return list(slot.stream_faults)
+        with self._progress(label, scope, restart) as stream:
+            while slot.ingested < checkpoint:
+                episode = scope.stream[slot.ingested]
+                slot.ingested += 1
+                slot.ingest_calls += 1
+                try:
+                    caller.ingest(episode.episode_id, scope.scope_id, episode.iso_timestamp, episode.text, episode.meta)
+                except AdapterCallError as exc:
+                    slot.stream_faults.append(exc.fault)
+                if stream is not None and self.progress is not None:
+                    self.progress.episode_done(stream)
+            if slot.prepared_at != checkpoint:
+                slot.prepared_at = checkpoint
+                try:
+                    caller.prepare(scope.scope_id, checkpoint)
+                except AdapterCallError as exc:
+                    slot.stream_faults.append(exc.fault)
         return list(slot.stream_faults)
+
+    def _progress(self, label: str, scope: LoadedScope, restart: bool) -> AbstractContextManager[StreamProgress | None]:
+        if self.progress is None:
+            return nullcontext()
+        # The stream ends at the scope's last checkpoint: episodes after it are never ingested.
+        total = min(max(scope.checkpoints, default=len(scope.stream)), len(scope.stream))
+        return self.progress.ingesting(label, scope.scope_id, total, restart=restart)
 
     def manifest(self, label: str) -> tuple[CapabilityManifest, AdapterFault | None]:
         """The adapter's capabilities; a default manifest and the fault if it cannot give them."""

@@ -68,3 +68,69 @@ def test_a_marker_target_is_found_in_the_rootdir(pytester: pytest.Pytester) -> N
     pytester.makeini("[pytest]\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--rootdir", str(pytester.path), "--import-mode=importlib")
     result.assert_outcomes(passed=1)
+
+
+# -- progress ----------------------------------------------------------------------------------
+def _demo(pytester: pytest.Pytester) -> str:
+    from tests.support import COLD_CHAIN_DEMO
+
+    return f"--lens-dataset={COLD_CHAIN_DEMO}"
+
+
+def test_ingestion_prints_a_progress_line_per_adapter_and_scope(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", "--lens-adapter=null", _demo(pytester), *NO_CACHE)
+    result.assert_outcomes(passed=16)
+    result.stdout.fnmatch_lines(
+        [
+            "lens: bm25 | cold_chain_demo: ingesting 0/16 episodes, 0.0 s, estimate after the first episodes",
+            "lens .*",
+            "lens: null | cold_chain_demo: ingesting 0/16 episodes, 0.0 s, estimate after the first episodes",
+        ]
+    )
+
+
+def test_verbose_output_keeps_each_result_on_its_test_line(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", _demo(pytester), "-v", *NO_CACHE)
+    result.stdout.fnmatch_lines(
+        [
+            "lens: bm25 | cold_chain_demo: ingesting 0/16 episodes*",
+            "lens::test_lens[[]bm25-cold_chain_demo-cp007-ccd_q01_null_hypothesis[]] PASSED*",
+        ]
+    )
+
+
+def test_quiet_runs_print_no_progress(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", _demo(pytester), "-q", *NO_CACHE)
+    result.assert_outcomes(passed=8)
+    assert "ingesting" not in result.stdout.str()
+
+
+def test_no_color_keeps_progress_plain_even_when_colour_is_forced(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("PY_COLORS", raising=False)
+    result = pytester.runpytest_subprocess("--lens-adapter=bm25", _demo(pytester), *NO_CACHE)
+    line = next(line for line in result.outlines if "ingesting" in line)
+    assert line == "lens: bm25 | cold_chain_demo: ingesting 0/16 episodes, 0.0 s, estimate after the first episodes"
+
+
+def test_xdist_workers_print_progress_on_stderr_with_their_id(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    result = pytester.runpytest_subprocess("--lens-adapter=bm25", "--lens-adapter=null", _demo(pytester), "-n", "2", *NO_CACHE)
+    result.assert_outcomes(passed=16)
+    result.stderr.fnmatch_lines_random(
+        [
+            "[[]gw?[]] lens: bm25 | cold_chain_demo: ingesting 0/16 episodes*",
+            "[[]gw?[]] lens: null | cold_chain_demo: ingesting 0/16 episodes*",
+        ]
+    )
+    assert "ingesting" not in result.stdout.str()
+
+
+def test_a_slow_conformance_clause_says_which_example_it_is_on(pytester: pytest.Pytester) -> None:
+    (pytester.path / "slowmem.py").write_text(
+        ADAPTER.replace("self.docs[episode_id] = text", "import time; time.sleep(0.05); self.docs[episode_id] = text")
+    )
+    result = pytester.runpytest("--lens-adapter=slowmem:Memory", "--lens-conformance", "-k", "roundtrip", *NO_CACHE)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["lens conformance: retrieve.roundtrip [[]Memory[]]: example * of *, *s"])

@@ -22,6 +22,7 @@ import numpy as np
 import sqlite_utils
 
 from lens_fixtures.embedding.base import Embedder, Vectors
+from pytest_lens.progress import report_embeddings
 
 __all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "CacheStats", "CachedEmbedder", "EmbeddingCache", "default_cache_dir", "text_digest"]
 
@@ -30,6 +31,8 @@ CACHE_DIR_ENV = "LENS_CACHE_DIR"
 CACHE_FILE = "embeddings.sqlite"
 _BUSY_TIMEOUT_MS = 60_000
 _LOOKUP_CHUNK = 500  # stays under SQLite's bound-parameter limit
+#: Texts per encode call: large enough to batch well, small enough to report progress every few seconds.
+_ENCODE_CHUNK = 128
 
 
 def default_cache_dir() -> Path:
@@ -160,16 +163,21 @@ class CachedEmbedder:
         digests = [text_digest(text) for text in texts]
         known = self.cache.get_many(self.model_id, digests) if self.cache is not None else {}
         missing = {digest: text for digest, text in zip(digests, texts, strict=True) if digest not in known}
-        if missing:
-            started = time.perf_counter()
-            fresh = self.embedder.encode(list(missing.values()))
-            self.stats.encode_seconds += time.perf_counter() - started
-            if fresh.shape[0] != len(missing):
-                raise ValueError(f"embedder {self.model_id} returned {fresh.shape[0]} vectors for {len(missing)} texts")
-            computed = dict(zip(missing, fresh, strict=True))
+        report_embeddings(cached=len(texts) - len(missing))
+        pending = list(missing.items())
+        # Encoded in chunks so that progress is reported while a long list is embedded.
+        for start in range(0, len(pending), _ENCODE_CHUNK):
+            chunk = pending[start : start + _ENCODE_CHUNK]
+            began = time.perf_counter()
+            fresh = self.embedder.encode([text for _, text in chunk])
+            self.stats.encode_seconds += time.perf_counter() - began
+            if fresh.shape[0] != len(chunk):
+                raise ValueError(f"embedder {self.model_id} returned {fresh.shape[0]} vectors for {len(chunk)} texts")
+            computed = {digest: vector for (digest, _), vector in zip(chunk, fresh, strict=True)}
             if self.cache is not None:
                 self.cache.put_many(self.model_id, list(computed.items()))
             known.update(computed)
+            report_embeddings(new=len(chunk))
         self.stats.misses += len(missing)
         self.stats.hits += len(texts) - len(missing)
         matrix = np.stack([known[digest] for digest in digests]).astype(np.float32, copy=False)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lens_fixtures.embedding.base import Vectors, normalize_rows
+from pytest_lens.progress import report_activity
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -118,6 +119,7 @@ class SentenceTransformerEmbedder:
         with _LOCK:
             model = _MODELS.get(key)
             if model is None:
+                report_activity(f"loading the embedding model {self.model_name} (once per process)")
                 model = _MODELS[key] = _load(self._location, self.device)
         return model
 

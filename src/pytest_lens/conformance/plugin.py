@@ -98,7 +98,19 @@ class ConformanceCheck:
         storage = self._storage / f"{safe_name(self.adapter)}-{clause.id}"
         factory = SubjectFactory(self.case.spec, storage, call_timeout=_call_timeout(config), lens_llm=_lens_llm(config))
         profile = settings.profile or _default_profile()
-        outcome = verify_clause(clause, factory, ConformanceConfig(profile, settings.latency_ceilings, settings.enforce_latency))
+        from pytest_lens.terminal_progress import progress_interval, progress_sink
+
+        outcome = verify_clause(
+            clause,
+            factory,
+            ConformanceConfig(
+                profile,
+                settings.latency_ceilings,
+                settings.enforce_latency,
+                progress=progress_sink(config),
+                progress_interval_s=progress_interval(config),
+            ),
+        )
         node = self._request.node
         node.user_properties.append((OUTCOME_PROPERTY, outcome.model_dump(mode="json")))
         node.add_report_section("call", "lens conformance", _details(outcome))

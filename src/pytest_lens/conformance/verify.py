@@ -22,6 +22,7 @@ from pytest_lens.conformance.profiles import clause_settings, profile_name
 from pytest_lens.conformance.results import ClauseOutcome
 from pytest_lens.conformance.samples import describe_example
 from pytest_lens.conformance.subject import SubjectFactory
+from pytest_lens.progress import ClauseProgress, ProgressSink
 
 __all__ = ["ConformanceConfig", "verify_clause"]
 
@@ -33,6 +34,9 @@ class ConformanceConfig:
     profile: str = "ci"
     latency_ceilings: Mapping[str, float] = field(default_factory=dict)
     enforce_latency: bool = False
+    #: Where progress lines go while a clause runs long (``None``: nowhere).
+    progress: ProgressSink | None = None
+    progress_interval_s: float = 2.0
 
 
 @dataclass
@@ -81,14 +85,23 @@ def verify_clause(clause: Clause, factory: SubjectFactory, config: ConformanceCo
         return skipped.model_copy(update={"reason": reason})
     context = ClauseContext(factory, manifest, dict(config.latency_ceilings), config.enforce_latency)
 
+    hypothesis_settings = clause_settings(config.profile, clause.cost)
+    ticker = (
+        ClauseProgress(config.progress, clause.id, factory.label, hypothesis_settings.max_examples, interval_s=config.progress_interval_s)
+        if config.progress is not None
+        else None
+    )
+
     def check(example: Any) -> None:
         run.examples += 1
+        if ticker is not None:
+            ticker.example(run.examples)
         run.last = example
         clause.check(context, example)
 
     # Distinct names give each (clause, adapter) its own entry in hypothesis's example database.
     check.__name__ = check.__qualname__ = _identifier(f"conformance_{clause.id}_{factory.spec.target}")
-    test = clause_settings(config.profile, clause.cost)(given(example=clause.examples(manifest))(check))
+    test = hypothesis_settings(given(example=clause.examples(manifest))(check))
     try:
         test()
         if clause.conclude is not None:

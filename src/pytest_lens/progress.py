@@ -1,0 +1,202 @@
+"""Progress lines for long work: ingesting a scope, and exploring a conformance clause.
+
+Plain Python: a :class:`Progress` decides *when* a line is due and *what* it
+says, and hands it to a sink (a callable taking one line). The pytest layer
+(:mod:`pytest_lens.terminal_progress`) supplies the sink, or none under ``-q``.
+
+Embedders report what they do through :func:`report_embeddings`, which counts
+towards the stream being ingested on the calling thread (and does nothing when
+no stream is). The bundled embedder calls it after every batch, so a long
+embedding call still shows progress; an adapter with its own embedder can call
+it too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+__all__ = [
+    "ClauseProgress",
+    "Progress",
+    "ProgressSink",
+    "StreamProgress",
+    "format_stream_line",
+    "report_activity",
+    "report_embeddings",
+]
+
+#: Where progress lines go: one call per line, without a trailing newline.
+ProgressSink = Callable[[str], None]
+
+_ACTIVE = threading.local()
+
+
+def report_embeddings(new: int = 0, cached: int = 0) -> None:
+    """Count ``new`` texts embedded and ``cached`` texts found in a cache towards the stream now being ingested.
+
+    Safe to call from anywhere: outside an ingestion (a search embedding its
+    query, a process without pytest-lens) it does nothing.
+    """
+    active: tuple[Progress, StreamProgress] | None = getattr(_ACTIVE, "stream", None)
+    if active is not None:
+        progress, stream = active
+        stream.embedded += new
+        stream.cached += cached
+        progress.tick(stream)
+
+
+def report_activity(text: str) -> None:
+    """Say at once what the stream now being ingested waits for (e.g. ``loading the embedding model``).
+
+    For a step that takes long and reports nothing while it runs; outside an
+    ingestion it does nothing.
+    """
+    active: tuple[Progress, StreamProgress] | None = getattr(_ACTIVE, "stream", None)
+    if active is not None:
+        progress, stream = active
+        progress.announce(stream, text)
+
+
+@dataclass
+class StreamProgress:
+    """How far one (adapter, scope) stream has been ingested."""
+
+    adapter: str
+    scope_id: str
+    total: int
+    #: The scope was streamed before in this process (a checkpoint went backwards, or scopes interleaved).
+    replay: bool = False
+    done: int = 0
+    embedded: int = 0
+    cached: int = 0
+    #: Seconds spent ingesting and preparing, up to the last time work paused.
+    busy_s: float = 0.0
+    #: When the current stretch of work started (``None`` while paused, e.g. while questions are answered).
+    resumed_at: float | None = None
+    #: Ingestion seconds (:meth:`elapsed`) when the last line was printed (``None``: none yet).
+    last_line_at: float | None = None
+    finished: bool = False
+
+    def elapsed(self, now: float) -> float:
+        """Seconds of ingestion work so far, the current stretch included."""
+        return self.busy_s + (now - self.resumed_at if self.resumed_at is not None else 0.0)
+
+
+def format_stream_line(stream: StreamProgress, elapsed: float) -> str:
+    """One progress line: episodes done, embeddings new and cached, time so far and an estimate of what is left."""
+    what = "replaying" if stream.replay else "ingesting"
+    parts = [f"lens: {stream.adapter} | {stream.scope_id}: {what} {stream.done}/{stream.total} episodes"]
+    if stream.embedded or stream.cached:
+        parts.append(f"embeddings {stream.embedded} new + {stream.cached} cached")
+    parts.append(f"{elapsed:.1f} s")
+    if stream.done >= stream.total:
+        parts.append("done")
+    elif stream.done:
+        parts.append(f"~{elapsed / stream.done * (stream.total - stream.done):.0f} s to go")
+    else:
+        parts.append("estimate after the first episodes")
+    return ", ".join(parts)
+
+
+class Progress:
+    """Progress of the streams this process ingests.
+
+    A stream's first line is printed as soon as its work starts; further lines at
+    most every ``interval_s`` while work goes on (between episodes or embedding
+    batches); a last line when the scope is complete, if ingesting it took longer
+    than ``interval_s`` (fast adapters print one line per scope).
+    """
+
+    def __init__(self, sink: ProgressSink, *, interval_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.sink = sink
+        self.interval_s = interval_s
+        self.clock = clock
+        self._streams: dict[tuple[str, str], StreamProgress] = {}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def ingesting(self, adapter: str, scope_id: str, total: int, *, restart: bool) -> Iterator[StreamProgress]:
+        """A stretch of ingestion work on ``(adapter, scope_id)``; ``restart`` when the runner just reset the scope."""
+        key = (adapter, scope_id)
+        with self._lock:
+            stream = self._streams.get(key)
+            if stream is None or restart:
+                stream = self._streams[key] = StreamProgress(adapter, scope_id, total, replay=stream is not None)
+        now = self.clock()
+        stream.resumed_at = now
+        if stream.last_line_at is None:
+            self._emit(stream, now)
+        previous = getattr(_ACTIVE, "stream", None)
+        _ACTIVE.stream = (self, stream)
+        try:
+            yield stream
+        finally:
+            _ACTIVE.stream = previous
+            now = self.clock()
+            stream.busy_s = stream.elapsed(now)
+            stream.resumed_at = None
+            if stream.done >= stream.total and not stream.finished:
+                stream.finished = True
+                if stream.busy_s >= self.interval_s:
+                    self._emit(stream, now)
+
+    def episode_done(self, stream: StreamProgress) -> None:
+        """One more episode ingested."""
+        stream.done += 1
+        self.tick(stream)
+
+    def tick(self, stream: StreamProgress) -> None:
+        """Print a line if the last one is ``interval_s`` old."""
+        now = self.clock()
+        # Measured in ingestion time: the minutes spent answering questions between checkpoints do not count.
+        if stream.last_line_at is None or stream.elapsed(now) - stream.last_line_at >= self.interval_s:
+            self._emit(stream, now)
+
+    def announce(self, stream: StreamProgress, text: str) -> None:
+        """A line about what the stream is doing now, printed at once."""
+        elapsed = stream.elapsed(self.clock())
+        stream.last_line_at = elapsed
+        self.sink(f"lens: {stream.adapter} | {stream.scope_id}: {text} ({elapsed:.1f} s)")
+
+    def _emit(self, stream: StreamProgress, now: float) -> None:
+        stream.last_line_at = stream.elapsed(now)
+        self.sink(format_stream_line(stream, stream.last_line_at))
+
+
+class ClauseProgress:
+    """Progress of one conformance clause: quiet for ``after_s``, then a line at most every ``interval_s``."""
+
+    def __init__(
+        self,
+        sink: ProgressSink,
+        clause: str,
+        adapter: str,
+        max_examples: int,
+        *,
+        after_s: float = 2.0,
+        interval_s: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.sink = sink
+        self.clause = clause
+        self.adapter = adapter
+        self.max_examples = max_examples
+        self.after_s = after_s
+        self.interval_s = interval_s
+        self.clock = clock
+        self.started = clock()
+        self._last: float | None = None
+
+    def example(self, number: int) -> None:
+        """Example ``number`` (1-based) is about to run; hypothesis may run more than ``max_examples`` while shrinking."""
+        now = self.clock()
+        elapsed = now - self.started
+        if elapsed < self.after_s or (self._last is not None and now - self._last < self.interval_s):
+            return
+        self._last = now
+        phase = f"example {number} of {self.max_examples}" if number <= self.max_examples else f"example {number} (shrinking or replaying)"
+        self.sink(f"lens conformance: {self.clause} [{self.adapter}]: {phase}, {elapsed:.1f} s")

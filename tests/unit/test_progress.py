@@ -1,0 +1,138 @@
+"""Progress lines: when they are due, what they say, and how the runner and the embedder feed them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_lens.datasets import LoadedScope
+from pytest_lens.progress import ClauseProgress, Progress, StreamProgress, format_stream_line, report_activity, report_embeddings
+from pytest_lens.runner import LensRuntime
+from pytest_lens.settings import AdapterSpec
+from tests.support import RecordingMemory
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_stream_line_gives_episodes_embeddings_time_and_an_estimate() -> None:
+    stream = StreamProgress("sqlite-hybrid", "scope_01", 120, done=40, embedded=80, cached=12)
+    assert format_stream_line(stream, 10.0) == (
+        "lens: sqlite-hybrid | scope_01: ingesting 40/120 episodes, embeddings 80 new + 12 cached, 10.0 s, ~20 s to go"
+    )
+    fresh = StreamProgress("bm25", "s", 10)
+    assert format_stream_line(fresh, 0.0) == "lens: bm25 | s: ingesting 0/10 episodes, 0.0 s, estimate after the first episodes"
+    done = StreamProgress("bm25", "s", 10, replay=True, done=10)
+    assert format_stream_line(done, 3.25) == "lens: bm25 | s: replaying 10/10 episodes, 3.2 s, done"
+
+
+def test_the_first_line_comes_at_once_then_one_per_interval_and_a_last_one_for_slow_streams() -> None:
+    lines: list[str] = []
+    clock = Clock()
+    progress = Progress(lines.append, interval_s=2.0, clock=clock)
+    with progress.ingesting("mem", "s1", 4, restart=True) as stream:
+        assert lines == ["lens: mem | s1: ingesting 0/4 episodes, 0.0 s, estimate after the first episodes"]
+        clock.now += 1.0
+        progress.episode_done(stream)  # 1 s after the last line: not due
+        clock.now += 1.5
+        progress.episode_done(stream)
+        assert lines[-1] == "lens: mem | s1: ingesting 2/4 episodes, 2.5 s, ~2 s to go"
+    clock.now += 60.0  # questions are answered: not ingestion time
+    with progress.ingesting("mem", "s1", 4, restart=False) as stream:
+        assert len(lines) == 2  # resuming the same stream prints nothing new
+        clock.now += 0.5
+        progress.episode_done(stream)
+        progress.episode_done(stream)
+    assert lines[-1] == "lens: mem | s1: ingesting 4/4 episodes, 3.0 s, done"
+    assert len(lines) == 3
+
+
+def test_a_fast_stream_prints_one_line() -> None:
+    lines: list[str] = []
+    progress = Progress(lines.append, interval_s=2.0, clock=Clock())
+    with progress.ingesting("bm25", "s1", 2, restart=True) as stream:
+        progress.episode_done(stream)
+        progress.episode_done(stream)
+    assert lines == ["lens: bm25 | s1: ingesting 0/2 episodes, 0.0 s, estimate after the first episodes"]
+
+
+def test_embedders_report_into_the_stream_being_ingested_and_nowhere_else() -> None:
+    lines: list[str] = []
+    clock = Clock()
+    progress = Progress(lines.append, interval_s=2.0, clock=clock)
+    report_embeddings(new=5)  # no stream: ignored
+    with progress.ingesting("emb", "s1", 10, restart=True) as stream:
+        report_embeddings(cached=3)
+        clock.now += 2.0
+        report_embeddings(new=4)
+        report_activity("loading the embedding model x (once per process)")
+    report_embeddings(new=100)
+    assert (stream.embedded, stream.cached) == (4, 3)
+    assert lines[1] == "lens: emb | s1: ingesting 0/10 episodes, embeddings 4 new + 3 cached, 2.0 s, estimate after the first episodes"
+    assert lines[2] == "lens: emb | s1: loading the embedding model x (once per process) (2.0 s)"
+
+
+def test_a_restarted_stream_is_a_replay(tmp_path: Path, small_scope: LoadedScope) -> None:
+    lines: list[str] = []
+    runtime = LensRuntime({"mem": AdapterSpec("mem", "tests.support:RecordingMemory")}, tmp_path)
+    runtime.progress = Progress(lines.append, interval_s=1000.0)
+    runtime.advance("mem", small_scope, 4)
+    runtime.advance("mem", small_scope, 4)
+    runtime.advance("mem", small_scope, 6)
+    runtime.advance("mem", small_scope, 2)
+    assert [line.split(",")[0] for line in lines] == ["lens: mem | s1: ingesting 0/6 episodes", "lens: mem | s1: replaying 0/6 episodes"]
+
+
+class Embeds(RecordingMemory):
+    """Embeds every episode through the bundled embedder's cache path (a real CachedEmbedder over a counting model)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        from lens_fixtures.embedding import CachedEmbedder
+
+        self.embedder = CachedEmbedder(_Letters(), None)
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        super().ingest(episode_id, scope_id, timestamp, text, meta)
+        self.embedder.encode([text, text])
+
+
+class _Letters:
+    model_id = "letters"
+
+    def encode(self, texts: Any) -> Any:
+        import numpy as np
+
+        return np.asarray([[text.count("a") + 1.0, len(text) + 1.0] for text in texts], dtype=np.float32)
+
+
+def test_the_cached_embedder_reports_what_it_embedded(tmp_path: Path, small_scope: LoadedScope) -> None:
+    lines: list[str] = []
+    clock = Clock()
+    runtime = LensRuntime({"emb": AdapterSpec("emb", f"{__name__}:Embeds")}, tmp_path)
+    runtime.progress = Progress(lines.append, interval_s=0.0, clock=clock)
+    runtime.advance("emb", small_scope, 6)
+    # each ingest embeds its text once (new) and finds the duplicate in the same call (cached)
+    assert lines[-1] == "lens: emb | s1: ingesting 6/6 episodes, embeddings 6 new + 6 cached, 0.0 s, done"
+
+
+def test_a_clause_is_quiet_for_its_first_seconds_then_reports_its_examples() -> None:
+    lines: list[str] = []
+    clock = Clock()
+    ticker = ClauseProgress(lines.append, "search.limit", "Memory", 25, after_s=2.0, interval_s=2.0, clock=clock)
+    ticker.example(1)
+    clock.now += 2.5
+    ticker.example(7)
+    clock.now += 1.0
+    ticker.example(8)  # 1 s after the last line
+    clock.now += 2.0
+    ticker.example(31)
+    assert lines == [
+        "lens conformance: search.limit [Memory]: example 7 of 25, 2.5 s",
+        "lens conformance: search.limit [Memory]: example 31 (shrinking or replaying), 5.5 s",
+    ]
