@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +91,11 @@ class LensPlugin:
         self.xdist = xdist
         self.saved_run: Path | None = None
         self.save_error: str | None = None
+        from pytest_lens.lens_only import selects_only_lens
+
+        #: ``-m lens``: test files without LENS tests are not even imported (see :mod:`pytest_lens.lens_only`).
+        self.lens_only = selects_only_lens(config.option.markexpr)
+        self.named_paths = {Path(config.invocation_params.dir, arg.split("::")[0]).resolve() for arg in config.args}
 
     @property
     def _reporting(self) -> bool:
@@ -104,6 +110,16 @@ class LensPlugin:
         return [
             f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {len(s.cases)} questions in {len(s.scopes)} scope(s)"
         ]
+
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        """Under ``-m lens``, skip test files that hold no LENS test (never one named on the command line)."""
+        if not self.lens_only or collection_path.suffix != ".py" or collection_path.name in ("conftest.py", "__init__.py"):
+            return None
+        if collection_path.resolve() in self.named_paths:
+            return None
+        from pytest_lens.lens_only import may_hold_lens_tests
+
+        return None if may_hold_lens_tests(collection_path) else True
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Parametrize every test that asks for ``lens_case`` over all cases."""
@@ -150,6 +166,14 @@ class LensPlugin:
                 if self.xdist is not None:
                     self.xdist.observe(stream_group(result.adapter, result.scope_id, result.budget), report)
                 self.config.hook.pytest_lens_result(result=result, config=self.config)
+
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+        """A passed question shows its scores under ``-v``; one a hard gate zeroed is ``gated`` (``G``), not a plain pass."""
+        if report.when != "call" or not report.passed:
+            return None
+        from pytest_lens.legend import question_status
+
+        return question_status(report.user_properties, verbose=self.config.get_verbosity() > 0)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -211,6 +235,18 @@ class LensPlugin:
             terminalreporter.write_line(f"saved run: {self.saved_run}")
         if self.save_error is not None:
             terminalreporter.write_line(self.save_error, red=True)
+        reasons = self.session.verdict().reasons
+        if reasons:
+            # pytest's closing line would otherwise say only "N passed" above an exit status of 1.
+            noun = "LENS gate failed" if len(reasons) == 1 else "LENS gates failed"
+            terminalreporter.stats.setdefault(noun, []).extend(_VerdictReason(reason) for reason in reasons)
+
+
+@dataclass(frozen=True)
+class _VerdictReason:
+    """A failed LENS gate, counted in pytest's closing line (``144 passed, 1 LENS gate failed``)."""
+
+    reason: str
 
 
 def _case_of(item: pytest.Item) -> LensCase | None:

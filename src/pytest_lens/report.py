@@ -84,6 +84,8 @@ class LensReport:
     statistics: RunStatistics | None = None
     #: One line per gate (pass or FAIL), printed before the verdict.
     gates: list[str] = field(default_factory=list)
+    #: What the adapter table's abbreviations and composite mean (:func:`pytest_lens.legend.legend_lines`).
+    legend: list[str] = field(default_factory=list)
 
     @property
     def lines(self) -> list[str]:
@@ -95,6 +97,7 @@ class LensReport:
         else:
             out.append("")
             out.extend(self._adapter_table())
+            out.extend(self.legend)
             out.extend(self._stats_lines())
             out.append("")
             out.append("composite by question type:")

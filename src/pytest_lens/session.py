@@ -366,7 +366,14 @@ class LensSession:
             sections=sections,
             statistics=statistics,
             gates=[check.line for check in self.gate_checks()],
+            legend=self._legend(),
         )
+
+    def _legend(self) -> list[str]:
+        from pytest_lens.legend import legend_lines
+
+        metrics = {name for summary in self.summaries().values() for name in summary.metrics}
+        return legend_lines(metrics, self.scoring.weights, self.scoring.gates) if metrics else []
 
     def run_store(self) -> RunStore:
         """Saved runs (``--lens-storage``, default ``.lens`` in the rootdir)."""

@@ -134,3 +134,23 @@ def test_a_slow_conformance_clause_says_which_example_it_is_on(pytester: pytest.
     result = pytester.runpytest("--lens-adapter=slowmem:Memory", "--lens-conformance", "-k", "roundtrip", *NO_CACHE)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["lens conformance: retrieve.roundtrip [[]Memory[]]: example * of *, *s"])
+
+
+# -- pytest -m lens ----------------------------------------------------------------------------
+def test_m_lens_does_not_import_the_projects_other_test_modules(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_unrelated="raise RuntimeError('imported although -m lens selects nothing here')\ndef test_x(): pass",
+        test_mine="def test_memory(lens_case, lens_run):\n    assert lens_run(lens_case).metrics",
+    )
+    result = pytester.runpytest("-m", "lens", "--lens-adapter=bm25", _demo(pytester), *NO_CACHE)
+    result.assert_outcomes(passed=8)
+    result.stdout.fnmatch_lines(["collected 8 items"])
+    # Named on the command line, a file is imported whatever it holds.
+    named = pytester.runpytest("-m", "lens", "--lens-adapter=bm25", _demo(pytester), "test_unrelated.py", *NO_CACHE)
+    named.stdout.fnmatch_lines(["*RuntimeError: imported although -m lens selects nothing here*"])
+
+
+def test_without_m_lens_every_test_module_is_collected(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_unrelated="def test_x(): pass")
+    result = pytester.runpytest("--lens-adapter=bm25", _demo(pytester), *NO_CACHE)
+    result.assert_outcomes(passed=9)

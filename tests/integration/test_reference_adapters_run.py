@@ -84,3 +84,15 @@ def test_the_hybrids_keep_the_adapter_contract(pytester: pytest.Pytester, cache_
     )
     result.assert_outcomes(passed=16 + 13, skipped=1 + 4)
     result.stdout.fnmatch_lines(["*= LENS conformance =*", "cognis-hybrid * 17 * 13 * 0 * 4 *", "sqlite-hybrid * 17 * 16 * 0 * 1 *"])
+
+
+def test_the_example_vector_memory_shares_the_reference_adapters_embedding_cache(pytester: pytest.Pytester, cache_dir: Path) -> None:
+    # examples/vector_memory.py embeds through pytest_lens.embedding: after the `embedding` adapter it embeds nothing.
+    pytester.syspathinsert(Path(__file__).parents[2])
+    result, artifact = _run(pytester, "--lens-adapter=embedding", "--lens-adapter=examples.vector_memory:VectorMemory")
+    result.assert_outcomes(passed=16)
+    embedding, vector = artifact["summary"]["embedding"]["adapter_stats"], artifact["summary"]["VectorMemory"]["adapter_stats"]
+    assert embedding["embed_cache_misses"] > 0
+    assert vector["embed_cache_misses"] == 0 and vector["embed_cache_hits"] > 0
+    assert artifact["summary"]["VectorMemory"]["metrics"]["evidence_grounding"] >= 0.5
+

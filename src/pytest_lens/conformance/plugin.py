@@ -240,7 +240,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         from pytest_lens.conformance import _builtin_tests
 
         module = _ConformanceModule.from_parent(session, path=Path(_builtin_tests.__file__), nodeid=BUILTIN_NODEID)
-        items.extend(item for item in module.collect() if isinstance(item, pytest.Item))
+        collected = [item for item in module.collect() if isinstance(item, pytest.Item)]
+        # Reported like any collected module, so that "collected N items" counts them.
+        session.ihook.pytest_collectreport(report=pytest.CollectReport(BUILTIN_NODEID, "passed", None, list(collected)))
+        items.extend(collected)
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and isinstance(callspec.params.get("lens_conformance"), ConformanceCase):
