@@ -1,5 +1,7 @@
-"""A vector memory on pytest-lens's public embedding API: the same offline model and on-disk cache as the
-reference adapters, so it embeds nothing a previous run (or another adapter) already embedded.
+"""A vector memory on pytest-lens's public embedding API (``pytest_lens.embedding``).
+
+It uses the same offline model and on-disk cache as the reference adapters, so it embeds nothing a previous
+run (or another adapter) already embedded.
 
     pytest -m lens --lens-adapter=examples.vector_memory:VectorMemory --lens-adapter=embedding
 
