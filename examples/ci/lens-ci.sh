@@ -67,8 +67,21 @@ base)
     git -C "$REPO" worktree add --detach "$BASE_TREE" "$base_sha" >/dev/null
     cd "$BASE_TREE"
     # A pull request that adds the adapter has no baseline to compare with: say so, and let the head run go ungated.
-    if ! "$LENS_VENV/bin/python" -c "import sys; from pathlib import Path; from pytest_lens.registry import load_adapter_class as load
-load(sys.argv[1], [Path.cwd()])" "$LENS_ADAPTER" 2>"$LENS_OUT/base-adapter-error.txt"; then
+    # (exit 3: the adapter cannot be loaded there; anything else, e.g. pytest-lens missing, is an error of this job)
+    set +e
+    "$LENS_VENV/bin/python" -c "import sys; from pathlib import Path; from pytest_lens.registry import AdapterLoadError, load_adapter_class
+try:
+    load_adapter_class(sys.argv[1], [Path.cwd()])
+except AdapterLoadError as exc:
+    print(exc, file=sys.stderr)
+    sys.exit(3)" "$LENS_ADAPTER" 2>"$LENS_OUT/base-adapter-error.txt"
+    found=$?
+    set -e
+    if [[ $found -ne 0 && $found -ne 3 ]]; then
+        cat "$LENS_OUT/base-adapter-error.txt" >&2
+        exit "$found"
+    fi
+    if [[ $found -eq 3 ]]; then
         echo "lens-ci: the base commit ${base_sha:0:12} has no usable adapter $LENS_ADAPTER; the head is benchmarked without a baseline:"
         sed 's/^/  /' "$LENS_OUT/base-adapter-error.txt"
         touch "$LENS_OUT/no-baseline"

@@ -154,3 +154,44 @@ def test_without_m_lens_every_test_module_is_collected(pytester: pytest.Pytester
     pytester.makepyfile(test_unrelated="def test_x(): pass")
     result = pytester.runpytest("--lens-adapter=bm25", _demo(pytester), *NO_CACHE)
     result.assert_outcomes(passed=9)
+
+
+def test_the_readme_pyproject_keys_configure_a_run(pytester: pytest.Pytester) -> None:
+    from tests.support import COLD_CHAIN_DEMO
+
+    (pytester.path / "mymem.py").write_text(ADAPTER)
+    (pytester.path / "data").mkdir()
+    (pytester.path / "data" / "my_scope.json").write_text(COLD_CHAIN_DEMO.read_text())
+    pytester.makepyprojecttoml(
+        textwrap.dedent(
+            """
+            [tool.pytest.ini_options]
+            lens_adapters = ["mymem:Memory", "bm25"]
+            lens_budgets = ["8k"]
+            lens_datasets = ["data/my_scope.json"]
+            lens_storage = ".lens"
+            """
+        )
+    )
+    result = pytester.runpytest("-m", "lens", "--lens-save=first", *NO_CACHE)
+    result.assert_outcomes(passed=16)
+    result.stdout.fnmatch_lines(["lens: adapters Memory, bm25; agent offline; budget 8k; 16 questions in 1 scope(s)"])
+    assert list((pytester.path / ".lens").glob("*/0001_first.json"))
+
+
+# -- reading the result ------------------------------------------------------------------------
+def test_gated_questions_and_failed_gates_say_so_to_the_end(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", "--lens-adapter=null", _demo(pytester), "-v", *NO_CACHE)
+    assert result.ret == 1
+    outcomes = result.parseoutcomes()
+    assert (outcomes["passed"], outcomes["gated"]) == (8, 8)  # the closing line's "1 LENS gate failed" is matched below
+    result.stdout.fnmatch_lines(
+        [
+            "lens::test_lens[[]bm25-cold_chain_demo-cp013-ccd_q03_longitudinal[]] PASSED score 1.000 (grounding 1.000, ev.coverage *)*",
+            "lens::test_lens[[]null-cold_chain_demo-cp013-ccd_q03_longitudinal[]] GATED score 0.000 (grounding 0.000, *)*",
+            "legend: composite = 0.24 grounding + 0.24 ev.coverage + 0.30 cit.coverage + 0.21 budget *0 when a hard gate fails*",
+            "  n = questions scored; res.tok/q = *; calls/q = tool calls per question; faults = *",
+            "LENS verdict: FAIL - null: hard gate evidence_grounding 0.000 < 0.5",
+            "*= 8 passed, 8 gated, 1 LENS gate failed in *",
+        ]
+    )
