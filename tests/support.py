@@ -171,3 +171,12 @@ class JudgeRig(Generic[J]):
         """Stop every server started."""
         for server in self.servers:
             server.stop()
+
+
+def assert_answered(result: Any, answered: int, **others: int) -> None:
+    """``answered`` LENS questions ran to a score (passed, or ``gated``: a hard gate zeroed them); ``others`` as for assert_outcomes."""
+    outcomes = result.parseoutcomes()
+    got = outcomes.get("passed", 0) + outcomes.get("gated", 0)
+    assert got == answered, f"{got} questions answered, expected {answered}: {outcomes}"
+    for key in ("failed", "errors", "skipped", "deselected", "xfailed", "xpassed"):
+        assert outcomes.get(key, 0) == others.get(key, 0), f"{key}: {outcomes}"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_lens import options
+from tests.support import assert_answered
 
 NO_CACHE = ("-p", "no:cacheprovider")
 DEGRADED = "bm25=lens_fixtures.adapters.degraded:DropsBestBM25Adapter"
@@ -85,7 +86,7 @@ def test_a_degraded_adapter_fails_against_the_healthy_baseline_and_the_healthy_o
     assert len(stored["results"]) == 12 and stored["statistics"]["adapters"]["bm25"]["composite"]["low"] is not None
 
     degraded = pytester.runpytest(f"--lens-adapter={DEGRADED}", needles, f"{options.BASELINE}=healthy", options.COMPARE_FAIL, *NO_CACHE)
-    degraded.assert_outcomes(passed=12)  # every question ran; the gate fails the session
+    assert_answered(degraded, 12)  # every question ran; the gate fails the session
     assert degraded.ret == pytest.ExitCode.TESTS_FAILED
     degraded.stdout.fnmatch_lines(
         [
@@ -139,7 +140,7 @@ def test_the_gate_runs_on_the_xdist_controller(pytester: pytest.Pytester, few_ne
     assert pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.SAVE}=main", *NO_CACHE).ret == 0
     args = ("-n", "2", f"--lens-adapter={DEGRADED}", few_needles, f"{options.BASELINE}=main", options.COMPARE_FAIL, *NO_CACHE)
     result = pytester.runpytest(*args)
-    result.assert_outcomes(passed=6)
+    assert_answered(result, 6)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["bm25 * 6 * 1.000 * 0.758 * -0.242 * 0.016 *▼ regression", "LENS verdict: FAIL - --lens-compare-fail:*"])
     assert len(saved_runs(pytester)) == 1  # no save asked: none written, by the controller or a worker

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import small_dataset, write_dataset
+from tests.support import assert_answered, small_dataset, write_dataset
 
 NO_CACHE = ("-p", "no:cacheprovider")
 
@@ -26,7 +26,7 @@ def by_key(artifact: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:
 
 def test_bm25_on_the_real_lens_scope(pytester: pytest.Pytester, lens_scope_path: Path) -> None:
     result, artifact = run_lens(pytester, "--lens-adapter=bm25", f"--lens-dataset={lens_scope_path}", "--lens-budget=16k")
-    result.assert_outcomes(passed=24)
+    assert_answered(result, 24)
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
@@ -68,7 +68,7 @@ def test_bm25_on_the_real_lens_scope(pytester: pytest.Pytester, lens_scope_path:
 
 def test_null_is_gated_and_fails_the_session(pytester: pytest.Pytester, lens_scope_path: Path) -> None:
     result, artifact = run_lens(pytester, "--lens-adapter=bm25", "--lens-adapter=null", f"--lens-dataset={lens_scope_path}")
-    result.assert_outcomes(passed=48)
+    assert_answered(result, 48)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         ["null * 24 * 0.000 *FAIL evidence_grounding 0.000 < 0.5", "LENS verdict: FAIL - null: hard gate evidence_grounding 0.000 < 0.5"]
@@ -82,7 +82,7 @@ def test_subsets_and_reversed_order_give_the_same_per_question_results(pytester:
     dataset = f"--lens-dataset={lens_scope_path}"
     _, full = run_lens(pytester, "--lens-adapter=bm25", dataset)
     result, subset = run_lens(pytester, "--lens-adapter=bm25", dataset, "-k", "cp099 or cp018")
-    result.assert_outcomes(passed=9, deselected=15)
+    assert_answered(result, 9, deselected=15)
     pytester.makeconftest(
         """
         import pytest
@@ -93,7 +93,7 @@ def test_subsets_and_reversed_order_give_the_same_per_question_results(pytester:
         """
     )
     result, reversed_run = run_lens(pytester, "--lens-adapter=bm25", dataset)
-    result.assert_outcomes(passed=24)
+    assert_answered(result, 24)
     full_results = by_key(full)
     for other in (subset, reversed_run):
         for key, record in by_key(other).items():
@@ -126,7 +126,7 @@ def test_an_adapter_that_raises_fails_its_questions_and_loses_nothing_else(pytes
     result, artifact = run_lens(
         pytester, "--lens-adapter=bm25", "--lens-adapter=raiser=tests.support:SearchRaises", f"--lens-dataset={path}"
     )
-    result.assert_outcomes(passed=3, failed=3)
+    assert_answered(result, 3, failed=3)
     result.stdout.fnmatch_lines(
         ["*adapter 'raiser' raised in search(): RuntimeError: index corrupted*", "FAILED lens::test_lens[[]raiser-s1-cp002-q1[]]*"]
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import small_dataset, write_dataset
+from tests.support import assert_answered, small_dataset, write_dataset
 
 NO_CACHE = ("-p", "no:cacheprovider")
 TIMING_FIELDS = ("duration_s", "duration_ms", "created")
@@ -78,7 +78,7 @@ def test_parallel_artifacts_equal_the_serial_one(
     pytester: pytest.Pytester, plugin_args: tuple[str, ...], bundled_two: list[str], serial_artifact: dict[str, Any]
 ) -> None:
     result = pytester.runpytest(*plugin_args, *NO_CACHE, "--lens-adapter=bm25", "--lens-adapter=null", *bundled_two, "--lens-json=run.json")
-    result.assert_outcomes(passed=2 * (24 + 24))
+    assert_answered(result, 2 * (24 + 24))
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # null is gated, in every mode
     artifact = json.loads((pytester.path / "run.json").read_text())
     assert comparable(artifact) == comparable(serial_artifact)
@@ -87,7 +87,7 @@ def test_parallel_artifacts_equal_the_serial_one(
 
 def test_each_stream_group_runs_on_one_worker_without_group_suffixes(pytester: pytest.Pytester, two_scopes: Path) -> None:
     result = pytester.runpytest("-n", "2", "-v", *NO_CACHE, "--lens-adapter=bm25", "--lens-adapter=kw=bm25", f"--lens-dataset={two_scopes}")
-    result.assert_outcomes(passed=12)
+    assert_answered(result, 12)
     result.stdout.fnmatch_lines(["*scheduling tests via LensGroupScheduling*"])
     workers: dict[str, set[str]] = {}
     for line in result.stdout.lines:
@@ -102,7 +102,7 @@ def test_each_stream_group_runs_on_one_worker_without_group_suffixes(pytester: p
 
 def test_an_explicit_loadgroup_still_groups(pytester: pytest.Pytester, two_scopes: Path) -> None:
     result = pytester.runpytest("-n", "2", "--dist", "loadgroup", *NO_CACHE, "--lens-adapter=bm25", f"--lens-dataset={two_scopes}")
-    result.assert_outcomes(passed=6)
+    assert_answered(result, 6)
     result.stdout.fnmatch_lines(["LENS verdict: PASS"])
 
 
@@ -158,5 +158,5 @@ def test_grouping_also_works_when_xdist_is_loaded_explicitly(
     result = pytester.runpytest(
         "-p", "pytest_lens.plugin", "-p", "xdist.plugin", "-n", "2", "-v", *NO_CACHE, "--lens-adapter=bm25", f"--lens-dataset={two_scopes}"
     )
-    result.assert_outcomes(passed=6)
+    assert_answered(result, 6)
     result.stdout.fnmatch_lines(["*scheduling tests via LensGroupScheduling*"])

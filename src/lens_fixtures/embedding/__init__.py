@@ -12,7 +12,10 @@ Importing this package imports numpy and sqlite-utils, never torch, sentence-tra
 import importlib.util
 
 #: What to install when the embedding adapters' dependencies are missing.
-INSTALL_HINT = "the embedding adapters need the extra: pip install torch==2.13.0 && pip install 'pytest-lens[embeddings]'"
+INSTALL_HINT = (
+    "the embedding adapters need the extra, after a CPU build of torch: "
+    "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install 'pytest-lens[embeddings]'"
+)
 
 if importlib.util.find_spec("numpy") is None:
     raise ImportError(f"numpy is not installed; {INSTALL_HINT}")

