@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
-from tests.support import COLD_CHAIN_DEMO
+from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 #: The inner runs need neither the cache provider nor hypothesis (whose import costs seconds per in-process run).
 #: They use the small hand-written example scope (8 questions), not the bundled default.
@@ -44,7 +44,7 @@ def scores(path: Path) -> dict[str, Any]:
 
 def test_record_then_replay_gives_identical_scores_without_any_request(pytester: pytest.Pytester, server: OpenAITestServer) -> None:
     record = pytester.runpytest(*llm_args(server, "--lens-llm-cache-mode=record", json_name="record.json"))
-    record.assert_outcomes(passed=8)
+    assert_answered(record, 8)
     sent = server.count(path="/v1/chat/completions")
     assert sent > 8 * 3  # agent turns, judgments, baselines
     assert {r.kind for r in server.requests} == {"agent", "judge", "baseline"}
@@ -54,7 +54,7 @@ def test_record_then_replay_gives_identical_scores_without_any_request(pytester:
 
     server.reset()
     replay = pytester.runpytest(*llm_args(server, "--lens-llm-cache-mode=replay", json_name="replay.json"))
-    replay.assert_outcomes(passed=8)
+    assert_answered(replay, 8)
     assert server.count() == 0
     replay.stdout.fnmatch_lines([f"llm requests: {sent} (cache replay, *: {sent} hits, 0 misses); http requests 0, *"])
     recorded, replayed = scores(pytester.path / "record.json"), scores(pytester.path / "replay.json")
@@ -67,19 +67,19 @@ def test_record_then_replay_gives_identical_scores_without_any_request(pytester:
 
 def test_records_under_xdist_replay_serially(pytester: pytest.Pytester, server: OpenAITestServer) -> None:
     record = pytester.runpytest(*llm_args(server, "-n", "2", json_name="record.json"))
-    record.assert_outcomes(passed=8)
+    assert_answered(record, 8)
     sent = server.count()
     record.stdout.fnmatch_lines([f"llm requests: {sent} (cache record, *: 0 hits, {sent} misses)*"])  # counted on the workers
     server.reset()
-    pytester.runpytest(*llm_args(server, "--lens-llm-cache-mode=replay", json_name="replay.json")).assert_outcomes(passed=8)
+    assert_answered(pytester.runpytest(*llm_args(server, "--lens-llm-cache-mode=replay", json_name="replay.json")), 8)
     assert server.count() == 0
     assert scores(pytester.path / "replay.json") == scores(pytester.path / "record.json")
 
 
 def test_replay_misses_fail_the_question_naming_the_request(pytester: pytest.Pytester, server: OpenAITestServer) -> None:
-    pytester.runpytest(*llm_args(server, "-k", "q01", json_name="record.json")).assert_outcomes(passed=1)
+    assert_answered(pytester.runpytest(*llm_args(server, "-k", "q01", json_name="record.json")), 1)
     result = pytester.runpytest(*llm_args(server, "--lens-llm-cache-mode=replay", "-k", "q01 or q02"))
-    result.assert_outcomes(passed=1, failed=1)
+    assert_answered(result, 1, failed=1)
     result.stdout.fnmatch_lines(
         ["*--lens-llm-cache-mode=replay: the agent request to scripted * cannot be replayed: it is not in the cache*"]
     )
@@ -95,7 +95,7 @@ def test_permanent_judge_failures_are_counted_and_flag_the_run(pytester: pytest.
     with OpenAITestServer(faults=[Fault("status", rate=0.2, status=500, permanent=True, only="judge")]) as server:
         result = pytester.runpytest(*llm_args(server, "--lens-llm-cache-mode=off"))
         failed_judge_requests = server.count(kind="judge", status=500)
-    result.assert_outcomes(passed=8)  # the answers were fine; their judge metrics are what is missing
+    assert_answered(result, 8)  # the answers were fine; their judge metrics are what is missing
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     artifact = json.loads((pytester.path / "out.json").read_text())
     hit = [r for r in artifact["results"] if r["scoring_failures"]]
@@ -123,12 +123,12 @@ def test_a_higher_failure_threshold_accepts_the_same_failures(pytester: pytest.P
 
 def test_transient_500s_give_the_same_scores_as_a_clean_run(pytester: pytest.Pytester) -> None:
     with OpenAITestServer() as clean:
-        pytester.runpytest(*llm_args(clean, "--lens-llm-cache-mode=off", json_name="clean.json")).assert_outcomes(passed=8)
+        assert_answered(pytester.runpytest(*llm_args(clean, "--lens-llm-cache-mode=off", json_name="clean.json")), 8)
         clean_requests = clean.count()
     with OpenAITestServer(faults=[Fault("status", rate=0.2, status=500)]) as flaky:
         result = pytester.runpytest(*llm_args(flaky, "--lens-llm-cache-mode=off", json_name="flaky.json"))
         errors = flaky.count(status=500)
-    result.assert_outcomes(passed=8)
+    assert_answered(result, 8)
     assert result.ret == pytest.ExitCode.OK
     assert errors >= 0.1 * clean_requests
     assert flaky.count(status=200) == clean_requests
@@ -143,7 +143,7 @@ def test_transient_500s_give_the_same_scores_as_a_clean_run(pytester: pytest.Pyt
 
 def test_the_offline_judge_fills_the_same_metrics_and_is_labelled(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--lens-adapter=bm25", "--lens-judge=offline", "--lens-json=out.json", *QUIET)
-    result.assert_outcomes(passed=8)
+    assert_answered(result, 8)
     result.stdout.fnmatch_lines(["agent: offline *; judge: offline (deterministic: key-fact matching with aliases*no LLM)"])
     artifact = json.loads((pytester.path / "out.json").read_text())
     assert artifact["run"]["judge"]["name"] == "offline"
@@ -165,7 +165,7 @@ def test_statistics_include_run_level_metrics_that_carry_weight(pytester: pytest
     result = pytester.runpytest(
         "--lens-adapter=bm25", "--lens-judge=offline", "--lens-weights=longitudinal_advantage=0.5", "--lens-json=out.json", *QUIET
     )
-    result.assert_outcomes(passed=8)
+    assert_answered(result, 8)
     artifact = json.loads((pytester.path / "out.json").read_text())
     composite = artifact["summary"]["bm25"]["composite"]
     estimate = artifact["statistics"]["adapters"]["bm25"]["composite"]
@@ -197,7 +197,7 @@ def test_compaction_is_skipped_with_the_reason_when_no_llm_is_configured(pyteste
 def test_compaction_runs_against_an_endpoint(pytester: pytest.Pytester, server: OpenAITestServer) -> None:
     args = ["--lens-adapter=compaction", "--lens-adapter=bm25", f"--lens-llm-base-url={server.base_url}", "--lens-agent-model=scripted"]
     result = pytester.runpytest(*args, "--lens-json=out.json", *QUIET)
-    result.assert_outcomes(passed=16)
+    assert_answered(result, 16)
     assert server.count(kind="summary") > 0
     assert server.count(kind="agent") == 0
     artifact = json.loads((pytester.path / "out.json").read_text())
@@ -227,7 +227,7 @@ def test_the_api_key_never_reaches_the_cache_the_artifact_or_the_output(
     secret = "sk-lens-integration-9f8e7d6c5b4a"
     monkeypatch.setenv("MY_LLM_KEY", secret)
     result = pytester.runpytest(*llm_args(server, "--lens-llm-api-key-env=MY_LLM_KEY", "-k", "q01 or q07", "-v"))
-    result.assert_outcomes(passed=2)
+    assert_answered(result, 2)
     assert {r.authorization for r in server.requests} == {f"Bearer {secret}"}
     assert secret not in "\n".join(result.outlines + result.errlines)
     for path in [pytester.path / "out.json", *(pytester.path / ".lens").iterdir()]:
@@ -248,6 +248,6 @@ def test_ini_keys_configure_the_llm(pytester: pytest.Pytester, server: OpenAITes
         """
     )
     result = pytester.runpytest("-k", "q03", *QUIET)
-    result.assert_outcomes(passed=1)
+    assert_answered(result, 1)
     assert (pytester.path / "cache" / "llm.sqlite").is_file()
     assert server.count(kind="judge") > 0

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import COLD_CHAIN_DEMO
+from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 ADAPTERS = ["embedding", "sqlite-hybrid", "cognis-hybrid", "mem0"]
 
@@ -48,7 +48,7 @@ def test_adapter_runs_the_example_scope(pytester: pytest.Pytester, cache_dir: Pa
     if name == "mem0" and importlib.util.find_spec("mem0") is None:
         pytest.skip("the optional extra pytest-lens[mem0] (mem0ai) is not installed")
     result, artifact = _run(pytester, f"--lens-adapter={name}")
-    result.assert_outcomes(passed=8)
+    assert_answered(result, 8)
     result.stdout.fnmatch_lines(["*LENS summary*", f"{name} *8 *pass", "adapter counters:", f"  {name}: embed_cache_hits=*"])
     summary = artifact["summary"][name]
     assert summary["gated"] is False
@@ -59,9 +59,9 @@ def test_adapter_runs_the_example_scope(pytester: pytest.Pytester, cache_dir: Pa
 
 def test_a_rerun_hits_the_cache_even_across_xdist_workers(pytester: pytest.Pytester, cache_dir: Path) -> None:
     cold, cold_artifact = _run(pytester, "--lens-adapter=sqlite-hybrid")
-    cold.assert_outcomes(passed=8)
+    assert_answered(cold, 8)
     warm, warm_artifact = _run(pytester, "--lens-adapter=sqlite-hybrid", "-n", "2")
-    warm.assert_outcomes(passed=8)
+    assert_answered(warm, 8)
     stats = warm_artifact["summary"]["sqlite-hybrid"]["adapter_stats"]
     assert stats["embed_cache_misses"] == 0
     assert stats["embed_cache_hits"] >= cold_artifact["summary"]["sqlite-hybrid"]["adapter_stats"]["embed_cache_misses"]
@@ -71,7 +71,7 @@ def test_a_rerun_hits_the_cache_even_across_xdist_workers(pytester: pytest.Pytes
 
 def test_the_cache_can_be_switched_off_from_the_command_line(pytester: pytest.Pytester, cache_dir: Path) -> None:
     result, artifact = _run(pytester, "--lens-adapter=sqlite-hybrid", "--lens-adapter-option", "cache=false")
-    result.assert_outcomes(passed=8)
+    assert_answered(result, 8)
     assert artifact["summary"]["sqlite-hybrid"]["adapter_stats"]["embed_cache_hits"] == 0
     assert not (cache_dir / "embeddings.sqlite").exists()
 
@@ -82,7 +82,7 @@ def test_the_hybrids_keep_the_adapter_contract(pytester: pytest.Pytester, cache_
     result = pytester.runpytest(
         "--lens-adapter=sqlite-hybrid", "--lens-adapter=cognis-hybrid", "--lens-conformance", "-p", "no:cacheprovider"
     )
-    result.assert_outcomes(passed=16 + 13, skipped=1 + 4)
+    assert_answered(result, 16 + 13, skipped=1 + 4)
     result.stdout.fnmatch_lines(["*= LENS conformance =*", "cognis-hybrid * 17 * 13 * 0 * 4 *", "sqlite-hybrid * 17 * 16 * 0 * 1 *"])
 
 
@@ -90,7 +90,7 @@ def test_the_example_vector_memory_shares_the_reference_adapters_embedding_cache
     # examples/vector_memory.py embeds through pytest_lens.embedding: after the `embedding` adapter it embeds nothing.
     pytester.syspathinsert(Path(__file__).parents[2])
     result, artifact = _run(pytester, "--lens-adapter=embedding", "--lens-adapter=examples.vector_memory:VectorMemory")
-    result.assert_outcomes(passed=16)
+    assert_answered(result, 16)
     embedding, vector = artifact["summary"]["embedding"]["adapter_stats"], artifact["summary"]["VectorMemory"]["adapter_stats"]
     assert embedding["embed_cache_misses"] > 0
     assert vector["embed_cache_misses"] == 0 and vector["embed_cache_hits"] > 0

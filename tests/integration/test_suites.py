@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_lens.options import ADAPTER, DATASET, JSON, SUITE
+from tests.support import assert_answered
 
 
 def test_meme_suite_runs_offline_and_prints_its_section_with_the_trivial_pass_breakdown(pytester: pytest.Pytester) -> None:
@@ -51,7 +52,7 @@ def test_mab_suite_runs_offline_and_prints_its_section(pytester: pytest.Pytester
 
 def test_lens_and_a_sibling_suite_keep_separate_tables(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(f"{ADAPTER}=bm25", f"{SUITE}=lens", f"{SUITE}=mab", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=6 * 24 + 21)
+    assert_answered(result, 6 * 24 + 21)  # a few LENS questions are gated (bm25 cites no grounded ref for them)
     result.stdout.fnmatch_lines(["bm25 *144 *pass", "composite by question type:", "MemoryAgentBench: * [[]suite mab[]]", "bm25 *21 *"])
 
 
