@@ -79,6 +79,8 @@ class StreamProgress:
     resumed_at: float | None = None
     #: Ingestion seconds (:meth:`elapsed`) when the last line was printed (``None``: none yet).
     last_line_at: float | None = None
+    #: Episodes done when the last line was printed (a "done" line is never printed twice).
+    last_line_done: int = -1
     finished: bool = False
 
     def elapsed(self, now: float) -> float:
@@ -141,7 +143,7 @@ class Progress:
             stream.resumed_at = None
             if stream.done >= stream.total and not stream.finished:
                 stream.finished = True
-                if stream.busy_s >= self.interval_s:
+                if stream.busy_s >= self.interval_s and stream.last_line_done != stream.done:
                     self._emit(stream, now)
 
     def episode_done(self, stream: StreamProgress) -> None:
@@ -164,6 +166,7 @@ class Progress:
 
     def _emit(self, stream: StreamProgress, now: float) -> None:
         stream.last_line_at = stream.elapsed(now)
+        stream.last_line_done = stream.done
         self.sink(format_stream_line(stream, stream.last_line_at))
 
 

@@ -52,6 +52,18 @@ def test_the_first_line_comes_at_once_then_one_per_interval_and_a_last_one_for_s
     assert len(lines) == 3
 
 
+def test_the_done_line_is_printed_once() -> None:
+    lines: list[str] = []
+    clock = Clock()
+    progress = Progress(lines.append, interval_s=2.0, clock=clock)
+    with progress.ingesting("mem", "s1", 2, restart=True) as stream:
+        clock.now += 3.0
+        progress.episode_done(stream)
+        clock.now += 3.0
+        progress.episode_done(stream)  # due: prints the "done" line
+    assert [line.rsplit(", ", 1)[-1] for line in lines] == ["estimate after the first episodes", "~3 s to go", "done"]
+
+
 def test_a_fast_stream_prints_one_line() -> None:
     lines: list[str] = []
     progress = Progress(lines.append, interval_s=2.0, clock=Clock())
