@@ -6,16 +6,38 @@ from pathlib import Path
 
 # numpy's C extension cannot be loaded twice in one process, and pytester's in-process runs drop
 # the modules first imported inside them; importing numpy and scipy.stats here, before any
-# run, keeps them loaded for the whole session (pytest-lens's summaries use them).
+# run, keeps them loaded for the whole session (pytest-lens's summaries use them). The same
+# holds for matplotlib: the HTML report draws with it (--lens-html imports it in a background thread).
+import matplotlib.backends.backend_svg
+import matplotlib.figure  # noqa: F401
 import numpy  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
 
 from pytest_lens.datasets import LoadedScope, load_dataset
-from tests.support import small_dataset, write_dataset
+from pytest_lens.results import RunArtifact
+from tests.support import run_lens_session, small_dataset, write_dataset
 
 
 @pytest.fixture
 def small_scope(tmp_path: Path) -> LoadedScope:
     """The six-episode scope of :func:`tests.support.small_dataset`, loaded and validated."""
     return load_dataset(write_dataset(tmp_path / "small.json", small_dataset())).scopes[0]
+
+
+#: bm25 answers the example scope well; the degraded bm25 loses its best hit; null remembers nothing (every answer gated).
+EXAMPLE_ADAPTERS = {"bm25": "bm25", "drops": "lens_fixtures.adapters.degraded:DropsBestBM25Adapter", "null": "null"}
+
+
+@pytest.fixture(scope="session")
+def example_run(tmp_path_factory: pytest.TempPathFactory) -> RunArtifact:
+    """A real run of bm25, a degraded bm25 and null on the cold-chain example scope (24 results)."""
+    artifact: RunArtifact = run_lens_session(tmp_path_factory.mktemp("example-run"), EXAMPLE_ADAPTERS).artifact()
+    return artifact
+
+
+@pytest.fixture(scope="session")
+def aliased_run(tmp_path_factory: pytest.TempPathFactory) -> RunArtifact:
+    """bm25 on the example with opaque ref aliases: the agent sees and cites aliases, never stored ids."""
+    artifact: RunArtifact = run_lens_session(tmp_path_factory.mktemp("aliased-run"), {"bm25": "bm25"}, opaque_refs="always").artifact()
+    return artifact

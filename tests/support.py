@@ -182,3 +182,38 @@ def assert_answered(result: Any, answered: int, **others: int) -> None:
         assert outcomes.get(key, 0) == others.get(key, 0), f"{key}: {outcomes}"
     if "deselected" in others:  # like assert_outcomes: only when asked
         assert outcomes.get("deselected", 0) == others["deselected"], f"deselected: {outcomes}"
+
+
+def run_lens_session(
+    tmp_path: Path,
+    adapters: dict[str, str],
+    *,
+    datasets: tuple[Path, ...] = (COLD_CHAIN_DEMO,),
+    budgets: tuple[str, ...] = ("16k",),
+    baseline: str | None = None,
+    opaque_refs: str = "auto",
+) -> Any:
+    """A real LENS run without pytest: every case of ``datasets`` answered by each adapter (``label -> target``).
+
+    Returns the :class:`~pytest_lens.session.LensSession` with its results recorded (``.artifact()`` gives the run).
+    """
+    from pytest_lens.session import LensSession
+    from pytest_lens.settings import AdapterSpec, LensSettings
+
+    settings = LensSettings(
+        adapters=tuple(AdapterSpec(label, target) for label, target in adapters.items()),
+        datasets=datasets,
+        budgets=budgets,
+        rootdir=tmp_path,
+        baseline=baseline,
+        opaque_refs=opaque_refs,
+    )
+    session = LensSession.open(settings)
+    session.expect(session.cases)
+    runtime = session.new_runtime(tmp_path / "storage")
+    try:
+        for case in session.cases:
+            session.record(session.run(case, runtime))
+    finally:
+        runtime.close()
+    return session

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -19,7 +20,7 @@ from typing import Any
 from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.budget import BudgetTracker
 from pytest_lens.calls import AdapterCaller, AdapterCallError
-from pytest_lens.results import AdapterFault, ToolCallRecord
+from pytest_lens.results import SNIPPET_CHARS, AdapterFault, RefHit, ToolCallRecord
 from pytest_lens.schema import schema_error
 
 __all__ = ["RefAliases", "ToolBridge", "ToolOutcome", "ToolSpec"]
@@ -103,6 +104,8 @@ class ToolBridge:
         self.faults: list[AdapterFault] = []
         self.malformed_calls = 0
         self._returned: dict[str, None] = {}
+        #: Refs whose text a record already holds: later hits of them keep no snippet (the artifact stays small).
+        self._snipped: set[str] = set()
         self._tools = {spec.name: spec for spec in self._build_tools()}
 
     # -- what the agent sees -------------------------------------------------------------
@@ -134,7 +137,7 @@ class ToolBridge:
         index = len(self.records) + 1
         args, parse_error = self._parse_arguments(arguments)
         refusal = self.tracker.admit_tool_call()
-        returned: list[str] = []
+        hits: list[RefHit] = []
         if refusal is not None:
             content, status, error = refusal, "refused", refusal
         elif parse_error is not None:
@@ -142,7 +145,7 @@ class ToolBridge:
             content, status, error = f"Error: {parse_error}", "error", parse_error
         else:
             try:
-                payload, returned = self._dispatch(name, args)
+                payload, hits = self._dispatch(name, args)
                 content, status, error = json.dumps(payload, ensure_ascii=False), "ok", None
             except ToolArgumentError as exc:
                 self.malformed_calls += 1
@@ -150,24 +153,39 @@ class ToolBridge:
             except AdapterCallError as exc:
                 self.faults.append(exc.fault)
                 content, status, error = f"Error: the memory system failed ({exc.fault.message})", "error", exc.fault.describe()
+        returned = list(dict.fromkeys(hit.ref_id for hit in hits))
+        # A hit that would carry neither text nor score (a ref whose text an earlier call of this question
+        # showed, returned again by a retrieval) is left to returned_refs: the artifact stays small.
+        hits = [hit for hit in map(self._first_snippet, hits) if hit.snippet or hit.score is not None]
         for ref in returned:
             self._returned.setdefault(ref, None)
+        tokens = self.tracker.charge_result(content)
         record = ToolCallRecord(
             index=index,
             turn=self.tracker.turns,
             name=name,
             arguments=args,
             status=status,  # type: ignore[arg-type]
-            result_tokens=self.tracker.charge_result(content),
+            result_tokens=tokens,
             returned_refs=returned,
+            hits=hits,
+            result_tokens_left=self.tracker.remaining_result_tokens,
+            calls_left=self.tracker.remaining_tool_calls,
             error=error,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
         self.records.append(record)
         return ToolOutcome(content=content, is_error=status != "ok", record=record)
 
+    def _first_snippet(self, hit: RefHit) -> RefHit:
+        if hit.ref_id in self._snipped:
+            return hit.model_copy(update={"snippet": ""}) if hit.snippet else hit
+        if hit.snippet:
+            self._snipped.add(hit.ref_id)
+        return hit
+
     # -- tool implementations --------------------------------------------------------------
-    def _dispatch(self, name: str, args: dict[str, Any]) -> tuple[Any, list[str]]:
+    def _dispatch(self, name: str, args: dict[str, Any]) -> tuple[Any, list[RefHit]]:
         if name == SEARCH:
             return self._search(args)
         if name == RETRIEVE:
@@ -178,7 +196,7 @@ class ToolBridge:
             return self._extended(name, args)
         raise ToolArgumentError(f"unknown tool {name!r}; available tools: {', '.join(self._tools)}")
 
-    def _search(self, args: dict[str, Any]) -> tuple[Any, list[str]]:
+    def _search(self, args: dict[str, Any]) -> tuple[Any, list[RefHit]]:
         _reject_unknown(SEARCH, args, {"query", "limit", "filters"})
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
@@ -193,9 +211,9 @@ class ToolBridge:
             if metadata:
                 entry["metadata"] = metadata
             payload.append(entry)
-        return payload, [result.ref_id for result in results]
+        return payload, [_hit(result.ref_id, result.text, result.score) for result in results]
 
-    def _retrieve(self, args: dict[str, Any]) -> tuple[Any, list[str]]:
+    def _retrieve(self, args: dict[str, Any]) -> tuple[Any, list[RefHit]]:
         _reject_unknown(RETRIEVE, args, {"ref_id"})
         ref_id = args.get("ref_id")
         if not isinstance(ref_id, str) or not ref_id:
@@ -207,16 +225,16 @@ class ToolBridge:
         metadata = self._sanitize(document.metadata)
         if metadata:
             payload["metadata"] = metadata
-        return payload, [document.ref_id]
+        return payload, [_hit(document.ref_id, document.text)]
 
-    def _extended(self, name: str, args: dict[str, Any]) -> tuple[Any, list[str]]:
+    def _extended(self, name: str, args: dict[str, Any]) -> tuple[Any, list[RefHit]]:
         error = schema_error(self._tools[name].parameters, args)
         if error is not None:
             raise ToolArgumentError(f"invalid arguments for {name}: {error}")
         raw = self.caller.extended(name, self._unalias(args))
-        returned: list[str] = []
-        _collect_refs(raw, returned)
-        return self._sanitize(raw), returned
+        hits: dict[str, RefHit] = {}
+        _collect_refs(raw, hits)
+        return self._sanitize(raw), list(hits.values())
 
     def _capabilities_payload(self) -> dict[str, Any]:
         manifest = asdict(self.manifest)
@@ -337,11 +355,21 @@ def _reject_unknown(tool: str, args: dict[str, Any], allowed: set[str]) -> None:
         raise ToolArgumentError(f"{tool} got unexpected argument(s) {', '.join(unknown)}; it takes {', '.join(sorted(allowed))}")
 
 
-def _collect_refs(value: Any, into: list[str]) -> None:
+def _hit(ref_id: str, text: Any, score: Any = None) -> RefHit:
+    """A returned ref as the record keeps it: the text shortened to a snippet."""
+    snippet = text if isinstance(text, str) else ""
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…"
+    number = round(float(score), 6) if isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score) else None
+    return RefHit(ref_id=ref_id, score=number, snippet=snippet)
+
+
+def _collect_refs(value: Any, into: dict[str, RefHit]) -> None:
+    """Every ``ref_id`` in an extra tool's result, first occurrence first, with its text and score when given."""
     if isinstance(value, dict):
         ref = value.get("ref_id")
         if isinstance(ref, str) and ref not in into:
-            into.append(ref)
+            into[ref] = _hit(ref, value.get("text"), value.get("score"))
         for item in value.values():
             _collect_refs(item, into)
     elif isinstance(value, list):

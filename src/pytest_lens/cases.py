@@ -9,12 +9,22 @@ from pytest_lens.budget import Budget
 from pytest_lens.datasets.loader import LoadedScope
 from pytest_lens.datasets.models import Question
 
-__all__ = ["LensCase", "build_cases", "stream_group"]
+__all__ = ["LensCase", "build_cases", "case_id", "stream_group"]
 
 
 def stream_group(adapter: str, scope_id: str, budget: str) -> str:
     """Name of the tests sharing one ingestion stream: ``adapter:scope:budget``."""
     return f"{adapter}:{scope_id}:{budget}"
+
+
+def case_id(adapter: str, scope_id: str, stream_length: int, checkpoint: int, question_id: str, budget: str | None = None) -> str:
+    """The pytest id of a question: ``bm25-cascading_failure_01-cp099[-8k]-cf01_q03_longitudinal`` (budget when several run)."""
+    width = max(3, len(str(stream_length)))
+    parts = [adapter, scope_id, f"cp{checkpoint:0{width}d}"]
+    if budget is not None:
+        parts.append(budget)
+    parts.append(question_id)
+    return "-".join(parts)
 
 
 @dataclass(frozen=True)
@@ -40,12 +50,8 @@ class LensCase:
     @property
     def id(self) -> str:
         """The pytest id, e.g. ``bm25-cascading_failure_01-cp099-cf01_q03_longitudinal``."""
-        width = max(3, len(str(len(self.scope.stream))))
-        parts = [self.adapter, self.scope.scope_id, f"cp{self.checkpoint:0{width}d}"]
-        if self.show_budget:
-            parts.append(self.budget.name)
-        parts.append(self.question.question_id)
-        return "-".join(parts)
+        budget = self.budget.name if self.show_budget else None
+        return case_id(self.adapter, self.scope.scope_id, len(self.scope.stream), self.checkpoint, self.question.question_id, budget)
 
     @property
     def group(self) -> str:

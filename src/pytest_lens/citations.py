@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["CitedSentence", "parse_citations", "split_sentences"]
+__all__ = ["CitedSentence", "parse_citations", "split_citations", "split_sentences"]
 
 # "[a]" or "[a, b]" but not a markdown link "[text](url)".
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,400})\](?!\()")
@@ -22,15 +22,44 @@ class CitedSentence:
     citations: tuple[str, ...]
 
 
+def _group_refs(group: str) -> list[str]:
+    """The ref ids inside one bracket group (``"a, b"`` -> ``["a", "b"]``)."""
+    refs = []
+    for token in re.split(r"[,;]\s*|\s+", group.strip()):
+        token = token.strip().removeprefix("ref:").removeprefix("ref_id:").strip()
+        if token and _REF_TOKEN.match(token) and any(ch.isalnum() for ch in token):
+            refs.append(token)
+    return refs
+
+
 def parse_citations(text: str) -> list[str]:
     """Ref ids cited in ``text``, in order of first appearance, without duplicates."""
     seen: dict[str, None] = {}
     for group in _BRACKETS.findall(text):
-        for token in re.split(r"[,;]\s*|\s+", group.strip()):
-            token = token.strip().removeprefix("ref:").removeprefix("ref_id:").strip()
-            if token and _REF_TOKEN.match(token) and any(ch.isalnum() for ch in token):
-                seen.setdefault(token, None)
+        for token in _group_refs(group):
+            seen.setdefault(token, None)
     return list(seen)
+
+
+def split_citations(text: str) -> list[str | tuple[str, ...]]:
+    """``text`` as plain pieces (``str``) and citation groups (the ref ids of one ``[...]``), in order.
+
+    Joining the pieces and ``"[" + ", ".join(group) + "]"`` gives back the text up to spacing inside brackets;
+    a bracket holding no ref id stays text.
+    """
+    parts: list[str | tuple[str, ...]] = []
+    position = 0
+    for match in _BRACKETS.finditer(text):
+        refs = _group_refs(match.group(1))
+        if not refs:
+            continue
+        if match.start() > position:
+            parts.append(text[position : match.start()])
+        parts.append(tuple(refs))
+        position = match.end()
+    if position < len(text):
+        parts.append(text[position:])
+    return parts
 
 
 def split_sentences(text: str) -> list[CitedSentence]:

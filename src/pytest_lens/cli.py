@@ -15,6 +15,8 @@ from typing import Any
 from pytest_lens.compare_command import add_compare, run_compare
 from pytest_lens.generator.command import add_generate, run_generate
 from pytest_lens.importers.command import add_generate_suite, add_import, run_generate_suite, run_import
+from pytest_lens.report_command import add_report, run_report
+from pytest_lens.show_command import add_show, run_show
 
 __all__ = ["COMMANDS", "main"]
 
@@ -94,6 +96,8 @@ COMMANDS: dict[str, Command] = {
     "generate-suite": (add_generate_suite, run_generate_suite),
     "compare": (add_compare, run_compare),
     "generate": (add_generate, run_generate),
+    "show": (add_show, run_show),
+    "report": (add_report, run_report),
 }
 
 

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_lens.analysis.models import BaselineComparison
+    from pytest_lens.results import RunArtifact
+    from pytest_lens.scoring.composite import HardGate
+    from pytest_lens.storage import Baseline
 
-__all__ = ["add_compare", "gates_of", "run_compare"]
+__all__ = ["add_compare", "compare_runs", "gates_of", "run_compare"]
 
 
 def add_compare(sub: Any) -> argparse.ArgumentParser:
@@ -56,14 +59,39 @@ def gates_of(run: Mapping[str, Any]) -> list[Any]:
     return gates
 
 
+def compare_runs(
+    current: RunArtifact, baseline: Baseline, gates: Sequence[HardGate], *, alpha: float, max_drop: float | None, seed: int | None = None
+) -> tuple[BaselineComparison | None, dict[str, BaselineComparison]]:
+    """``current`` against ``baseline``: the LENS comparison (``None`` for a run of sibling suites only), and each suite's.
+
+    Both runs are rescored with ``current``'s weights; ``seed`` defaults to ``current``'s ``--lens-seed``.
+    """
+    from pytest_lens.analysis.baseline import compare_with_baseline
+    from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
+    from pytest_lens.suites import LENS, load_suite
+    from pytest_lens.suites.selection import SuiteRun
+
+    run = current.run
+    recorded = run.get("weights")
+    weights: Mapping[str, float] = recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
+    seed = seed if seed is not None else int(run.get("seed", 42))
+    results = current.results
+    suite_names = list(dict.fromkeys(r.suite for r in results if r.suite != LENS))
+    lens = None
+    if any(r.suite == LENS for r in results) or not suite_names:
+        lens = compare_with_baseline(
+            results, run, baseline.artifact, baseline.info, weights, gates, alpha=alpha, max_drop=max_drop, seed=seed
+        )
+    suites = SuiteRun({name: load_suite(name) for name in suite_names})
+    return lens, suites.comparisons(results, run, baseline.artifact, baseline.info, alpha=alpha, max_drop=max_drop, seed=seed)
+
+
 def run_compare(args: argparse.Namespace) -> int:
     """Print the comparison; 0, 1 (regression with ``--fail``) or 2 (unusable input)."""
-    from pytest_lens.analysis.baseline import compare_with_baseline
     from pytest_lens.analysis.render import arrows_for, comparison_lines
     from pytest_lens.gates import GatePolicy, compare_gate
-    from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
     from pytest_lens.storage import RunStore, SavedRunError, open_baseline
-    from pytest_lens.suites import LENS, load_suite
+    from pytest_lens.suites import load_suite
     from pytest_lens.suites.selection import SuiteRun
 
     if not 0 < args.alpha < 1:
@@ -77,20 +105,9 @@ def run_compare(args: argparse.Namespace) -> int:
     except (SavedRunError, ValueError) as exc:
         print(f"lens compare: {exc}", file=sys.stderr)
         return 2
-    run = current.artifact.run
-    recorded = run.get("weights")
-    weights: Mapping[str, float] = recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
-    seed = args.seed if args.seed is not None else int(run.get("seed", 42))
-    results = current.artifact.results
-    suite_names = list(dict.fromkeys(r.suite for r in results if r.suite != LENS))
-    suites = SuiteRun({name: load_suite(name) for name in suite_names})
-    comparisons: list[tuple[str, BaselineComparison]] = []
-    if any(r.suite == LENS for r in results) or not suite_names:
-        lens = compare_with_baseline(
-            results, run, baseline.artifact, baseline.info, weights, gates, alpha=args.alpha, max_drop=args.max_drop, seed=seed
-        )
-        comparisons.append(("", lens))
-    found = suites.comparisons(results, run, baseline.artifact, baseline.info, alpha=args.alpha, max_drop=args.max_drop, seed=seed)
+    lens, found = compare_runs(current.artifact, baseline, gates, alpha=args.alpha, max_drop=args.max_drop, seed=args.seed)
+    suites = SuiteRun({name: load_suite(name) for name in found})
+    comparisons: list[tuple[str, BaselineComparison]] = [("", lens)] if lens is not None else []
     comparisons.extend((name, comparison) for name, comparison in found.items())
     print(f"{current.info.name} ({current.info.path}) against {baseline.info.name}")
     arrows = arrows_for(sys.stdout.encoding)

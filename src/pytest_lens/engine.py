@@ -13,10 +13,12 @@ from pytest_lens.budget import BudgetTracker
 from pytest_lens.calls import AdapterCallError
 from pytest_lens.cases import LensCase
 from pytest_lens.citations import parse_citations
-from pytest_lens.results import AdapterFault, QuestionResult
+from pytest_lens.datasets.models import KeyFact
+from pytest_lens.results import AdapterFault, FactCheck, QuestionResult
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
-from pytest_lens.scoring.metrics import AnswerEvidence, mechanical_metrics
+from pytest_lens.scoring.metrics import AnswerEvidence, fact_matched, mechanical_metrics
+from pytest_lens.text import normalize
 
 __all__ = ["QuestionScorer", "ScorerOutput", "Scoring", "run_case"]
 
@@ -87,8 +89,10 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
     if stats_fault is not None:
         faults.append(stats_fault)
     resolve = bridge.resolve_ref if bridge is not None else str
-    cited = list(dict.fromkeys(resolve(ref) for ref in parse_citations(answer_text)))
+    citations = parse_citations(answer_text)
+    cited = list(dict.fromkeys(resolve(ref) for ref in citations))
     returned = bridge.returned_refs if bridge is not None else []
+    aliases = _aliases_used(bridge, citations) if bridge is not None else {}
     # Evidence that arrives after the checkpoint (a dataset defect) cannot be demanded.
     required = [
         ref
@@ -127,10 +131,13 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         budget=case.budget.name,
         agent=agent.name,
         prompt=question.prompt,
+        canonical_answer=question.ground_truth.canonical_answer,
+        key_facts=_fact_checks(question.ground_truth.key_facts, answer_text),
         answer=answer_text,
         cited_refs=cited,
         returned_refs=returned,
         required_refs=required,
+        aliases=aliases,
         tool_calls=bridge.records if bridge is not None else [],
         result_tokens=tracker.result_tokens,
         turns=tracker.turns,
@@ -148,6 +155,20 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         scoring_failures=scoring_failures,
         duration_s=round(time.perf_counter() - started, 4),
     )
+
+
+def _fact_checks(key_facts: Sequence[KeyFact], answer: str) -> list[FactCheck]:
+    """Each key fact and whether the answer states it, as ``fact_recall`` judged it."""
+    normalized = normalize(answer)
+    return [FactCheck(fact=fact.fact, found=fact_matched(fact, normalized)) for fact in key_facts]
+
+
+def _aliases_used(bridge: ToolBridge, citations: Sequence[str]) -> dict[str, str]:
+    """Alias -> stored id for every alias the agent saw or cited (empty when the run uses stored ids)."""
+    if not bridge.aliases.enabled:
+        return {}
+    shown = [bridge.aliases.to_agent(ref) for ref in bridge.returned_refs]
+    return {alias: real for alias in dict.fromkeys([*shown, *citations]) if (real := bridge.resolve_ref(alias)) != alias}
 
 
 def _skipped(case: LensCase, agent: Agent, reason: str) -> QuestionResult:

@@ -28,6 +28,7 @@ __all__ = [
     "DATASET",
     "FAIL_UNDER",
     "GATE_BUDGET",
+    "HTML",
     "JSON",
     "JUDGE",
     "JUDGE_MAX_FAILURES",
@@ -57,6 +58,7 @@ DATASET = "--lens-dataset"
 BUDGET = "--lens-budget"
 AGENT = "--lens-agent"
 JSON = "--lens-json"
+HTML = "--lens-html"
 STRICT = "--lens-strict"
 WEIGHTS = "--lens-weights"
 GATE_BUDGET = "--lens-gate-budget"
@@ -164,6 +166,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
 
     _add_llm_options(group)
+    _add_report_options(group, parser)
 
     parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
     parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
@@ -222,6 +225,29 @@ def _add_llm_options(group: pytest.OptionGroup) -> None:
     group.addoption(LLM_RETRIES, type=int, default=None, metavar="N", help="retries of a 429/5xx/timed-out LLM request (default 4).")
 
 
+def _add_report_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        HTML,
+        default=None,
+        metavar="PATH",
+        help="write a self-contained HTML report: plots, tables and every question's transcript (needs pytest-lens[html]).",
+    )
+    parser.addini("lens_html", default="", help="path for the HTML report, as for --lens-html.")
+
+
+def _html_path(config: pytest.Config) -> Path | None:
+    """``--lens-html`` (or ``lens_html``); a usage error up front when the report's libraries are missing."""
+    value = config.getoption(HTML) or config.getini("lens_html") or None
+    if value is None:
+        return None
+    from importlib.util import find_spec
+
+    missing = [name for name in ("matplotlib", "markupsafe") if find_spec(name) is None]
+    if missing:
+        raise pytest.UsageError(f"{HTML} needs {' and '.join(missing)}: pip install 'pytest-lens[html]'")
+    return Path(value)
+
+
 def lens_requested(config: pytest.Config) -> bool:
     """pytest-lens does anything only when an adapter is configured."""
     return bool(config.getoption(ADAPTER) or config.getini("lens_adapters"))
@@ -274,6 +300,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
         budgets=budgets,
         agent=_pick(config, AGENT, "lens_agent"),
         json_path=Path(json_path) if json_path else None,
+        html_path=_html_path(config),
         strict=bool(_pick(config, STRICT, "lens_strict")),
         weights=weights,
         gate_budget=bool(_pick(config, GATE_BUDGET, "lens_gate_budget")),

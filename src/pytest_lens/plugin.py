@@ -7,6 +7,7 @@ nothing to a run and imports nothing heavy.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,8 @@ class LensPlugin:
         #: ``-m lens``: test files without LENS tests are not even imported (see :mod:`pytest_lens.lens_only`).
         self.lens_only = selects_only_lens(config.option.markexpr)
         self.named_paths = {Path(config.invocation_params.dir, arg.split("::")[0]).resolve() for arg in config.args}
+        #: ``--lens-html``: what was written (or why not), for the summary.
+        self.html_note: tuple[str, bool] | None = None
 
     @property
     def _reporting(self) -> bool:
@@ -151,6 +154,11 @@ class LensPlugin:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Remember which questions were selected, to detect missing results."""
         self.session.expect(case for item in session.items if (case := _case_of(item)) is not None)
+        if self.session.settings.html_path is not None and self._reporting and self.session.expected:
+            from pytest_lens.html import REPORT_MODULES
+            from pytest_lens.warm_up import warm_up
+
+            warm_up(REPORT_MODULES, name="lens-html-warm-up")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect each question's result from its call report (on the controller under xdist)."""
@@ -206,12 +214,29 @@ class LensPlugin:
         path = self.session.settings.json_path
         if path is not None:
             self.session.write_artifact(path if path.is_absolute() else self.session.settings.rootdir / path)
+        self._write_html(session)
         try:
             self.saved_run = self.session.save_run()
         except (OSError, ValueError) as exc:
             self.save_error = f"could not save the run ({self.session.settings.save_name}): {exc}"
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _write_html(self, session: pytest.Session) -> None:
+        """``--lens-html``: the report is written after the artifact, so a report that cannot be made loses no result."""
+        path = self.session.settings.html_path
+        if path is None or not (self.session.results or self.session.expected):
+            return
+        target = path if path.is_absolute() else self.session.settings.rootdir / path
+        started = time.perf_counter()
+        try:
+            size = self.session.write_html(target)
+        except Exception as exc:  # a report bug or an unwritable path must not cost the run its summary
+            self.html_note = (f"could not write the HTML report {path}: {type(exc).__name__}: {exc}", False)
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        self.html_note = (f"html report: {path} ({size / 1e6:.1f} MB, {time.perf_counter() - started:.1f} s)", True)
 
     def pytest_unconfigure(self) -> None:
         """Release session resources (the LLM cache connection)."""
@@ -235,11 +260,22 @@ class LensPlugin:
             terminalreporter.write_line(f"saved run: {self.saved_run}")
         if self.save_error is not None:
             terminalreporter.write_line(self.save_error, red=True)
+        if self.html_note is not None:
+            terminalreporter.write_line(self.html_note[0], red=not self.html_note[1])
+        self._worst_questions(terminalreporter)
         reasons = self.session.verdict().reasons
         if reasons:
             # pytest's closing line would otherwise say only "N passed" above an exit status of 1.
             noun = "LENS gate failed" if len(reasons) == 1 else "LENS gates failed"
             terminalreporter.stats.setdefault(noun, []).extend(_VerdictReason(reason) for reason in reasons)
+
+    def _worst_questions(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """Where to look next: each adapter's worst questions and where their transcripts are (after the verdict)."""
+        lines = self.session.worst_questions().lines
+        if lines:
+            terminalreporter.write_line("")
+            for line in lines:
+                terminalreporter.write_line(line)
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,19 @@ from pytest_lens.llm.stats import LLMCounts
 
 __all__ = [
     "ARTIFACT_SCHEMA_VERSION",
+    "SNIPPET_CHARS",
     "AdapterFault",
     "AdapterSummary",
     "CommitInfo",
+    "EpisodeText",
+    "FactCheck",
     "GroupSummary",
     "MachineInfo",
     "QuestionResult",
+    "RecordedVerdict",
+    "RefHit",
     "RunArtifact",
+    "ScopeEvidence",
     "ToolCallRecord",
     "Violation",
 ]
@@ -66,6 +72,23 @@ class AdapterFault(_Record):
         return f"adapter {self.adapter!r} {verb}{where}{episode}: {self.message}"
 
 
+#: Characters of each returned text kept in a tool-call record (the full texts of cited and required
+#: episodes are kept once per run, in :attr:`RunArtifact.evidence`).
+SNIPPET_CHARS = 160
+
+
+class RefHit(_Record):
+    """One ref a tool call returned to the agent: stored id, score (searches) and the start of its text.
+
+    Only a ref's first return in a question keeps a snippet; a later return of it appears here only
+    when it has a score (a search), and otherwise in :attr:`ToolCallRecord.returned_refs` alone.
+    """
+
+    ref_id: str
+    score: float | None = None
+    snippet: str = ""
+
+
 class ToolCallRecord(_Record):
     """One tool call as the bridge executed (or refused) it."""
 
@@ -76,8 +99,20 @@ class ToolCallRecord(_Record):
     status: Literal["ok", "error", "refused"]
     result_tokens: int
     returned_refs: list[str] = Field(default_factory=list)
+    #: The returned refs in result order, with scores and snippets (what the agent saw, shortened; see :class:`RefHit`).
+    hits: list[RefHit] = Field(default_factory=list)
+    #: Result tokens and tool calls the budget still allowed after this call (``None`` in older artifacts).
+    result_tokens_left: int | None = None
+    calls_left: int | None = None
     error: str | None = None
     duration_ms: float = 0.0
+
+
+class FactCheck(_Record):
+    """A key fact of the question and whether the answer stated it (``fact_recall`` counts these)."""
+
+    fact: str
+    found: bool
 
 
 class QuestionResult(_Record):
@@ -95,11 +130,16 @@ class QuestionResult(_Record):
     agent: str
     judge: str | None = None
     prompt: str
+    #: The dataset's reference answer and key facts (for reading transcripts; scoring used the dataset itself).
+    canonical_answer: str = ""
+    key_facts: list[FactCheck] = Field(default_factory=list)
     # What the agent did; the defaults describe a question where nothing happened (skipped, adapter unbuilt).
     answer: str = ""
     cited_refs: list[str] = Field(default_factory=list)
     returned_refs: list[str] = Field(default_factory=list)
     required_refs: list[str] = Field(default_factory=list)
+    #: Ids the agent saw and cited instead of stored ids (``--lens-opaque-refs``), alias -> stored id; empty without aliases.
+    aliases: dict[str, str] = Field(default_factory=dict)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     result_tokens: int = 0
     turns: int = 0
@@ -202,6 +242,28 @@ class CommitInfo(_Record):
     dirty: bool = False
 
 
+class EpisodeText(_Record):
+    """One stored episode as a report shows it."""
+
+    timestamp: str
+    text: str
+
+
+class ScopeEvidence(_Record):
+    """A scope's stream length and the texts of the episodes its answers cited or needed (the rest are left out)."""
+
+    episodes: int
+    texts: dict[str, EpisodeText] = Field(default_factory=dict)
+
+
+class RecordedVerdict(_Record):
+    """The run's verdict as the summary printed it: exit status, reasons and one line per gate."""
+
+    exit_code: int
+    reasons: list[str] = Field(default_factory=list)
+    gates: list[str] = Field(default_factory=list)
+
+
 class RunArtifact(_Record):
     """The ``--lens-json`` file: enough to reproduce, compare and audit a run."""
 
@@ -224,3 +286,7 @@ class RunArtifact(_Record):
     #: Per sibling suite: its score's CIs and paired tests, and the run against the baseline's questions of that suite.
     suite_statistics: dict[str, RunStatistics] = Field(default_factory=dict)
     suite_comparisons: dict[str, BaselineComparison] = Field(default_factory=dict)
+    #: Per scope: the texts of the episodes cited or required by any question (transcripts link citations to them).
+    evidence: dict[str, ScopeEvidence] = Field(default_factory=dict)
+    #: The verdict and the gate lines (``None`` in artifacts written before they were recorded).
+    verdict: RecordedVerdict | None = None

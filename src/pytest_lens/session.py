@@ -18,13 +18,14 @@ from pytest_lens.budget import Budget, parse_budget
 from pytest_lens.cases import LensCase, build_cases
 from pytest_lens.datasets.loader import DatasetError, LoadedDataset, LoadedScope, load_datasets
 from pytest_lens.engine import QuestionScorer, Scoring, run_case
+from pytest_lens.evidence import collect_evidence
 from pytest_lens.llm.errors import LLMCacheError
 from pytest_lens.llm.services import LLMServices
 from pytest_lens.llm.settings import display_url
 from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.registry import AdapterLoadError, accepts_keyword, load_adapter_class
 from pytest_lens.report import LensReport, ReportSection, Verdict
-from pytest_lens.results import AdapterSummary, QuestionResult, RunArtifact
+from pytest_lens.results import AdapterSummary, QuestionResult, RecordedVerdict, RunArtifact
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 from pytest_lens.settings import LensSettings
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from pytest_lens.gates import GateCheck
     from pytest_lens.scoring.judge import Judge
     from pytest_lens.storage import Baseline, RunStore
+    from pytest_lens.views.worst import WorstQuestions
 
 __all__ = ["LensConfigError", "LensSession", "bundled_dataset_paths"]
 
@@ -375,6 +377,32 @@ class LensSession:
         metrics = {name for summary in self.summaries().values() for name in summary.metrics}
         return legend_lines(metrics, self.scoring.weights, self.scoring.gates) if metrics else []
 
+    # -- where to look next: the worst questions and the HTML report ---------------------
+    def worst_questions(self) -> WorstQuestions:
+        """The summary block naming each adapter's worst questions and where their transcripts are."""
+        from pytest_lens.results import ScopeEvidence
+        from pytest_lens.views.transcript import build_transcripts
+        from pytest_lens.views.worst import SUMMARY_WORST, WorstQuestions, worst
+
+        lengths = {scope.scope_id: ScopeEvidence(episodes=len(scope.stream)) for scope in self.scopes}
+        items = build_transcripts(self.ordered_results(), lengths, self.scoring.gates)
+        return WorstQuestions(worst(items, SUMMARY_WORST), json_path=self.settings.json_path, html_path=self.settings.html_path)
+
+    def write_html(self, path: Path) -> int:
+        """Write the HTML report of this run (with per-question deltas against ``--lens-baseline``); its size in bytes."""
+        from pytest_lens.html.report import render_report
+
+        baseline = self.baseline
+        text = render_report(
+            self.artifact(),
+            baseline=baseline.artifact if baseline is not None else None,
+            baseline_name=baseline.info.name if baseline is not None else None,
+        )
+        data = text.encode("utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return len(data)
+
     def run_store(self) -> RunStore:
         """Saved runs (``--lens-storage``, default ``.lens`` in the rootdir)."""
         from pytest_lens.storage import RunStore
@@ -457,7 +485,14 @@ class LensSession:
             comparison=self.comparison(),
             suite_statistics=self.suite_statistics(),
             suite_comparisons=self.suite_comparisons(),
+            evidence=collect_evidence(self.results.values(), self.scopes),
+            verdict=self.recorded_verdict(),
         )
+
+    def recorded_verdict(self) -> RecordedVerdict:
+        """The verdict and gate lines as the artifact keeps them."""
+        verdict = self.verdict()
+        return RecordedVerdict(exit_code=verdict.exit_code, reasons=list(verdict.reasons), gates=[c.line for c in self.gate_checks()])
 
     def write_artifact(self, path: Path) -> None:
         """Write the artifact as indented JSON."""

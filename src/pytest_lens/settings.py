@@ -30,6 +30,8 @@ class LensSettings:
     budgets: tuple[str, ...] = ("16k",)
     agent: str = "offline"
     json_path: Path | None = None
+    #: ``--lens-html``: where the HTML report goes (relative paths are under :attr:`rootdir`).
+    html_path: Path | None = None
     strict: bool = False
     weights: Mapping[str, float] | None = None
     gate_budget: bool = False

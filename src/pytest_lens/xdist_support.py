@@ -12,8 +12,6 @@ ran on two workers anyway.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import os
 import shlex
 import threading
@@ -22,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
+
+from pytest_lens.warm_up import warm_up
 
 if TYPE_CHECKING:
     from xdist.remote import Producer
@@ -80,16 +80,8 @@ SUMMARY_MODULES = ("scipy.stats", "pytest_lens.analysis.run", "pytest_lens.analy
 
 
 def warm_up_statistics() -> threading.Thread:
-    """Import :data:`SUMMARY_MODULES` in a daemon thread (the import lock makes a concurrent import wait, never twice)."""
-
-    def load() -> None:
-        for name in SUMMARY_MODULES:
-            with contextlib.suppress(Exception):  # an import error resurfaces, with its traceback, where the module is used
-                importlib.import_module(name)
-
-    thread = threading.Thread(target=load, name="lens-warm-up", daemon=True)
-    thread.start()
-    return thread
+    """Import :data:`SUMMARY_MODULES` in a daemon thread (see :func:`pytest_lens.warm_up.warm_up`)."""
+    return warm_up(SUMMARY_MODULES)
 
 
 def dist_mode_given(args: Iterable[str]) -> bool:

@@ -109,3 +109,34 @@ def test_adapter_exceptions_become_faults_not_crashes(small_scope: LoadedScope) 
     (fault,) = bridge.faults
     assert fault.describe() == "adapter 'mem' raised in search(): RuntimeError: index corrupted"
     assert not bridge.call("memory_retrieve", {"ref_id": "e1"}).is_error
+
+
+def test_records_keep_what_each_call_returned_and_the_budget_left(small_scope: LoadedScope) -> None:
+    from pytest_lens.results import SNIPPET_CHARS
+
+    long_text = "x" * (SNIPPET_CHARS + 50)
+    bridge = make_bridge(small_scope, budget="results=2000,calls=5")
+    search = bridge.call("memory_search", {"query": "pump pressure"}).record
+    assert [(hit.ref_id, hit.score) for hit in search.hits] == [("e1", 2.0), ("e3", 2.0), ("e5", 2.0)]
+    assert search.hits[0].snippet == small_scope.stream[0].text[:80]  # RecordingMemory's search returns 80 characters
+    assert (search.result_tokens_left, search.calls_left) == (2000 - search.result_tokens, 4)
+    # A ref already shown keeps no second snippet; with no score either, it is listed in returned_refs only.
+    batch = bridge.call("batch_retrieve", {"ref_ids": ["e1", "e2"]}).record
+    assert batch.returned_refs == ["e1", "e2"]
+    assert [hit.ref_id for hit in batch.hits] == ["e2"]
+    assert batch.hits[0].snippet.startswith(small_scope.stream[1].text[:40]) and batch.hits[0].score is None
+    assert batch.result_tokens_left == 2000 - search.result_tokens - batch.result_tokens and batch.calls_left == 3
+    # Snippets are cut to SNIPPET_CHARS (with an ellipsis), whatever the adapter returned.
+    memory = RecordingMemory()
+    caller = AdapterCaller(memory, "mem")
+    caller.ingest("long", "s1", "2025-01-01T00:00:00", long_text, {})
+    lone = ToolBridge(caller, caller.capabilities(), BudgetTracker(parse_budget("16k")))
+    hit = lone.call("memory_retrieve", {"ref_id": "long"}).record.hits[0]
+    assert len(hit.snippet) == SNIPPET_CHARS and hit.snippet.endswith("…")
+
+
+def test_refused_calls_record_no_hits(small_scope: LoadedScope) -> None:
+    bridge = make_bridge(small_scope, budget="results=1,calls=5")
+    bridge.call("memory_search", {"query": "pump pressure"})
+    refused = bridge.call("memory_search", {"query": "pump"}).record
+    assert refused.status == "refused" and refused.hits == [] and refused.result_tokens_left == 0

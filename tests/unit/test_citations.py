@@ -26,3 +26,13 @@ def test_citation_only_fragments_join_the_previous_sentence() -> None:
         CitedSentence("A seal leak was found [e5].", ("e5",)),
         CitedSentence("Unrelated claim here.", ()),
     ]
+
+
+def test_split_citations_keeps_text_and_groups_in_order() -> None:
+    from pytest_lens.citations import split_citations
+
+    text = "- rose 12% [ep_1] then fell [ep_2, ep_3].\n[not-a-ref?] see [link](http://x)"
+    parts = split_citations(text)
+    assert parts == ["- rose 12% ", ("ep_1",), " then fell ", ("ep_2", "ep_3"), ".\n[not-a-ref?] see [link](http://x)"]
+    assert [ref for part in parts if isinstance(part, tuple) for ref in part] == ["ep_1", "ep_2", "ep_3"]
+    assert split_citations("") == []

@@ -25,13 +25,17 @@ __all__ = [
     "UNICODE_ARROWS",
     "Arrows",
     "arrows_for",
+    "changed_counts",
     "comparison_lines",
+    "format_delta",
     "format_estimate",
     "format_p",
     "line_markup",
     "metric_interval_lines",
     "pair_lines",
+    "pair_result",
     "statistics_section",
+    "status_text",
 ]
 
 #: The result words that colour a line (also searched for by :func:`line_markup`).
@@ -80,7 +84,8 @@ def _signed(value: float) -> str:
     return f"{value:+.3f}"
 
 
-def _delta(estimate: Estimate) -> str:
+def format_delta(estimate: Estimate) -> str:
+    """``+0.012 [-0.004, +0.030]``: a signed difference with its CI when it has one."""
     text = _signed(estimate.value)
     if estimate.low is None or estimate.high is None:
         return text
@@ -126,13 +131,15 @@ def metric_interval_lines(statistics: RunStatistics) -> list[str]:
     ]
 
 
-def _result(test: PairedTest, alpha: float, subject: str, arrows: Arrows) -> str:
+def pair_result(test: PairedTest, alpha: float, subject: str, arrows: Arrows) -> str:
+    """``▲ bm25 higher`` when the Holm-adjusted test is significant, else ``no significant difference``."""
     if test.p_adjusted < alpha and test.delta.value != 0:
         return f"{arrows.down if test.delta.value < 0 else arrows.up} {subject} {'lower' if test.delta.value < 0 else 'higher'}"
     return "no significant difference"
 
 
-def _changed(test: PairedTest, arrows: Arrows) -> str:
+def changed_counts(test: PairedTest, arrows: Arrows) -> str:
+    """``3▼ 1▲``: questions that fell and rose."""
     return f"{test.n_down}{arrows.down} {test.n_up}{arrows.up}"
 
 
@@ -164,11 +171,11 @@ def pair_lines(statistics: RunStatistics, alpha: float, arrows: Arrows = UNICODE
                     str(test.n_pairs),
                     f"{test.first:.3f}",
                     f"{test.second:.3f}",
-                    _delta(test.delta),
+                    format_delta(test.delta),
                     format_p(test.p_adjusted),
                     f"{test.effect_size:+.2f}",
-                    _changed(test, arrows),
-                    _result(test, alpha, pair.second, arrows),
+                    changed_counts(test, arrows),
+                    pair_result(test, alpha, pair.second, arrows),
                 ]
             )
         headers = ["pair", "n", "first", "second", "delta [CI]", "p (Holm)", "effect r", "changed", "result"]
@@ -186,7 +193,8 @@ def pair_lines(statistics: RunStatistics, alpha: float, arrows: Arrows = UNICODE
     return out
 
 
-def _status_text(entry: BaselineAdapterComparison, arrows: Arrows) -> str:
+def status_text(entry: BaselineAdapterComparison, arrows: Arrows) -> str:
+    """The result column of a baseline comparison: regression, improvement, drop, no change, not in baseline."""
     if entry.status == "regression":
         return f"{arrows.down} {REGRESSION}"
     if entry.status == "improvement":
@@ -224,7 +232,7 @@ def comparison_lines(
     for entry in comparison.adapters:
         test = entry.regression
         if test is None:
-            rows.append([entry.key, "0", "-", "-", "-", "-", "-", "-", _status_text(entry, arrows)])
+            rows.append([entry.key, "0", "-", "-", "-", "-", "-", "-", status_text(entry, arrows)])
             continue
         rows.append(
             [
@@ -232,11 +240,11 @@ def comparison_lines(
                 str(test.n_pairs),
                 f"{test.first:.3f}",
                 f"{test.second:.3f}",
-                _delta(test.delta),
+                format_delta(test.delta),
                 format_p(test.p_adjusted),
                 f"{test.effect_size:+.2f}",
-                _changed(test, arrows),
-                _status_text(entry, arrows),
+                changed_counts(test, arrows),
+                status_text(entry, arrows),
             ]
         )
     headers = ["adapter", "n", "baseline", "this run", "delta [CI]", "p (Holm)", "effect r", "changed", "result"]

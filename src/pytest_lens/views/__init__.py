@@ -1,0 +1,1 @@
+"""Ways to read a run artifact: transcripts, the worst questions, selecting questions."""
