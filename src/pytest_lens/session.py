@@ -260,6 +260,11 @@ class LensSession:
         """The LENS questions' results (the statistics and baseline comparison cover these; sibling suites score apart)."""
         return [r for r in self.ordered_results() if r.suite == LENS and r.skipped is None]
 
+    @property
+    def has_significance_tests(self) -> bool:
+        """Whether the summary runs paired tests (scipy): two adapters or more, or a ``--lens-baseline``."""
+        return len(self.settings.adapters) > 1 or bool(self.settings.baseline)
+
     def statistics(self) -> RunStatistics:
         """Bootstrap CIs per adapter, paired tests between adapters, Kendall's W (seeded by ``--lens-seed``)."""
         if "statistics" not in self._derived:

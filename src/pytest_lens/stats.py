@@ -1,15 +1,21 @@
 """Statistics over plain numbers: bootstrap intervals, Wilcoxon signed-rank, effect size, Holm, Kendall's W.
 
-Every test and resampling comes from numpy/scipy (imported on first use, so loading
-the plugin never pays for them); this module only chooses their options, documents
-the choices, and shapes the results. Nothing here knows about questions or adapters.
+Every test comes from scipy and every resampling from numpy (each imported on first
+use, so loading the plugin never pays for them, and a run that needs no test never
+imports scipy); this module chooses their options, documents the choices, and shapes
+the results. Nothing here knows about questions or adapters.
 
 Choices, stated once:
 
-- **Bootstrap**: ``scipy.stats.bootstrap``, percentile method (the LENS paper's
-  scripts use the percentile interval too; BCa is undefined for the degenerate,
-  all-equal samples a deterministic agent often produces), seeded with
-  ``numpy.random.default_rng(seed)``. Fewer than two observations have no interval.
+- **Bootstrap**: the percentile method (the LENS paper's scripts use the percentile
+  interval too; BCa is undefined for the degenerate, all-equal samples a deterministic
+  agent often produces), seeded with ``numpy.random.default_rng(seed)``. It is
+  ``scipy.stats.bootstrap(..., method="percentile", vectorized=True)`` done with numpy
+  alone: the same resampled indices drawn in the same order from the same generator,
+  and scipy's ``quantile`` (Hyndman and Fan's type 7) evaluated with the same
+  arithmetic, so the intervals are scipy's to the last bit (a test compares them)
+  while a run that only needs intervals never imports scipy (importing scipy.stats
+  was most of a one-scope run's statistics phase: see ``benchmarks/overhead.py``). Fewer than two observations have no interval.
 - **Wilcoxon signed-rank** (``scipy.stats.wilcoxon``) on paired differences. Zero
   differences are dropped (Wilcoxon's own convention, scipy's ``zero_method="wilcox"``):
   a question that scored the same in both runs says nothing about the direction of a
@@ -101,26 +107,43 @@ def bootstrap_interval(
     if n < 2:
         return None
     import numpy as np
-    from scipy import stats
 
     if strata is not None:
         return _stratified_interval(n, statistic, strata, seed=seed, resamples=resamples, confidence=confidence, batch=batch)
+    rng = np.random.default_rng(seed)
+    step = batch or resamples
+    values = []
+    for start in range(0, resamples, step):
+        # One draw of (rows, n) per batch, in order: scipy.stats.bootstrap's stream (a different
+        # batching would draw the same numbers into different rows).
+        indices = rng.integers(0, n, size=(min(step, resamples - start), n), dtype=np.int64)
+        values.append(np.asarray(statistic(indices.astype(np.intp, copy=False)), dtype=np.float64))
+    tail = (1 - confidence) / 2
+    low, high = _linear_quantiles(np.concatenate(values), np.asarray([tail, 1 - tail], dtype=np.float64))
+    return Interval(float(low), float(high))
 
-    def by_index(sample: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
-        return statistic(np.asarray(sample, dtype=np.intp))
 
-    result = stats.bootstrap(
-        (np.arange(n, dtype=np.float64),),
-        by_index,
-        vectorized=True,
-        n_resamples=resamples,
-        batch=batch,
-        confidence_level=confidence,
-        method="percentile",
-        rng=np.random.default_rng(seed),
-    )
-    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    return Interval(low, high)
+def _linear_quantiles(values: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Type-7 quantiles of ``values`` at probabilities ``p``, computed as ``scipy.stats.quantile`` does.
+
+    ``numpy.quantile`` is the same estimator but interpolates with other arithmetic, which can
+    differ in the last bit; this keeps the intervals identical to those of ``scipy.stats.bootstrap``.
+    Any NaN among the values makes every quantile NaN (scipy's ``nan_policy="propagate"``).
+    """
+    import numpy as np
+
+    if np.isnan(values).any():
+        return np.full(p.shape, np.nan)
+    y = np.sort(values)
+    n = np.float64(y.size)
+    jg = p * n + (1 - p)
+    j = jg // 1 - 1
+    g = jg % 1
+    g = np.where(j < 0, 0.0, g)
+    low = np.clip(j, 0.0, n - 1).astype(np.int64)
+    high = np.clip(j + 1, 0.0, n - 1).astype(np.int64)
+    quantiles: NDArray[np.float64] = (1 - g) * y[low] + g * y[high]
+    return quantiles
 
 
 def _stratified_interval(

@@ -75,13 +75,19 @@ class LensGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist s
         return self._group_of(nodeid)
 
 
-#: What the controller's summary imports: statistics (scipy.stats) and their rendering.
-SUMMARY_MODULES = ("scipy.stats", "pytest_lens.analysis.run", "pytest_lens.analysis.baseline", "pytest_lens.analysis.render")
+#: What the controller's summary imports: the bootstrap (numpy), the statistics and their rendering.
+SUMMARY_MODULES = ("numpy", "pytest_lens.analysis.run", "pytest_lens.analysis.baseline", "pytest_lens.analysis.render")
+#: What it imports too when the run has significance tests (two adapters, or a baseline): scipy.stats.
+TEST_MODULES = ("scipy.stats",)
 
 
-def warm_up_statistics() -> threading.Thread:
-    """Import :data:`SUMMARY_MODULES` in a daemon thread (see :func:`pytest_lens.warm_up.warm_up`)."""
-    return warm_up(SUMMARY_MODULES)
+def warm_up_statistics(tests: bool = True) -> threading.Thread:
+    """Import :data:`SUMMARY_MODULES` (and :data:`TEST_MODULES` with ``tests``) in a daemon thread.
+
+    See :func:`pytest_lens.warm_up.warm_up`. Without ``tests`` scipy stays out of the process:
+    a run without paired tests never needs it.
+    """
+    return warm_up(SUMMARY_MODULES + (TEST_MODULES if tests else ()))
 
 
 def dist_mode_given(args: Iterable[str]) -> bool:
@@ -104,12 +110,12 @@ class LensXdist:
 
     # -- controller --------------------------------------------------------------------------
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[object]) -> None:
-        """Import the summary's statistics (scipy: most of a second) while the workers run the questions.
+        """Import the summary's statistics (scipy, when it has tests: most of a second) while the workers run the questions.
 
         The controller idles until the workers report; importing then, not after the last
         report, takes that second off the serial tail of every parallel run.
         """
-        warm_up_statistics()
+        warm_up_statistics(tests=self.session.has_significance_tests)
 
     def pytest_configure_node(self, node: WorkerController) -> None:
         """Tell each worker its share of the cores."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -25,6 +26,73 @@ def test_mean_interval_is_scipys_percentile_bootstrap_with_the_same_seed() -> No
     ).confidence_interval
     assert ours is not None
     assert (ours.low, ours.high) == pytest.approx((reference.low, reference.high))
+
+
+def _scipy_interval(n: int, statistic, *, seed: int, resamples: int, batch: int | None) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """What stats.bootstrap_interval computed through scipy.stats.bootstrap before it went numpy-only."""
+    result = sps.bootstrap(
+        (np.arange(n, dtype=np.float64),),
+        lambda sample, axis=-1: statistic(np.asarray(sample, dtype=np.intp)),
+        vectorized=True,
+        n_resamples=resamples,
+        batch=batch,
+        confidence_level=0.95,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+@pytest.mark.parametrize(
+    ("n", "seed", "resamples", "batch"),
+    [
+        (24, 42, 2000, None),
+        (3, 42, 2000, None),
+        (2, 7, 2000, None),
+        (24, 42, 2000, 333),
+        (57, 3, 999, 250),
+        (11, 0, 2000, 1),
+        (120, 42, 2000, 2000),
+    ],
+)
+def test_the_numpy_bootstrap_is_scipys_percentile_bootstrap_to_the_last_bit(n: int, seed: int, resamples: int, batch: int | None) -> None:
+    # Scores on the grid a deterministic agent produces (many ties) and continuous ones; a mean and a
+    # nonlinear statistic (a gated ratio, like the composite).
+    rng = np.random.default_rng(n + seed)
+    for data in (rng.choice([0.0, 0.25, 0.758, 0.879, 1.0], n), rng.random(n)):
+
+        def mean(indices, data=data):  # type: ignore[no-untyped-def]
+            return data[indices].mean(axis=-1)
+
+        def gated_ratio(indices, data=data):  # type: ignore[no-untyped-def]
+            m = data[indices].mean(axis=-1)
+            return np.where(m < 0.4, 0.0, m**2 / (m + 0.5))
+
+        for statistic in (mean, gated_ratio):
+            ours = stats.bootstrap_interval(n, statistic, seed=seed, resamples=resamples, batch=batch)
+            assert ours is not None
+            assert (ours.low, ours.high) == _scipy_interval(n, statistic, seed=seed, resamples=resamples, batch=batch)
+
+
+def test_a_nan_statistic_gives_a_nan_interval_as_scipy_does() -> None:
+    ours = stats.bootstrap_interval(5, lambda indices: np.where(indices[:, 0] == 0, np.nan, 1.0), seed=1)
+    assert ours is not None and np.isnan(ours.low) and np.isnan(ours.high)
+
+
+def test_a_run_that_only_needs_intervals_never_imports_scipy(pytester: pytest.Pytester) -> None:
+    script = pytester.makepyfile(
+        check="""
+        import sys
+        from pytest_lens import stats
+        interval = stats.mean_interval([0.2, 0.9, 0.4, 0.7], seed=42)
+        assert interval is not None and interval.low < interval.high
+        assert stats.holm([0.01, 0.2]) == [0.02, 0.2]
+        print("scipy" in sys.modules, "scipy.stats" in sys.modules)
+        """
+    )
+    result = pytester.run(sys.executable, str(script))
+    assert result.ret == 0, result.stderr.str()
+    assert result.outlines[-1] == "False False"
 
 
 def test_bootstrap_is_reproducible_and_seed_dependent() -> None:

@@ -45,12 +45,18 @@ def test_split_groups_fail_the_self_check_unless_a_worker_crashed() -> None:
 
 
 def test_the_controller_warms_up_the_summary_imports_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert set(xdist_support.SUMMARY_MODULES) >= {"scipy.stats", "pytest_lens.analysis.run"}
+    assert set(xdist_support.SUMMARY_MODULES) >= {"numpy", "pytest_lens.analysis.run"}
+    assert "scipy.stats" in xdist_support.TEST_MODULES and "scipy.stats" not in xdist_support.SUMMARY_MODULES
     monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    monkeypatch.delitem(sys.modules, "quopri", raising=False)
     # A module that fails to import does not stop the others, nor raise in the thread; it fails where it is used.
     monkeypatch.setattr(xdist_support, "SUMMARY_MODULES", ("lens_no_such_module", "colorsys"))
-    thread = xdist_support.warm_up_statistics()
+    monkeypatch.setattr(xdist_support, "TEST_MODULES", ("quopri",))
+    thread = xdist_support.warm_up_statistics(tests=False)
     thread.join(timeout=30)
     assert not thread.is_alive() and thread.daemon
     assert "colorsys" in sys.modules
     assert "lens_no_such_module" not in sys.modules
+    assert "quopri" not in sys.modules  # the tests' modules only when the run has tests
+    xdist_support.warm_up_statistics(tests=True).join(timeout=30)
+    assert "quopri" in sys.modules

@@ -2,6 +2,7 @@
 
 ``models`` holds the typed results (pydantic, no numpy); ``resample`` the composite
 recomputed over bootstrap resamples; ``run`` the per-run analysis; ``baseline`` the
-comparison with a saved run; ``render`` the terminal tables. numpy and scipy are
-imported only when a statistic is computed.
+comparison with a saved run; ``render`` the terminal tables. numpy is imported only
+when a statistic is computed, scipy only when a significance test is (two adapters, or
+a baseline): intervals alone are numpy's.
 """
