@@ -199,6 +199,63 @@ def test_loading_the_plugin_imports_no_hypothesis() -> None:
     assert out == "[]"
 
 
+#: A conftest that makes hypothesis unimportable, as in an install without the conformance extra.
+WITHOUT_HYPOTHESIS = """
+import sys
+
+class _NoHypothesis:
+    def find_spec(self, name, path=None, target=None):
+        if name == "hypothesis" or name.startswith("hypothesis."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NoHypothesis())
+"""
+#: hypothesis's own pytest plugin is part of the hypothesis install: without hypothesis it is not there either.
+NO_HYPOTHESIS_PLUGIN = ("-p", "no:hypothesispytest")
+
+
+def test_without_the_conformance_extra_lens_conformance_says_what_to_install(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(WITHOUT_HYPOTHESIS)
+    result = pytester.runpytest_subprocess("--lens-adapter=bm25", options.CONFORMANCE, *NO_HYPOTHESIS_PLUGIN, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*--lens-conformance: the conformance suite needs hypothesis, installed with pytest-lens's conformance extra: "
+            "pip install 'pytest-lens[[]conformance[]]'"
+        ]
+    )
+
+
+def test_without_the_conformance_extra_a_marked_test_fails_and_the_rest_of_the_run_survives(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(WITHOUT_HYPOTHESIS)
+    pytester.makepyfile(
+        test_contract="""
+        import pytest
+
+        @pytest.mark.lens_conformance("bm25")
+        def test_contract(lens_conformance):
+            lens_conformance.check()
+
+        def test_other():
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess(*NO_HYPOTHESIS_PLUGIN, *NO_CACHE)
+    result.assert_outcomes(passed=1, errors=1)  # the fixture fails, as it does without an adapter
+    result.stdout.fnmatch_lines(
+        ["*lens_conformance (bm25): the conformance suite needs hypothesis, *: pip install 'pytest-lens[[]conformance[]]'"]
+    )
+
+
+def test_without_hypothesis_a_lens_run_works_and_never_looks_for_it(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(WITHOUT_HYPOTHESIS)
+    path = write_dataset(pytester.path / "data.json", small_dataset())
+    result = pytester.runpytest_subprocess("--lens-adapter=bm25", f"--lens-dataset={path}", *NO_HYPOTHESIS_PLUGIN, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["LENS verdict: PASS"])
+
+
 def test_an_llm_backed_adapter_runs_the_suite_through_the_run_llm_client(pytester: pytest.Pytester, ci: None) -> None:
     from lens_fixtures.openai_server import OpenAITestServer
 

@@ -41,6 +41,19 @@ BUILTIN_NODEID = "lens-conformance"
 #: ``user_properties`` name under which a clause's outcome travels on its test report.
 OUTCOME_PROPERTY = "lens_conformance"
 MARKER = "lens_conformance"
+#: How to install what the conformance suite needs beyond the base install.
+INSTALL = "pip install 'pytest-lens[conformance]'"
+
+
+def missing_dependency() -> str | None:
+    """Why the conformance suite cannot run in this environment (hypothesis, an extra, is absent), or ``None``."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("hypothesis") is not None
+    except (ImportError, ValueError):  # a broken or blocked install counts as absent
+        found = False
+    return None if found else f"the conformance suite needs hypothesis, installed with pytest-lens's conformance extra: {INSTALL}"
 
 
 @dataclass
@@ -58,6 +71,14 @@ class ConformanceCase:
 
     spec: AdapterSpec
     clause_id: str
+
+
+@dataclass(frozen=True)
+class _Unavailable:
+    """A conformance test that cannot run here, and why."""
+
+    spec: AdapterSpec
+    reason: str
 
 
 class ConformanceCheck:
@@ -187,7 +208,9 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(
                 f"{options.CONFORMANCE} needs an adapter: add {lens_options.ADAPTER}=module:Class (or a registered name)"
             )
-    if settings.profile is not None and (settings.builtin or config.getoption(options.HYPOTHESIS_PROFILE)):
+        if (missing := missing_dependency()) is not None:
+            raise pytest.UsageError(f"{options.CONFORMANCE}: {missing}")
+    if settings.profile is not None and (settings.builtin or config.getoption(options.HYPOTHESIS_PROFILE)) and missing_dependency() is None:
         from pytest_lens.conformance.profiles import profile_name
 
         try:
@@ -208,6 +231,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     specs = _marker_specs(marker, import_paths) if marker is not None and _marker_targets(marker) else _configured_specs(metafunc.config)
     if not specs:
         return  # the fixture explains that no adapter is configured
+    if (missing := missing_dependency()) is not None:
+        # The clauses cannot even be listed without hypothesis: one test per adapter fails and says what to install.
+        metafunc.parametrize(
+            "lens_conformance", [_Unavailable(spec, missing) for spec in specs], ids=[s.label for s in specs], indirect=True
+        )
+        return
     from pytest_lens.conformance.catalog import select_clauses
 
     try:
@@ -351,6 +380,8 @@ def lens_conformance_storage(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def lens_conformance(request: pytest.FixtureRequest, lens_conformance_storage: Path) -> ConformanceCheck:
     """One conformance clause bound to one adapter; call ``.check()`` (pytest-lens parametrizes this fixture)."""
     case = getattr(request, "param", None)
+    if isinstance(case, _Unavailable):
+        pytest.fail(f"{MARKER} ({case.spec.label}): {case.reason}", pytrace=False)
     if not isinstance(case, ConformanceCase):
         from pytest_lens import options as lens_options
 
