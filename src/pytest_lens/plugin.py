@@ -40,10 +40,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    """Register the ``pytest_lens_*`` hookspecs."""
+    """Register the ``pytest_lens_*`` hookspecs; keep pytest's assertion rewriting off our packages."""
     from pytest_lens import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
+    skip_assertion_rewriting(pluginmanager)
+
+
+#: Our distribution's top-level packages, which pytest marks for assertion rewriting as a ``pytest11`` plugin's.
+OWN_PACKAGES = ("pytest_lens", "lens_fixtures")
+
+
+def skip_assertion_rewriting(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Unmark :data:`OWN_PACKAGES` for assertion rewriting: they hold no test assertion.
+
+    pytest rewrites every module of a plugin's distribution so that a plugin's helper asserts
+    explain themselves; ours have none (a user's ``assert`` on a result is in the user's test
+    module, which pytest rewrites anyway). Rewriting them only makes pytest compile each module
+    itself instead of loading the bytecode pip compiled at install time, and under
+    ``PYTHONDONTWRITEBYTECODE=1`` (common in CI images) or a read-only install, again in every
+    run. pytest has no public way to unmark a distribution: this edits its rewrite hook's marks
+    when they look as expected and leaves the hook alone otherwise (rewriting then costs what it
+    did). The few modules imported before this hook runs (this one, its settings) stay rewritten.
+    """
+    hook = getattr(pluginmanager, "rewrite_hook", None)
+    marked = getattr(hook, "_must_rewrite", None)
+    cache = getattr(hook, "_marked_for_rewrite_cache", None)
+    if isinstance(marked, set) and isinstance(cache, dict):
+        marked.difference_update(OWN_PACKAGES)
+        cache.clear()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -41,3 +41,49 @@ def test_a_one_adapter_run_with_intervals_imports_nothing_heavy(pytester: pytest
 
 def test_paired_tests_between_two_adapters_import_scipy_when_they_run(pytester: pytest.Pytester) -> None:
     assert _imported(pytester, "--lens-adapter=bm25", "--lens-adapter=null") == ["scipy"]
+
+
+#: Marks our packages for rewriting before pytest-lens loads, as pytest does for a wheel install of a pytest11 plugin.
+MARK_LIKE_A_WHEEL = "import pytest\npytest.register_assert_rewrite('pytest_lens', 'lens_fixtures')\n"
+REWRITTEN = """
+import json, sys
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    names = [
+        name for name, module in sys.modules.items()
+        if name.split(".")[0] in ("pytest_lens", "lens_fixtures")
+        and type(getattr(module, "__loader__", None)).__name__ == "AssertionRewritingHook"
+    ]
+    loaded = [name for name in sys.modules if name.split(".")[0] in ("pytest_lens", "lens_fixtures")]
+    with open("rewritten.json", "w") as handle:
+        json.dump({"rewritten": sorted(names), "loaded": len(loaded)}, handle)
+"""
+
+
+def test_pytest_does_not_rewrite_our_modules_beyond_the_plugins_own(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(mark_like_a_wheel=MARK_LIKE_A_WHEEL)
+    pytester.makeconftest(REWRITTEN)
+    path = write_dataset(pytester.path / "data.json", small_dataset())
+    pytester.syspathinsert()
+    result = pytester.runpytest_subprocess("-p", "mark_like_a_wheel", "--lens-adapter=bm25", f"--lens-dataset={path}", *PLAIN_INSTALL)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    found = json.loads((pytester.path / "rewritten.json").read_text())
+    # Only what pytest imports before pytest-lens's first hook runs: the plugin module and its stdlib-only settings.
+    assert "pytest_lens.plugin" in found["rewritten"]  # the marks took effect: the probe sees rewriting
+    assert set(found["rewritten"]) <= {
+        "pytest_lens",
+        "pytest_lens.plugin",
+        "pytest_lens.options",
+        "pytest_lens.settings",
+        "pytest_lens.llm",
+        "pytest_lens.llm.settings",
+        "pytest_lens.adapter",
+        "pytest_lens.hookspecs",
+        "pytest_lens.conformance",
+        "pytest_lens.conformance.options",
+        "pytest_lens.conformance.plugin",
+        "pytest_lens.conformance.latency",
+    }
+    assert found["loaded"] > 40  # the run imported many more of ours, none rewritten
