@@ -6,7 +6,8 @@ scopes: per-adapter CIs, paired tests, Kendall's W, the sibling suites' stratifi
 written by the code before the fixed-cost work of issue 19 (scipy's bootstrap; hypothesis in
 every run). Timing fields, the creation time, the machine, the commit and absolute paths are
 left out; every result is kept as a digest of its JSON (the file names the question that
-changed), everything else verbatim.
+changed), as is each scope's evidence (the episode texts the HTML report shows), everything
+else verbatim.
 
 A change that is *meant* to change results (a new metric, a new scorer) rewrites the file::
 
@@ -71,6 +72,8 @@ def normalise(artifact: dict[str, Any]) -> dict[str, Any]:
     for dataset in document["run"]["datasets"]:
         dataset["path"] = Path(dataset["path"]).name
     document["dataset_warnings"] = [_relative_warning(line) for line in document["dataset_warnings"]]
+    # The scopes' evidence (episode texts the report shows) is large and comes from the dataset files: one digest per scope.
+    document["evidence"] = {scope: _digest(evidence) for scope, evidence in (document.get("evidence") or {}).items()}
     results = document.pop("results")
     document["results"] = {
         f"{r['adapter']}/{r['scope_id']}/{r['question_id']}/{r['budget']}": hashlib.sha256(
@@ -79,6 +82,10 @@ def normalise(artifact: dict[str, Any]) -> dict[str, Any]:
         for r in results
     }
     return document
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _relative_warning(line: str) -> str:
