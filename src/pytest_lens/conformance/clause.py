@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 
     from pytest_lens.conformance.subject import Subject, SubjectFactory
 
-__all__ = ["NO_MEMORY_MODE", "Clause", "ClauseContext", "ClauseViolation"]
+__all__ = ["NO_MEMORY_MODE", "RANDOM_MODE", "Clause", "ClauseContext", "ClauseViolation"]
 
 #: ``search_modes=["none"]`` declares a no-memory control (the ``null`` adapter): it must store and return nothing.
 NO_MEMORY_MODE = "none"
+#: ``search_modes=["random"]`` declares a random-ranking control (the ``random`` adapter): it promises no relevance.
+RANDOM_MODE = "random"
 
 
 class ClauseViolation(AssertionError):
@@ -57,6 +59,11 @@ class ClauseContext:
     def stores_nothing(self) -> bool:
         """The adapter declares itself a no-memory control (``search_modes=["none"]``)."""
         return [mode.lower() for mode in self.manifest.search_modes] == [NO_MEMORY_MODE]
+
+    @property
+    def ranks_at_random(self) -> bool:
+        """The adapter declares itself a random-ranking control (``search_modes=["random"]``)."""
+        return [mode.lower() for mode in self.manifest.search_modes] == [RANDOM_MODE]
 
     @property
     def max_results(self) -> int:

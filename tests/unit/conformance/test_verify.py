@@ -18,6 +18,7 @@ Factory = Callable[..., SubjectFactory]
 #: Reference adapters and the clauses that do not apply to them (what they do not declare).
 REFERENCES = {
     "bm25": {"filters.fields"},
+    "random": {"filters.fields", "filters.date_range"},
     "null": {"filters.fields", "filters.date_range", "tools.accepts_valid", "tools.rejects_invalid", "tools.batch_retrieve"},
     "examples.my_memory:DictMemory": {"filters.fields", "filters.date_range"},
     "lens_fixtures.adapters.faceted:FacetedMemory": set(),
