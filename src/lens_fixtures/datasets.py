@@ -1,9 +1,11 @@
 """Datasets bundled with pytest-lens, used when no ``--lens-dataset`` is given.
 
 The LENS scopes in ``data/*.json`` are the generator's output for every domain at
-:data:`BUNDLED_SEED`, byte for byte (a test regenerates and compares them)::
+:data:`BUNDLED_SEED`, byte for byte, each with its ground-truth labels beside it in
+``data/*.labels.json`` (read by the scorer for ``signal_precision``, never by an agent;
+a test regenerates and compares both)::
 
-    lens generate --domain all --seed 1 --out src/lens_fixtures/data
+    lens generate --domain all --seed 1 --out src/lens_fixtures/data --labels src/lens_fixtures/data
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ BUNDLED_SEED = 1
 
 
 def bundled_dataset_paths() -> list[Path]:
-    """Every bundled LENS-format file, sorted by name."""
-    return sorted(DATA_DIR.glob("*.json"))
+    """Every bundled LENS-format file, sorted by name (not the ``*.labels.json`` sidecars)."""
+    from pytest_lens.datasets.labels import is_labels_file
+
+    return sorted(path for path in DATA_DIR.glob("*.json") if not is_labels_file(path))
 
 
 def bundled_suite_paths(suite: str) -> list[Path]:

@@ -8,17 +8,21 @@ import pytest
 
 from lens_fixtures.datasets import BUNDLED_SEED, bundled_dataset_paths
 from pytest_lens.cli import main
+from pytest_lens.datasets.labels import labels_path
 from pytest_lens.generator import DOMAINS, generate_scope
 
 
-def test_one_bundled_scope_per_domain_byte_identical_to_the_generator() -> None:
+def test_one_bundled_scope_per_domain_byte_identical_to_the_generator_with_its_labels_beside_it() -> None:
     paths = {path.name: path for path in bundled_dataset_paths()}
     assert sorted(paths) == sorted(f"{domain}_s{BUNDLED_SEED:02d}.json" for domain in DOMAINS)
+    regenerate = (
+        f"regenerate with `lens generate --domain all --seed {BUNDLED_SEED} --out src/lens_fixtures/data --labels src/lens_fixtures/data`"
+    )
     for domain in DOMAINS:
-        expected = generate_scope(domain, BUNDLED_SEED).to_json()
-        assert paths[f"{domain}_s{BUNDLED_SEED:02d}.json"].read_text(encoding="utf-8") == expected, (
-            f"{domain}: regenerate with `lens generate --domain all --seed {BUNDLED_SEED} --out src/lens_fixtures/data`"
-        )
+        scope = generate_scope(domain, BUNDLED_SEED)
+        path = paths[f"{domain}_s{BUNDLED_SEED:02d}.json"]
+        assert path.read_text(encoding="utf-8") == scope.to_json(), f"{domain}: {regenerate}"
+        assert labels_path(path).read_text(encoding="utf-8") == scope.labels_json(), f"{domain} labels: {regenerate}"
 
 
 def test_lens_validate_is_clean_on_the_bundled_scopes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from pytest_lens.datasets.models import Dataset, Episode, Question
+from pytest_lens.datasets.labels import LabelsError, is_labels_file, labels_path, meta_labels, read_labels
+from pytest_lens.datasets.models import Dataset, Episode, KeyFact, Question
 from pytest_lens.datasets.validator import LABEL_META_KEYS, DatasetIssue, Severity, stream_order, validate_dataset
 
 __all__ = ["DatasetError", "LoadedDataset", "LoadedScope", "expand_dataset_paths", "load_dataset", "load_datasets"]
@@ -35,11 +36,17 @@ class LoadedScope:
     defects: dict[str, tuple[str, ...]] = field(default_factory=dict)
     label_keys: frozenset[str] = frozenset()
     ids_leak_labels: bool = False
+    #: Episode id -> is signal, for the scorer only (``signal_precision``); ``None`` when the data has no labels.
+    signal_labels: Mapping[str, bool] | None = None
     _positions: dict[str, int] = field(init=False, repr=False, compare=False)
+    _printed: dict[str, int | None] = field(init=False, repr=False, compare=False)
+    _normalized: list[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         positions = {episode.episode_id: index for index, episode in enumerate(self.stream, start=1)}
         object.__setattr__(self, "_positions", positions)
+        object.__setattr__(self, "_printed", {})
+        object.__setattr__(self, "_normalized", [])
 
     @property
     def checkpoints(self) -> list[int]:
@@ -53,6 +60,31 @@ class LoadedScope:
     def available_refs(self, checkpoint: int) -> frozenset[str]:
         """Ids of the episodes ingested once ``checkpoint`` is reached."""
         return frozenset(episode.episode_id for episode in self.stream[:checkpoint])
+
+    def fact_printed(self, fact: KeyFact, checkpoint: int) -> bool:
+        """Whether one of the first ``checkpoint`` episodes prints ``fact`` or one of its aliases (normalised substring).
+
+        A key fact no episode prints (a free-text finding such as "connection pool exhaustion") can
+        only be recognised by a judge, never by matching an answer against it.
+        """
+        return any((at := self._first_printed(pattern)) is not None and at <= checkpoint for pattern in fact.patterns)
+
+    def _first_printed(self, pattern: str) -> int | None:
+        """1-based position of the first episode printing ``pattern``, computed once per pattern."""
+        from pytest_lens.text import normalize
+
+        if pattern not in self._printed:
+            wanted = normalize(pattern)
+            found: int | None = None
+            if wanted:
+                for index, episode in enumerate(self.stream):
+                    if index == len(self._normalized):
+                        self._normalized.append(normalize(episode.text))
+                    if wanted in self._normalized[index]:
+                        found = index + 1
+                        break
+            self._printed[pattern] = found
+        return self._printed[pattern]
 
 
 @dataclass(frozen=True)
@@ -72,7 +104,7 @@ class LoadedDataset:
 
 
 def expand_dataset_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files named directly, plus every ``*.json`` file (sorted) in directories named.
+    """Files named directly, plus every ``*.json`` file (sorted; ``*.labels.json`` sidecars excepted) in directories named.
 
     A format prefix (``locomo:PATH``, see :mod:`pytest_lens.importers`) stays on the files it names.
     """
@@ -82,7 +114,10 @@ def expand_dataset_paths(paths: Iterable[Path]) -> list[Path]:
     for named in paths:
         fmt, path = split_format(named)
         if path.is_dir():
-            found = sorted(Path(f"{fmt}:{p}") if fmt else p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+            # NAME.labels.json sidecars hold ground truth for the scorer; they are not datasets.
+            found = sorted(
+                Path(f"{fmt}:{p}") if fmt else p for p in path.iterdir() if p.suffix == ".json" and p.is_file() and not is_labels_file(p)
+            )
             if not found:
                 raise DatasetError(
                     [DatasetIssue(str(path), "-", "empty_directory", "directory holds no .json dataset files", Severity.ERROR)]
@@ -121,6 +156,7 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
             [DatasetIssue(where, _field_path(error["loc"]), "schema", _schema_message(error), Severity.ERROR) for error in exc.errors()]
         ) from None
     issues = validate_dataset(dataset, where)
+    sidecar = _sidecar_labels(path, dataset, issues)
     blocking = [issue for issue in issues if issue.severity is Severity.ERROR or strict]
     if blocking:
         raise DatasetError(blocking)
@@ -129,7 +165,7 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
         sha256=hashlib.sha256(raw).hexdigest(),
         dataset=dataset,
         issues=tuple(issues),
-        scopes=tuple(_scopes(dataset, where, issues)),
+        scopes=tuple(_scopes(dataset, where, issues, sidecar)),
     )
 
 
@@ -170,7 +206,28 @@ def _imported(fmt: str | None, document: object, where: str) -> Dataset | None:
         raise DatasetError([DatasetIssue(where, exc.field, f"import_{fmt}", f"not a valid {fmt} file: {exc}", Severity.ERROR)]) from None
 
 
-def _scopes(dataset: Dataset, where: str, issues: list[DatasetIssue]) -> Iterable[LoadedScope]:
+def _sidecar_labels(path: Path, dataset: Dataset, issues: list[DatasetIssue]) -> dict[str, bool]:
+    """The dataset's ``NAME.labels.json`` labels (empty without one); malformed -> :class:`DatasetError`, stray ids -> a warning."""
+    sidecar = labels_path(path)
+    if not sidecar.is_file():
+        return {}
+    try:
+        labels = read_labels(sidecar)
+    except LabelsError as exc:
+        raise DatasetError([DatasetIssue(str(sidecar), "-", "labels", str(exc).split(": ", 1)[-1], Severity.ERROR)]) from None
+    known = {episode.episode_id for scope in dataset.scopes for episode in scope.episodes}
+    stray = sorted(set(labels) - known)
+    if stray:
+        shown = ", ".join(stray[:3]) + (f" and {len(stray) - 3} more" if len(stray) > 3 else "")
+        issues.append(
+            DatasetIssue(
+                str(sidecar), "episodes", "labels_unknown_ref", f"labels for episodes not in {path.name}: {shown}", Severity.WARNING
+            )
+        )
+    return labels
+
+
+def _scopes(dataset: Dataset, where: str, issues: list[DatasetIssue], sidecar: Mapping[str, bool]) -> Iterable[LoadedScope]:
     defects: dict[str, list[str]] = {}
     leaking_fields = {issue.field.split(".episodes")[0] for issue in issues if issue.code == "id_label_leak"}
     for issue in issues:
@@ -189,7 +246,15 @@ def _scopes(dataset: Dataset, where: str, issues: list[DatasetIssue]) -> Iterabl
             defects={q.question_id: tuple(defects[q.question_id]) for q in questions if q.question_id in defects},
             label_keys=frozenset(key for episode in scope.episodes for key in episode.meta) | LABEL_META_KEYS,
             ids_leak_labels=f"scopes[{index}]" in leaking_fields,
+            signal_labels=_scope_labels(scope.episodes, sidecar),
         )
+
+
+def _scope_labels(episodes: Sequence[Episode], sidecar: Mapping[str, bool]) -> dict[str, bool] | None:
+    """A scope's labels: its episodes' ``meta``, then the sidecar's; ``None`` when neither labels any of them."""
+    labels = {episode.episode_id: sidecar[episode.episode_id] for episode in episodes if episode.episode_id in sidecar}
+    labels.update(meta_labels(episodes))
+    return labels or None
 
 
 def _field_path(loc: Sequence[int | str]) -> str:

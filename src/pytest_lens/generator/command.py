@@ -40,7 +40,12 @@ def add_generate(sub: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--scope-id", default=None, help="scope id (default <domain>_s<seed>)")
     parser.add_argument(
-        "--labels", type=Path, default=None, metavar="PATH", help="also write ground-truth labels (never give them to an agent)"
+        "--labels",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write ground-truth labels (a directory for --domain all); name them NAME.labels.json beside NAME.json "
+        "and runs read them for signal_precision (scorer only, never shown to an agent)",
     )
     parser.add_argument("--no-verify", action="store_true", help="skip the guarantee checks (only for timing the generator)")
     llm = parser.add_argument_group("optional LLM stage (richer text; every piece checked, the deterministic text where it fails)")
@@ -54,14 +59,15 @@ def add_generate(sub: Any) -> argparse.ArgumentParser:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate, check, write; exit 2 with a message naming the option for bad input."""
+    from pytest_lens.datasets.labels import LABELS_SUFFIX
     from pytest_lens.generator.arc import MIN_SIGNAL
     from pytest_lens.generator.domains import DOMAINS
     from pytest_lens.generator.pipeline import DEFAULT_DISTRACTORS, DEFAULT_SIGNAL, GeneratorError, generate_scope, scaled_sizes
 
     if args.scale is not None and (args.signal is not None or args.distractors is not None):
         return _usage("--scale sets the signal and distractor counts itself; drop --signal/--distractors or --scale")
-    if args.domain == _ALL and (args.scope_id or args.labels):
-        return _usage("--scope-id and --labels name one scope; use them with a single --domain")
+    if args.domain == _ALL and args.scope_id:
+        return _usage("--scope-id names one scope; use it with a single --domain")
     if args.signal is not None and args.signal < MIN_SIGNAL:
         return _usage(f"--signal {args.signal}: the five-phase arc needs at least {MIN_SIGNAL} signal episodes")
     if args.distractors is not None and args.distractors < 0:
@@ -83,6 +89,8 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.domain == _ALL:
         if args.out.exists() and not args.out.is_dir():
             return _usage(f"--out {args.out}: --domain all writes one file per domain; give a directory")
+        if args.labels is not None and (args.labels.is_file() or (not args.labels.exists() and args.labels.suffix == ".json")):
+            return _usage(f"--labels {args.labels}: --domain all writes one labels file per domain; give a directory")
         args.out.mkdir(parents=True, exist_ok=True)
     for name in domains:
         started = time.perf_counter()
@@ -93,12 +101,14 @@ def run_generate(args: argparse.Namespace) -> int:
         except GeneratorError as exc:
             return _usage(str(exc))
         target = args.out / f"{scope.scope_id}.json" if args.domain == _ALL else args.out
+        labels = args.labels / f"{scope.scope_id}{LABELS_SUFFIX}" if args.domain == _ALL and args.labels is not None else args.labels
         text = scope.to_json()
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-            if args.labels is not None:
-                args.labels.write_text(scope.labels_json(), encoding="utf-8")
+            if labels is not None:
+                labels.parent.mkdir(parents=True, exist_ok=True)
+                labels.write_text(scope.labels_json(), encoding="utf-8")
         except OSError as exc:
             return _usage(f"--out {target}: cannot write: {exc}")
         episodes = len(scope.dataset.scopes[0].episodes)

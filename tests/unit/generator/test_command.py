@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from pytest_lens.cli import main
-from pytest_lens.datasets import load_dataset
+from pytest_lens.datasets import load_dataset, load_datasets
 
 
 def test_generate_writes_a_valid_scope_and_is_reproducible(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,10 +30,14 @@ def test_generate_sizes_and_sidecar_labels(tmp_path: Path) -> None:
     assert len(json.loads(out.read_text())["scopes"][0]["episodes"]) == 1000
 
 
-def test_generate_all_domains_into_a_directory(tmp_path: Path) -> None:
-    assert main(["generate", "--domain", "all", "--seed", "3", "--out", str(tmp_path / "data")]) == 0
-    names = sorted(p.name for p in (tmp_path / "data").iterdir())
-    assert len(names) == 6 and "capacity_regime_s03.json" in names
+def test_generate_all_domains_into_a_directory_with_labels_beside_each(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert main(["generate", "--domain", "all", "--seed", "3", "--out", str(data), "--labels", str(data)]) == 0
+    names = sorted(p.name for p in data.iterdir())
+    assert len(names) == 12 and {"capacity_regime_s03.json", "capacity_regime_s03.labels.json"} <= set(names)
+    # A run over the directory loads the six scopes, and each finds its labels for the scorer.
+    loaded = load_datasets([data])
+    assert len(loaded) == 6 and all(scope.signal_labels for d in loaded for scope in d.scopes)
 
 
 @pytest.mark.parametrize(
@@ -59,3 +63,4 @@ def test_generate_all_needs_a_directory(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["generate", "--domain", "all", "--out", str(target)]) == 2
     assert "give a directory" in capsys.readouterr().out
     assert main(["generate", "--domain", "all", "--out", str(tmp_path / "d"), "--labels", str(tmp_path / "l.json")]) == 2
+    assert "--labels " in capsys.readouterr().out and not (tmp_path / "d").exists()
