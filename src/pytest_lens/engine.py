@@ -17,7 +17,8 @@ from pytest_lens.datasets.models import KeyFact
 from pytest_lens.results import AdapterFault, FactCheck, QuestionResult
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
-from pytest_lens.scoring.metrics import AnswerEvidence, fact_matched, mechanical_metrics
+from pytest_lens.scoring.metrics import FACTS_NOT_PRINTED, NO_SIGNAL_LABELS, AnswerEvidence, fact_matched, mechanical_metrics
+from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics, search_rankings
 from pytest_lens.text import normalize
 
 __all__ = ["QuestionScorer", "ScorerOutput", "Scoring", "run_case"]
@@ -99,18 +100,27 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         for ref in question.ground_truth.required_evidence_refs
         if (position := scope.position(ref)) is not None and position <= case.checkpoint
     ]
-    metrics = mechanical_metrics(
-        AnswerEvidence(
-            answer=answer_text,
-            cited=cited,
-            returned=set(returned),
-            known=scope.available_refs(case.checkpoint) | synthetic.keys(),
-            required=required,
-            key_facts=question.ground_truth.key_facts,
-            violations=len(tracker.violations),
-        ),
-        resolve=resolve,
+    # Key facts no available episode prints cannot be matched, only judged: fact_recall leaves them out (absent, not 0).
+    key_facts = [fact for fact in question.ground_truth.key_facts if scope.fact_printed(fact, case.checkpoint)]
+    stored = scope.available_refs(case.checkpoint)
+    evidence = AnswerEvidence(
+        answer=answer_text,
+        cited=cited,
+        returned=set(returned),
+        known=stored | synthetic.keys(),
+        required=required,
+        key_facts=key_facts,
+        violations=len(tracker.violations),
     )
+    metrics = mechanical_metrics(evidence, resolve=resolve)
+    records = bridge.records if bridge is not None else []
+    rankings = search_rankings(records)
+    metrics.update(retrieval_metrics(RetrievalEvidence(rankings, required, stored, cited, evidence.grounded, scope.signal_labels)))
+    absent: dict[str, str] = {}
+    if question.ground_truth.key_facts and not key_facts:
+        absent["fact_recall"] = FACTS_NOT_PRINTED
+    if scope.signal_labels is None:
+        absent["signal_precision"] = NO_SIGNAL_LABELS
     details: dict[str, Any] = {}
     scoring_failures: list[str] = []
     for scorer in scoring.scorers:
@@ -138,7 +148,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         returned_refs=returned,
         required_refs=required,
         aliases=aliases,
-        tool_calls=bridge.records if bridge is not None else [],
+        tool_calls=records,
         result_tokens=tracker.result_tokens,
         turns=tracker.turns,
         agent_tokens=tracker.agent_tokens,
@@ -148,6 +158,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         malformed_tool_calls=bridge.malformed_calls if bridge is not None else 0,
         defects=list(scope.defects.get(question.question_id, ())),
         metrics={name: round(value, 6) for name, value in metrics.items()},
+        absent_metrics=absent,
         composite=round(score.value, 6),
         gated=score.gated,
         scorer_details=details,

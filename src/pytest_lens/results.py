@@ -151,6 +151,9 @@ class QuestionResult(_Record):
     malformed_tool_calls: int = 0
     defects: list[str] = Field(default_factory=list)
     metrics: dict[str, float] = Field(default_factory=dict)
+    #: Metrics the data cannot support on this question, and why (absent from ``metrics``, never scored 0).
+    absent_metrics: dict[str, str] = Field(default_factory=dict)
+    #: The paper's composite of this question (its weights, renormalised over the metrics present; gates applied).
     composite: float = 0.0
     gated: bool = False
     #: Per-scorer extras (e.g. a judge's per-fact verdicts), keyed by scorer name.

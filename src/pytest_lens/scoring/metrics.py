@@ -9,9 +9,19 @@ from pytest_lens.citations import split_sentences
 from pytest_lens.datasets.models import KeyFact
 from pytest_lens.text import normalize
 
-__all__ = ["MECHANICAL_METRICS", "AnswerEvidence", "fact_matched", "mechanical_metrics"]
+__all__ = ["FACTS_NOT_PRINTED", "MECHANICAL_METRICS", "NO_SIGNAL_LABELS", "AnswerEvidence", "fact_matched", "mechanical_metrics"]
 
 MECHANICAL_METRICS = ("evidence_grounding", "evidence_coverage", "citation_coverage", "budget_compliance", "fact_recall")
+
+# Why a metric is absent when the data cannot support it on a question (recorded on the result, shown in the summary),
+# as opposed to an answer that merely gave it nothing to measure.
+#: ``fact_recall`` when the question has key facts but none is printed where an answer could quote it.
+FACTS_NOT_PRINTED = (
+    "no key fact (nor any alias) is printed in the episodes available at the checkpoint: matching cannot find "
+    "free-text findings; a judge can (--lens-judge)"
+)
+#: ``signal_precision`` when the scope carries no signal/distractor labels.
+NO_SIGNAL_LABELS = "the dataset labels no episode as signal or distractor (episode meta, or a NAME.labels.json sidecar)"
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,11 @@ class AnswerEvidence:
     key_facts: Sequence[KeyFact]
     violations: int
 
+    @property
+    def grounded(self) -> set[str]:
+        """Cited refs that exist at the checkpoint and were returned to the agent."""
+        return {ref for ref in self.cited if ref in self.known and ref in self.returned}
+
 
 def _same(ref: str) -> str:
     return ref
@@ -39,9 +54,10 @@ def _same(ref: str) -> str:
 def mechanical_metrics(evidence: AnswerEvidence, resolve: Callable[[str], str] = _same) -> dict[str, float]:
     """The tier-1 metrics; a metric with nothing to measure (no required refs, no key facts) is absent.
 
-    ``resolve`` maps ids as cited in the answer text to stored ids (for aliased runs).
+    ``resolve`` maps ids as cited in the answer text to stored ids (for aliased runs). ``key_facts``
+    should hold only the facts an answer could match (see :data:`FACTS_NOT_PRINTED`).
     """
-    grounded = {ref for ref in evidence.cited if ref in evidence.known and ref in evidence.returned}
+    grounded = evidence.grounded
     metrics: dict[str, float] = {
         # Nothing cited is not "no hallucination": an uncited answer is ungrounded.
         "evidence_grounding": len(grounded) / len(evidence.cited) if evidence.cited else 0.0,
