@@ -28,13 +28,13 @@ def add_compare(sub: Any) -> argparse.ArgumentParser:
         "compare",
         help="compare a run with a baseline run, paired by question (as --lens-baseline does)",
         description="Compare CURRENT with BASELINE: one-sided Wilcoxon signed-rank for a drop, mean delta with a bootstrap CI, "
-        "flipped questions. Both runs are rescored with CURRENT's weights and gates.",
+        "flipped questions. Both runs are rescored with CURRENT's headline (retrieval score or composite), weights and gates.",
     )
     parser.add_argument("baseline", metavar="BASELINE", help="run artifact (.json) or saved-run name (NAME, NNNN, NNNN_NAME)")
     parser.add_argument("current", metavar="CURRENT", help="run artifact (.json) or saved-run name")
     parser.add_argument("--storage", type=Path, default=Path(".lens"), help="directory of saved runs (default: .lens)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm correction (default 0.05)")
-    parser.add_argument("--max-drop", type=float, default=None, help="also count a composite drop larger than this as a regression")
+    parser.add_argument("--max-drop", type=float, default=None, help="also count a headline drop larger than this as a regression")
     parser.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: CURRENT's --lens-seed)")
     parser.add_argument("--fail", action="store_true", help="exit 1 on a regression (like --lens-compare-fail)")
     return parser
@@ -64,7 +64,8 @@ def compare_runs(
 ) -> tuple[BaselineComparison | None, dict[str, BaselineComparison]]:
     """``current`` against ``baseline``: the LENS comparison (``None`` for a run of sibling suites only), and each suite's.
 
-    Both runs are rescored with ``current``'s weights; ``seed`` defaults to ``current``'s ``--lens-seed``.
+    Both runs are rescored with ``current``'s headline (its weights and gates; the composite for runs saved
+    before there was a headline); ``seed`` defaults to ``current``'s ``--lens-seed``.
     """
     from pytest_lens.analysis.baseline import compare_with_baseline
     from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
@@ -74,13 +75,19 @@ def compare_runs(
     run = current.run
     recorded = run.get("weights")
     weights: Mapping[str, float] = recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
+    # CURRENT's headline (runs saved before there was one had the composite as their headline).
+    recorded_headline = run.get("headline")
+    headline: Mapping[str, Any] = recorded_headline if isinstance(recorded_headline, dict) else {}
+    score = str(headline.get("name", "composite"))
+    if score != "composite" and isinstance(headline.get("weights"), dict):
+        weights, gates = headline["weights"], gates_of(headline)
     seed = seed if seed is not None else int(run.get("seed", 42))
     results = current.results
     suite_names = list(dict.fromkeys(r.suite for r in results if r.suite != LENS))
     lens = None
     if any(r.suite == LENS for r in results) or not suite_names:
         lens = compare_with_baseline(
-            results, run, baseline.artifact, baseline.info, weights, gates, alpha=alpha, max_drop=max_drop, seed=seed
+            results, run, baseline.artifact, baseline.info, weights, gates, alpha=alpha, max_drop=max_drop, seed=seed, score=score
         )
     suites = SuiteRun({name: load_suite(name) for name in suite_names})
     return lens, suites.comparisons(results, run, baseline.artifact, baseline.info, alpha=alpha, max_drop=max_drop, seed=seed)
@@ -120,7 +127,9 @@ def run_compare(args: argparse.Namespace) -> int:
         return 0
     policy = GatePolicy(compare_fail=True, alpha=args.alpha, max_drop=args.max_drop)
     checks = [
-        compare_gate(comparison, policy, name=f"--fail [suite {suite}]" if suite else "--fail", subject="score" if suite else "composite")
+        compare_gate(
+            comparison, policy, name=f"--fail [suite {suite}]" if suite else "--fail", subject="score" if suite else comparison.score
+        )
         for suite, comparison in comparisons
     ]
     for check in checks:

@@ -57,19 +57,22 @@ def check_gates(
     *,
     suite_summaries: Mapping[str, AdapterSummary] | None = None,
     suite_comparisons: Mapping[str, BaselineComparison] | None = None,
+    headline: str = "composite",
 ) -> list[GateCheck]:
-    """Every active gate, in a fixed order: hard gates, minimum composite, baseline regression.
+    """Every active gate, in a fixed order: hard gates, minimum headline, baseline regression.
 
-    ``suite_summaries`` (keyed ``suite:adapter``) are held to ``--lens-fail-under`` like LENS's
-    composites; each of ``suite_comparisons`` gets its own regression gate. LENS's regression gate
-    is left out when the run has no LENS question and some suite was compared.
+    ``--lens-fail-under`` and the regression gate are about each summary's headline (``headline``
+    names LENS's: the retrieval score, or the composite). ``suite_summaries`` (keyed ``suite:adapter``)
+    are held to ``--lens-fail-under`` by their own score; each of ``suite_comparisons`` gets its own
+    regression gate. LENS's regression gate is left out when the run has no LENS question and some
+    suite was compared.
     """
     checks = [_hard_gates(summaries, hard_gates)]
     if policy.fail_under is not None:
         checks.append(_fail_under({**summaries, **(suite_summaries or {})}, policy.fail_under))
     if policy.compare_fail:
         if summaries or not suite_comparisons:
-            checks.append(compare_gate(comparison, policy))
+            checks.append(compare_gate(comparison, policy, subject=headline))
         for suite, found in (suite_comparisons or {}).items():
             checks.append(compare_gate(found, policy, name=f"--lens-compare-fail [suite {suite}]", subject="score"))
     return checks
@@ -88,11 +91,12 @@ def _fail_under(summaries: Mapping[str, AdapterSummary], threshold: float) -> Ga
     name = f"--lens-fail-under={threshold:g}"
     if not summaries:
         return GateCheck(name, False, "no results to check", "fail_under")
-    below = [f"{key} composite {s.composite:.3f} < {threshold:g}" for key, s in summaries.items() if s.composite < threshold]
+    below = [f"{key} {s.headline_name} {s.headline:.3f} < {threshold:g}" for key, s in summaries.items() if s.headline < threshold]
     if below:
         return GateCheck(name, False, "; ".join(below), "fail_under")
-    lowest_key, lowest = min(summaries.items(), key=lambda item: item[1].composite)
-    return GateCheck(name, True, f"every composite >= {threshold:g} (lowest: {lowest_key} {lowest.composite:.3f})", "fail_under")
+    lowest_key, lowest = min(summaries.items(), key=lambda item: item[1].headline)
+    names = " / ".join(dict.fromkeys(s.headline_name for s in summaries.values()))
+    return GateCheck(name, True, f"every {names} >= {threshold:g} (lowest: {lowest_key} {lowest.headline:.3f})", "fail_under")
 
 
 def compare_gate(

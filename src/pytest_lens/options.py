@@ -28,6 +28,7 @@ __all__ = [
     "DATASET",
     "FAIL_UNDER",
     "GATE_BUDGET",
+    "HEADLINE",
     "HTML",
     "JSON",
     "JUDGE",
@@ -84,6 +85,7 @@ LLM_CACHE = "--lens-llm-cache"
 JUDGE_MAX_FAILURES = "--lens-judge-max-failures"
 LLM_TIMEOUT = "--lens-llm-timeout"
 LLM_RETRIES = "--lens-llm-retries"
+HEADLINE = "--lens-headline"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -153,7 +155,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="compare with a saved run (by name, NNNN or NNNN_NAME) or a --lens-json file, paired by question.",
     )
     group.addoption(STORAGE, default=None, metavar="DIR", help="directory of saved runs (default: .lens in the rootdir).")
-    group.addoption(FAIL_UNDER, type=float, default=None, metavar="X", help="fail when an adapter composite is below X.")
+    group.addoption(FAIL_UNDER, type=float, default=None, metavar="X", help="fail when an adapter headline is below X.")
     group.addoption(
         COMPARE_FAIL,
         action="store_true",
@@ -162,7 +164,15 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption(ALPHA, type=float, default=None, metavar="P", help="significance level after Holm correction (default 0.05).")
     group.addoption(
-        MAX_DROP, type=float, default=None, metavar="X", help="with --lens-compare-fail: also fail when a composite falls by more than X."
+        MAX_DROP, type=float, default=None, metavar="X", help="with --lens-compare-fail: also fail when a headline falls by more than X."
+    )
+
+    group.addoption(
+        HEADLINE,
+        choices=("auto", "retrieval", "composite"),
+        default=None,
+        help="the score gates, CIs, paired tests and baselines are about: retrieval (the retrieval score above chance), "
+        "composite (the paper's), or auto (default: composite with --lens-judge, else retrieval).",
     )
 
     _add_llm_options(group)
@@ -184,10 +194,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("lens_builtin_tests", type="bool", default=True, help="add the built-in LENS tests.")
     parser.addini("lens_baseline", default="", help="saved run or artifact to compare with, as for --lens-baseline.")
     parser.addini("lens_storage", default=".lens", help="directory of saved runs, relative to the rootdir.")
-    parser.addini("lens_fail_under", default="", help="minimum adapter composite, as for --lens-fail-under.")
+    parser.addini("lens_fail_under", default="", help="minimum adapter headline, as for --lens-fail-under.")
     parser.addini("lens_compare_fail", type="bool", default=False, help="fail on a regression vs the baseline.")
     parser.addini("lens_alpha", default="0.05", help="significance level after Holm correction.")
-    parser.addini("lens_max_drop", default="", help="largest tolerated composite drop vs the baseline.")
+    parser.addini("lens_max_drop", default="", help="largest tolerated headline drop vs the baseline.")
+    parser.addini("lens_headline", default="auto", help="auto, retrieval or composite, as for --lens-headline.")
     parser.addini("lens_llm_base_url", default="", help="OpenAI-compatible endpoint for the LLM agent, judge and adapters.")
     parser.addini("lens_agent_model", default="", help="model of the LLM agent (and of the naive baseline).")
     parser.addini("lens_judge", default="none", help="none, offline or llm.")
@@ -291,6 +302,9 @@ def read_settings(config: pytest.Config) -> LensSettings:
     opaque = _pick(config, OPAQUE_REFS, "lens_opaque_refs")
     if opaque not in ("auto", "always", "never"):
         raise pytest.UsageError(f"lens_opaque_refs must be auto, always or never, got {opaque!r}")
+    headline = _pick(config, HEADLINE, "lens_headline")
+    if headline not in ("auto", "retrieval", "composite"):
+        raise pytest.UsageError(f"lens_headline must be auto, retrieval or composite, got {headline!r}")
     json_path = config.getoption(JSON) or config.getini("lens_json") or None
     no_builtin = config.getoption(NO_BUILTIN)
     gating = _gate_settings(config)
@@ -313,6 +327,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
         invocation_dir=Path(config.invocation_params.dir),
         suites=tuple(dict.fromkeys(config.getoption(SUITE) or config.getini("lens_suites"))),
         llm=_llm_settings(config),
+        headline=headline,
         **gating,
     )
 

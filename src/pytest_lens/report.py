@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from pytest_lens.results import AdapterSummary
+from pytest_lens.scoring.retrieval import EVIDENCE_METRICS, RETRIEVAL_METRICS
 
 if TYPE_CHECKING:
     from pytest_lens.analysis.models import RunStatistics
 
-__all__ = ["METRIC_LABELS", "LensReport", "ReportSection", "Verdict", "format_table"]
+__all__ = ["DETAIL_METRICS", "METRIC_LABELS", "LensReport", "ReportSection", "Verdict", "format_table", "headline_label"]
 
 #: Column headings for metrics, in display order; unknown metrics follow under their own names.
 METRIC_LABELS: dict[str, str] = {
@@ -26,7 +27,17 @@ METRIC_LABELS: dict[str, str] = {
     "naive_baseline_advantage": "vs_naive",
     "longitudinal_advantage": "long.adv",
     "action_quality": "action_q",
+    # Retrieval and evidence metrics keep their full names: they say what they measure.
+    **{name: name for name in (*RETRIEVAL_METRICS, *EVIDENCE_METRICS)},
 }
+
+#: Metrics shown with their CIs in the metric table only, not as columns of the adapter table (it would not fit).
+DETAIL_METRICS = frozenset((*RETRIEVAL_METRICS, *EVIDENCE_METRICS))
+
+
+def headline_label(name: str) -> str:
+    """``retrieval score`` for ``retrieval_score``; ``composite`` stays."""
+    return name.replace("_", " ")
 
 
 @dataclass(frozen=True)
@@ -97,10 +108,11 @@ class LensReport:
         else:
             out.append("")
             out.extend(self._adapter_table())
+            out.extend(self._absent_lines())
             out.extend(self.legend)
             out.extend(self._stats_lines())
             out.append("")
-            out.append("composite by question type:")
+            out.append(f"{self._headline_label} by question type:")
             out.extend(self._type_table())
         for section in self.sections:
             out.append("")
@@ -123,15 +135,25 @@ class LensReport:
         return out
 
     def _metric_names(self) -> list[str]:
-        present = {name for s in self.summaries.values() for name in s.metrics}
+        present = {name for s in self.summaries.values() for name in s.metrics} - DETAIL_METRICS
         ordered = [name for name in METRIC_LABELS if name in present]
         return ordered + sorted(present - set(ordered))
+
+    @property
+    def _headline_label(self) -> str:
+        names = {s.headline_name for s in self.summaries.values()}
+        return headline_label(names.pop()) if len(names) == 1 else "headline"
 
     def _adapter_table(self) -> list[str]:
         metrics = self._metric_names()
         with_ci = self.statistics is not None
-        composite_heading = f"composite [{self.statistics.confidence:.0%} CI]" if self.statistics is not None else "composite"
-        headers = ["adapter", "n", composite_heading, *(METRIC_LABELS.get(m, m) for m in metrics), "res.tok/q", "calls/q", "faults", "gate"]
+        label = self._headline_label
+        heading = f"{label} [{self.statistics.confidence:.0%} CI]" if self.statistics is not None else label
+        # The paper's composite stays in view beside another headline.
+        composite_labels = sorted({s.composite_label for s in self.summaries.values() if s.headline_name != "composite"})
+        composite_heading = [" / ".join(composite_labels)] if composite_labels else []
+        headers = ["adapter", "n", heading, *composite_heading, *(METRIC_LABELS.get(m, m) for m in metrics)]
+        headers += ["res.tok/q", "calls/q", "faults", "gate"]
         rows = []
         for key, s in self.summaries.items():
             gate = "FAIL " + "; ".join(s.gate_reasons) if s.gated else "pass"
@@ -139,7 +161,8 @@ class LensReport:
                 [
                     key,
                     f"{s.n_questions} ({s.missing} missing)" if s.missing else str(s.n_questions),
-                    self._composite_cell(key, None) if with_ci else f"{s.composite:.3f}",
+                    self._composite_cell(key, None) if with_ci else f"{s.headline:.3f}",
+                    *([f"{s.composite:.3f}"] if composite_heading else []),
                     *(f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m in metrics),
                     f"{s.result_tokens_mean:,.0f}",
                     f"{s.tool_calls_mean:.1f}",
@@ -147,11 +170,19 @@ class LensReport:
                     gate,
                 ]
             )
-        right = [False, True, True, *([True] * len(metrics)), True, True, True, False]
+        right = [False, True, True, *([True] * len(composite_heading)), *([True] * len(metrics)), True, True, True, False]
         return format_table(headers, rows, right)
 
+    def _absent_lines(self) -> list[str]:
+        """Metrics the data could not support, with the reason, instead of a misleading 0.000."""
+        found: dict[tuple[str, str], list[str]] = {}
+        for key, s in self.summaries.items():
+            for metric, reason in s.absent_metrics.items():
+                found.setdefault((metric, reason), []).append(key)
+        return [f"{metric} ({', '.join(keys)}): {reason}" for (metric, reason), keys in found.items()]
+
     def _composite_cell(self, key: str, qtype: str | None) -> str:
-        """A composite with its CI from :attr:`statistics` (the adapter's, or one question type's)."""
+        """The headline with its CI from :attr:`statistics` (the adapter's, or one question type's)."""
         from pytest_lens.analysis.render import format_estimate
 
         stats = self.statistics.adapters.get(key) if self.statistics is not None else None
@@ -159,7 +190,7 @@ class LensReport:
         if estimate is not None:
             return format_estimate(estimate)
         summary = self.summaries[key]
-        return f"{summary.composite if qtype is None else summary.by_type[qtype].composite:.3f}"
+        return f"{summary.headline if qtype is None else summary.by_type[qtype].headline:.3f}"
 
     def _stats_lines(self) -> list[str]:
         """Adapters' own counters (``lens_stats()``), e.g. embedding-cache hits and misses."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_lens.analysis.models import BaselineComparison, RunStatistics
 from pytest_lens.llm.stats import LLMCounts
@@ -186,12 +186,23 @@ class QuestionResult(_Record):
         return "\n".join(lines)
 
 
+def _headline_defaults_to_composite(data: Any) -> Any:
+    """Records written before the headline existed (or by sibling suites) have the composite as their headline."""
+    if isinstance(data, dict) and data.get("headline") is None and "composite" in data:
+        return {**data, "headline": data["composite"]}
+    return data
+
+
 class GroupSummary(_Record):
     """Means over a group of questions (one adapter, or one question type of it)."""
 
     n: int
     composite: float
     metrics: dict[str, float]
+    #: The run's headline over this group (the composite when that is the headline).
+    headline: float = 0.0
+
+    _default_headline = model_validator(mode="before")(_headline_defaults_to_composite)
 
 
 class AdapterSummary(_Record):
@@ -200,8 +211,18 @@ class AdapterSummary(_Record):
     adapter: str
     budget: str
     n_questions: int
+    #: The paper's composite: its weights over the metric means, renormalised, zeroed by the hard gates.
     composite: float
+    #: ``composite (tier-1 only)`` when no judge-based (tier 2-3) metric was measured, else ``composite``.
+    composite_label: str = "composite"
+    #: The run's headline score (:mod:`pytest_lens.scoring.headline`): what CIs, paired tests, baselines and
+    #: ``--lens-fail-under`` are about. A sibling suite's headline is its own score (in ``composite`` too).
+    headline: float = 0.0
+    #: ``retrieval_score`` or ``composite`` (a sibling suite's score is its ``composite``).
+    headline_name: str = "composite"
     metrics: dict[str, float]
+    #: Metrics the data could not support on some questions, and why (see ``QuestionResult.absent_metrics``).
+    absent_metrics: dict[str, str] = Field(default_factory=dict)
     gated: bool
     gate_reasons: list[str] = Field(default_factory=list)
     by_type: dict[str, GroupSummary] = Field(default_factory=dict)
@@ -215,6 +236,8 @@ class AdapterSummary(_Record):
     scoring_failures: int = 0
     #: The adapter's ``lens_stats()`` counters summed over the questions (and so over xdist workers).
     adapter_stats: dict[str, int] = Field(default_factory=dict)
+
+    _default_headline = model_validator(mode="before")(_headline_defaults_to_composite)
 
 
 class MachineInfo(_Record):

@@ -28,6 +28,7 @@ from pytest_lens.report import LensReport, ReportSection, Verdict
 from pytest_lens.results import AdapterSummary, QuestionResult, RecordedVerdict, RunArtifact
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
+from pytest_lens.scoring.headline import choose_headline
 from pytest_lens.settings import LensSettings
 from pytest_lens.suites import LENS
 from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_suites
@@ -69,6 +70,14 @@ class LensSession:
         self._judge: Judge | None = self._make_judge()
         scorers, self.group_metrics = self._judging()
         self.scoring = Scoring(dict(settings.weights or DEFAULT_WEIGHTS), tuple(gates), scorers)
+        #: The score CIs, paired tests, baselines and --lens-fail-under are about (pytest_lens.scoring.headline).
+        self.headline = choose_headline(
+            settings.headline,
+            judged=self._judge is not None,
+            weights=self.scoring.weights,
+            gates=self.scoring.gates,
+            group_metrics=self.group_metrics,
+        )
         #: Sibling suites present in the data (MEME, MemoryAgentBench, imported benchmarks), by name.
         self.suites = SuiteRun.for_datasets(datasets, llm_judge=self.llm.judge_client() if settings.llm.judge == "llm" else None)
         self.cases: list[LensCase] = build_cases([a.label for a in settings.adapters], self.scopes, budgets)
@@ -235,7 +244,7 @@ class LensSession:
         Each counts the selected questions that have no result.
         """
         lens_results = [r for r in self.ordered_results() if r.suite == LENS]
-        summaries = summarize(lens_results, self.scoring.weights, self.scoring.gates, self.group_metrics)
+        summaries = summarize(lens_results, self.scoring.weights, self.scoring.gates, self.group_metrics, self.headline)
         self._count_missing(summaries, LENS)
         return summaries
 
@@ -266,12 +275,18 @@ class LensSession:
         return len(self.settings.adapters) > 1 or bool(self.settings.baseline)
 
     def statistics(self) -> RunStatistics:
-        """Bootstrap CIs per adapter, paired tests between adapters, Kendall's W (seeded by ``--lens-seed``)."""
+        """Bootstrap CIs of the headline per adapter, paired tests between adapters, Kendall's W (seeded by ``--lens-seed``)."""
         if "statistics" not in self._derived:
             from pytest_lens.analysis.run import analyze_run
 
+            headline = self.headline
             self._derived["statistics"] = analyze_run(
-                self.lens_results(), self.scoring.weights, self.scoring.gates, seed=self.settings.seed, group_metrics=self.group_metrics
+                self.lens_results(),
+                headline.weights,
+                headline.gates,
+                seed=self.settings.seed,
+                group_metrics=headline.group_metrics,
+                score=headline.name,
             )
         statistics: RunStatistics = self._derived["statistics"]
         return statistics
@@ -289,12 +304,13 @@ class LensSession:
                 self._run_identity(),
                 self.baseline.artifact,
                 self.baseline.info,
-                self.scoring.weights,
-                self.scoring.gates,
+                self.headline.weights,
+                self.headline.gates,
                 alpha=s.alpha,
                 max_drop=s.max_drop,
                 seed=s.seed,
-                group_metrics=self.group_metrics,
+                group_metrics=self.headline.group_metrics,
+                score=self.headline.name,
             )
         comparison: BaselineComparison | None = self._derived["comparison"]
         return comparison
@@ -338,6 +354,7 @@ class LensSession:
             self.comparison(),
             suite_summaries=suites,
             suite_comparisons=self.suite_comparisons(),
+            headline=self.headline.name,
         )
 
     def verdict(self) -> Verdict:
@@ -518,6 +535,7 @@ class LensSession:
             ],
             "weights": dict(self.scoring.weights),
             "gates": [f"{gate.metric} < {gate.threshold:g}" for gate in self.scoring.gates],
+            "headline": self.headline.identity(),
             "seed": self.settings.seed,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
@@ -550,7 +568,16 @@ class LensSession:
             f"agent: {self.agent.description}; judge: {judge}",
             "budget: " + "; ".join(budget.describe() for budget in self.budgets),
             f"data: {len(self.scopes)} scope(s), {n_episodes} episodes, {n_questions} questions ({names})",
+            *self._headline_lines(),
         ]
+
+    def _headline_lines(self) -> list[str]:
+        """What the headline column is, and how the paper's composite is shown beside it."""
+        lines = [f"headline: {self.headline.description}"]
+        if not self.headline.is_composite:
+            tier = "" if self._judge is not None else " (tier-1 only: no judge, tiers 2-3 absent)"
+            lines.append(f"  beside it: the LENS paper's composite{tier}; --lens-headline=composite makes it the headline")
+        return lines
 
     def _warnings(self) -> list[str]:
         """Dataset defects that touch this run's selected questions.

@@ -50,16 +50,18 @@ class LensSettings:
     baseline: str | None = None
     #: ``--lens-storage``: where saved runs live (relative paths are under :attr:`rootdir`).
     storage: Path = Path(".lens")
-    #: ``--lens-fail-under``: minimum adapter composite.
+    #: ``--lens-fail-under``: minimum adapter headline (the retrieval score, or the composite with a judge).
     fail_under: float | None = None
     #: ``--lens-compare-fail``: fail on a significant regression (or a drop over :attr:`max_drop`) vs the baseline.
     compare_fail: bool = False
     #: ``--lens-alpha``: significance level of every test, after Holm correction.
     alpha: float = 0.05
-    #: ``--lens-max-drop``: largest tolerated fall of an adapter composite vs the baseline.
+    #: ``--lens-max-drop``: largest tolerated fall of an adapter headline vs the baseline.
     max_drop: float | None = None
     #: LLM endpoint, models, judge and request cache (``--lens-llm-*``, ``--lens-judge*``).
     llm: LLMSettings = field(default_factory=LLMSettings)
+    #: ``--lens-headline``: ``auto`` (the composite with a judge, else the retrieval score), ``retrieval`` or ``composite``.
+    headline: str = "auto"
 
     @property
     def import_paths(self) -> tuple[Path, ...]:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pytest_lens.results import AdapterSummary, GroupSummary, QuestionResult
 from pytest_lens.scoring.composite import HardGate, composite
 
-__all__ = ["GroupMetric", "metric_means", "summarize", "summary_key"]
+if TYPE_CHECKING:
+    from pytest_lens.scoring.headline import Headline
+
+__all__ = ["GroupMetric", "absent_metrics", "metric_means", "summarize", "summary_key"]
 
 #: Computes run-level metrics (e.g. synthesis-minus-control differences) from one group's results.
 GroupMetric = Callable[[Sequence[QuestionResult]], dict[str, float]]
@@ -28,17 +32,34 @@ def metric_means(results: Iterable[QuestionResult]) -> dict[str, float]:
     return {name: sum(vals) / len(vals) for name, vals in sorted(values.items())}
 
 
+def absent_metrics(results: Iterable[QuestionResult]) -> dict[str, str]:
+    """Metrics the data could not support on some questions: ``metric -> "N of M questions: <most common reason>"``."""
+    members = list(results)
+    reasons: dict[str, Counter[str]] = defaultdict(Counter)
+    for result in members:
+        for name, reason in result.absent_metrics.items():
+            reasons[name][reason] += 1
+    return {
+        name: f"absent on {sum(found.values())} of {len(members)} questions: {found.most_common(1)[0][0]}"
+        for name, found in sorted(reasons.items())
+    }
+
+
 def summarize(
     results: Sequence[QuestionResult],
     weights: Mapping[str, float],
     gates: Sequence[HardGate],
     group_metrics: Sequence[GroupMetric] = (),
+    headline: Headline | None = None,
 ) -> dict[str, AdapterSummary]:
     """One :class:`AdapterSummary` per (adapter, budget), in first-seen order.
 
     The composite follows the paper: the weighted mean of the run's metric means
-    (plus any run-level ``group_metrics``), zeroed when a gate fails on them.
+    (plus any run-level ``group_metrics``), zeroed when a gate fails on them. ``headline``
+    (default: that composite) is the same kind of score with its own weights and gates.
     """
+    from pytest_lens.scoring.headline import composite_label
+
     groups: dict[tuple[str, str], list[QuestionResult]] = defaultdict(list)
     for result in results:
         if result.skipped is not None:  # not asked: nothing to aggregate
@@ -54,19 +75,25 @@ def summarize(
         by_type: dict[str, list[QuestionResult]] = defaultdict(list)
         for result in members:
             by_type[result.question_type].append(result)
+        type_means = {qtype: metric_means(items) for qtype, items in by_type.items()}
         summaries[summary_key(adapter, budget, several_budgets)] = AdapterSummary(
             adapter=adapter,
             budget=budget,
             n_questions=len(members),
             composite=round(score.value, 6),
+            composite_label=composite_label(means),
+            headline=round(composite(means, *_score(headline, weights, gates)).value, 6),
+            headline_name="composite" if headline is None else headline.name,
             metrics={name: round(value, 6) for name, value in means.items()},
+            absent_metrics=absent_metrics(members),
             gated=score.gated,
             gate_reasons=list(score.gate_reasons),
             by_type={
                 qtype: GroupSummary(
                     n=len(items),
-                    composite=round(composite(type_means := metric_means(items), weights, gates).value, 6),
-                    metrics={name: round(value, 6) for name, value in type_means.items()},
+                    composite=round(composite(type_means[qtype], weights, gates).value, 6),
+                    headline=round(composite(type_means[qtype], *_score(headline, weights, gates)).value, 6),
+                    metrics={name: round(value, 6) for name, value in type_means[qtype].items()},
                 )
                 for qtype, items in sorted(by_type.items())
             },
@@ -78,6 +105,13 @@ def summarize(
             adapter_stats=_summed_stats(members),
         )
     return summaries
+
+
+def _score(
+    headline: Headline | None, weights: Mapping[str, float], gates: Sequence[HardGate]
+) -> tuple[Mapping[str, float], Sequence[HardGate]]:
+    """The headline's weights and gates; the composite's when the headline is the composite."""
+    return (weights, gates) if headline is None else (headline.weights, headline.gates)
 
 
 def _summed_stats(results: Iterable[QuestionResult]) -> dict[str, int]:

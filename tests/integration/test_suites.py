@@ -53,7 +53,9 @@ def test_mab_suite_runs_offline_and_prints_its_section(pytester: pytest.Pytester
 def test_lens_and_a_sibling_suite_keep_separate_tables(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(f"{ADAPTER}=bm25", f"{SUITE}=lens", f"{SUITE}=mab", "-p", "no:cacheprovider")
     assert_answered(result, 6 * 24 + 21)  # a few LENS questions are gated (bm25 cites no grounded ref for them)
-    result.stdout.fnmatch_lines(["bm25 *144 *pass", "composite by question type:", "MemoryAgentBench: * [[]suite mab[]]", "bm25 *21 *"])
+    result.stdout.fnmatch_lines(
+        ["bm25 *144 *pass", "retrieval score by question type:", "MemoryAgentBench: * [[]suite mab[]]", "bm25 *21 *"]
+    )
 
 
 def test_a_suite_without_bundled_data_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -56,7 +56,19 @@ def compatibility_warnings(current: Mapping[str, Any], baseline: Mapping[str, An
         warnings.append(f"judge differs: this run {ours_judge}, baseline {theirs_judge}")
     if current.get("weights") != baseline.get("weights") or current.get("gates") != baseline.get("gates"):
         warnings.append("composite weights or hard gates differ from the baseline's; both runs are rescored with this run's")
+    ours_headline, theirs_headline = _headline(current), _headline(baseline)
+    if ours_headline != theirs_headline:
+        warnings.append(
+            f"headline differs: this run {ours_headline}, baseline {theirs_headline}; the baseline's questions are rescored "
+            "with this run's headline (questions it has no metric of it for are not compared)"
+        )
     return warnings
+
+
+def _headline(run: Mapping[str, Any]) -> str:
+    """The run's headline name; runs saved before there was a headline had the composite."""
+    found = run.get("headline")
+    return str(found.get("name", "composite")) if isinstance(found, Mapping) else "composite"
 
 
 def _datasets(run: Mapping[str, Any]) -> dict[str, str]:
@@ -102,6 +114,7 @@ def compare_with_baseline(
     question_weights: Mapping[str, float] | None = None,
     prepare: Callable[[Sequence[QuestionResult]], list[QuestionResult]] | None = None,
     strata: Callable[[QuestionResult], Hashable] | None = None,
+    score: str = "composite",
 ) -> BaselineComparison:
     """Compare ``results`` (this run, identity ``run``) with ``baseline``, per (adapter, budget).
 
@@ -122,7 +135,9 @@ def compare_with_baseline(
     for (adapter, budget), members in current.items():
         key = summary_key(adapter, budget, several_budgets)
         before = previous.get((adapter, budget), [])
-        pairs = [(old, new) for new, old in pair_results(members, before)]
+        # A question one side could not score (none of the weighted metrics: e.g. a baseline saved before
+        # they existed) is not compared, rather than counted as a fall from or to 0.
+        pairs = [(old, new) for new, old in pair_results(members, before) if _scored(old, per_question) and _scored(new, per_question)]
         entry = BaselineAdapterComparison(
             key=key,
             adapter=adapter,
@@ -194,10 +209,16 @@ def compare_with_baseline(
         baseline=info,
         alpha=alpha,
         max_drop=max_drop,
+        score=score,
         warnings=compatibility_warnings(run, baseline.run),
         adapters=out,
         missing=missing,
     )
+
+
+def _scored(result: QuestionResult, weights: Mapping[str, float]) -> bool:
+    """Whether any metric with a positive weight was measured on ``result``."""
+    return any(weight > 0 and name in result.metrics for name, weight in weights.items())
 
 
 def _groups(results: Sequence[QuestionResult]) -> dict[tuple[str, str], list[QuestionResult]]:

@@ -102,6 +102,8 @@ class RunStatistics(_Model):
     seed: int
     resamples: int
     confidence: float
+    #: The score the ``composite`` estimates and tests are of: the run's headline (``retrieval_score`` or ``composite``).
+    score: str = "composite"
     adapters: dict[str, AdapterStatistics] = Field(default_factory=dict)
     pairs: list[AdapterPair] = Field(default_factory=list)
     concordance: list[ScopeConcordance] = Field(default_factory=list)
@@ -165,6 +167,8 @@ class BaselineComparison(_Model):
     baseline: BaselineInfo
     alpha: float
     max_drop: float | None = None
+    #: The score the ``regression`` tests are of: the run's headline (``retrieval_score`` or ``composite``).
+    score: str = "composite"
     warnings: list[str] = Field(default_factory=list)
     adapters: list[BaselineAdapterComparison] = Field(default_factory=list)
     #: (adapter, budget) keys of the baseline that this run did not measure.

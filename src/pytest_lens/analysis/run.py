@@ -207,8 +207,9 @@ def analyze_run(
     group_metrics: Sequence[GroupMetric] = (),
     question_weights: Mapping[str, float] | None = None,
     strata: Callable[[QuestionResult], Hashable] | None = None,
+    score: str = "composite",
 ) -> RunStatistics:
-    """Statistics of a run.
+    """Statistics of a run (``score`` names the weighted score they are about).
 
     CIs per (adapter, budget); every pair of adapters at each budget (two-sided, Holm over all
     pairs; the metric tests form a second family); Kendall's W of the scopes' adapter rankings.
@@ -271,7 +272,9 @@ def analyze_run(
             )
         )
         offset += len(metric_tests)
-    return RunStatistics(seed=seed, resamples=resamples, confidence=confidence, adapters=adapters, pairs=pairs_out, concordance=concordance)
+    return RunStatistics(
+        seed=seed, resamples=resamples, confidence=confidence, score=score, adapters=adapters, pairs=pairs_out, concordance=concordance
+    )
 
 
 def _concordance(

@@ -128,3 +128,21 @@ def test_both_runs_are_rescored_with_this_runs_weights() -> None:
 )
 def test_compatibility_warnings(change: dict[str, Any], expected: list[str]) -> None:
     assert compatibility_warnings({**RUN, **change}, RUN) == expected
+
+
+def test_a_baseline_without_the_headlines_metrics_is_left_out_and_warned_about_not_counted_as_zero() -> None:
+    from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS, retrieval_headline
+
+    lifts = dict.fromkeys(RETRIEVAL_SCORE_WEIGHTS, 0.3)
+    current = [result(f"q{i:02d}", {**tier1(1.0, 1.0), **lifts}) for i in range(8)]
+    old = [result(f"q{i:02d}", tier1(1.0, 1.0)) for i in range(8)]  # saved before the retrieval metrics existed
+    run = {**RUN, "headline": retrieval_headline().identity()}
+    comparison = compare_with_baseline(current, run, artifact(old), INFO, RETRIEVAL_SCORE_WEIGHTS, (), seed=1, score="retrieval_score")
+    [entry] = comparison.adapters
+    assert entry.regression is None and entry.status == "not compared"  # not a rise from 0 to 0.3
+    assert comparison.score == "retrieval_score"
+    assert any(w.startswith("headline differs: this run retrieval_score, baseline composite") for w in comparison.warnings)
+    # Saved with the metrics, the same questions compare as usual.
+    again = compare_with_baseline(current, run, artifact(current, run), INFO, RETRIEVAL_SCORE_WEIGHTS, (), seed=1, score="retrieval_score")
+    assert again.adapters[0].status == "no significant change" and again.adapters[0].regression is not None
+    assert not any(w.startswith("headline differs") for w in again.warnings)

@@ -1,0 +1,70 @@
+"""The headline: which score the run is about, and the paper's composite beside it, unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_lens.report import LensReport
+from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
+from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS, choose_headline, composite_label
+from pytest_lens.summary import summarize
+from tests.unit.analysis.factory import result, tier1
+
+LIFTS = ("first_search_ndcg@10_above_chance", "session_recall_above_chance")
+
+
+def scored(qid: str, ndcg: float, recall: float, **extra: float) -> dict[str, float]:
+    return {**tier1(1.0, 0.5), LIFTS[0]: ndcg, LIFTS[1]: recall, **extra}
+
+
+def test_auto_is_the_retrieval_score_without_a_judge_and_the_composite_with_one() -> None:
+    kwargs = {"weights": DEFAULT_WEIGHTS, "gates": DEFAULT_GATES}
+    assert choose_headline("auto", judged=False, **kwargs).name == "retrieval_score"
+    assert choose_headline("auto", judged=True, **kwargs).name == "composite"
+    assert choose_headline("composite", judged=False, **kwargs).gates == DEFAULT_GATES
+    retrieval = choose_headline("retrieval", judged=True, **kwargs)
+    assert dict(retrieval.weights) == RETRIEVAL_SCORE_WEIGHTS == {LIFTS[0]: 0.5, LIFTS[1]: 0.5}
+    assert retrieval.gates == ()  # hard gates judge answers, not searches
+    assert "0.5 x first-search nDCG@10 above chance + 0.5 x session recall above chance" in retrieval.description
+    with pytest.raises(ValueError, match="headline must be one of auto, retrieval, composite, got 'best'"):
+        choose_headline("best", judged=False, **kwargs)
+
+
+def test_the_composite_is_labelled_tier_1_only_without_judge_metrics() -> None:
+    assert composite_label(["evidence_grounding", "fact_recall"]) == "composite (tier-1 only)"
+    assert composite_label(["evidence_grounding", "answer_quality"]) == "composite"
+
+
+def test_summary_headline_beside_an_unchanged_composite() -> None:
+    results = [
+        result("q1", scored("q1", 0.4, 0.2), adapter="good"),
+        result("q2", scored("q2", 0.2, 0.0), adapter="good", question_type="temporal"),
+        result("q1", scored("q1", -0.1, 0.0), adapter="random"),
+        result("q2", scored("q2", 0.05, 0.05), adapter="random", question_type="temporal"),
+    ]
+    headline = choose_headline("auto", judged=False, weights=DEFAULT_WEIGHTS, gates=DEFAULT_GATES)
+    plain = summarize(results, DEFAULT_WEIGHTS, DEFAULT_GATES)
+    with_headline = summarize(results, DEFAULT_WEIGHTS, DEFAULT_GATES, headline=headline)
+    good = with_headline["good"]
+    assert good.headline == pytest.approx(0.5 * 0.3 + 0.5 * 0.1) and good.headline_name == "retrieval_score"
+    assert with_headline["random"].headline == pytest.approx(0.5 * -0.025 + 0.5 * 0.025)
+    assert good.by_type["temporal"].headline == pytest.approx(0.1)
+    for key in plain:  # the paper's composite is what it was without a headline
+        assert with_headline[key].composite == plain[key].composite == plain[key].headline
+        assert with_headline[key].by_type["longitudinal"].composite == plain[key].by_type["longitudinal"].composite
+    assert good.composite_label == "composite (tier-1 only)"
+
+    lines = LensReport(with_headline).lines
+    header = next(line for line in lines if line.startswith("adapter"))
+    assert header.split()[:6] == ["adapter", "n", "retrieval", "score", "composite", "(tier-1"]
+    assert "retrieval score by question type:" in lines
+    assert not any("first_search_ndcg@10_above_chance" in line for line in lines)  # metric CIs table only
+
+
+def test_metrics_the_data_cannot_support_are_listed_with_their_reason() -> None:
+    results = [result("q1", tier1(1.0, 0.5)), result("q2", tier1(1.0, 0.5))]
+    results = [r.model_copy(update={"absent_metrics": {"fact_recall": "no key fact is printed"}}) for r in results]
+    summary = summarize(results, DEFAULT_WEIGHTS, DEFAULT_GATES)["bm25"]
+    assert "fact_recall" not in summary.metrics
+    assert summary.absent_metrics == {"fact_recall": "absent on 2 of 2 questions: no key fact is printed"}
+    assert "fact_recall (bm25): absent on 2 of 2 questions: no key fact is printed" in LensReport({"bm25": summary}).lines
