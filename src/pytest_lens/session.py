@@ -395,8 +395,10 @@ class LensSession:
 
     def _legend(self) -> list[str]:
         from pytest_lens.legend import legend_lines
+        from pytest_lens.report import DETAIL_METRICS
 
-        metrics = {name for summary in self.summaries().values() for name in summary.metrics}
+        # The adapter table's metric columns (retrieval and evidence metrics are in the metric table).
+        metrics = {name for summary in self.summaries().values() for name in summary.metrics} - DETAIL_METRICS
         return legend_lines(metrics, self.scoring.weights, self.scoring.gates) if metrics else []
 
     # -- where to look next: the worst questions and the HTML report ---------------------
