@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pytest_lens.results import ToolCallRecord
@@ -169,18 +169,10 @@ def expected_ndcg(cutoff: int, returned: int, relevant: int, population: int) ->
 def _trec_eval(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]) -> dict[tuple[str, str], float]:
     """``(query, measure) -> value``; a query trec_eval leaves out (nothing retrieved) scores 0 on every measure."""
     import ir_measures
+    from ir_measures import RR, R, SetF, SetP, SetR, nDCG
 
-    measures = _measures()
+    # Built on every call, never cached: ir-measures tells its defaults apart by identity (``NOT_PROVIDED``),
+    # so measures made by an earlier import of the package (pytester's in-process runs re-import it) break it.
+    measures = [nDCG @ 10, R @ 5, R @ 10, RR, SetR, SetP, SetF]
     found = {(m.query_id, str(m.measure)): float(m.value) for m in ir_measures.pytrec_eval.iter_calc(measures, qrels, run)}
     return {(query, str(measure)): found.get((query, str(measure)), 0.0) for query in run for measure in measures}
-
-
-_MEASURES: list[Any] = []
-
-
-def _measures() -> list[Any]:
-    if not _MEASURES:
-        from ir_measures import RR, R, SetF, SetP, SetR, nDCG
-
-        _MEASURES.extend([nDCG @ 10, R @ 5, R @ 10, RR, SetR, SetP, SetF])
-    return _MEASURES
