@@ -16,7 +16,7 @@ import numpy as np
 import sqlite_utils
 from numpy.typing import NDArray
 
-from lens_fixtures.embedding import CachedEmbedder, Vectors
+from lens_fixtures.embedding import Embedder, Vectors
 
 __all__ = ["ChunkIndex", "EpisodeHit", "VectorMatrix", "date_bounds"]
 
@@ -105,7 +105,7 @@ class ChunkIndex:
     def __init__(
         self,
         db: sqlite_utils.Database,
-        embedder: CachedEmbedder,
+        embedder: Embedder,
         *,
         table: str = "chunks",
         keyword_index: bool = False,

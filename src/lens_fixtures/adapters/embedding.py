@@ -1,8 +1,13 @@
 """One vector per episode and cosine search: the LENS paper's mem0-raw analogue, without mem0.
 
-Every episode is embedded whole, so the model sees only its first 256 tokens
-(MiniLM's window) and a detail deep in a long episode is diluted or cut off,
-exactly the weakness the paper describes for full-episode vectors.
+The paper's mem0-raw embedded each whole episode with a long-context model. MiniLM reads
+256 word-pieces (about the first 120 words of a ~1,000-word episode) and drops the rest, so
+embedding the episode as one text would represent its first paragraph only. By default the
+vector is therefore the word-weighted mean of the episode's section-chunk vectors
+(:class:`~lens_fixtures.adapters.pooling.PooledEmbedder`): one vector for the whole episode,
+as a long-context embedder gives, with a detail deep in a long episode diluted, not cut off:
+the weakness the paper describes for full-episode vectors. ``pooling="none"`` embeds the
+text as one (truncated) input, as earlier versions did.
 """
 
 from __future__ import annotations
@@ -13,12 +18,16 @@ from typing import Any
 from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
 from lens_fixtures.adapters.embedded_store import EmbeddedEpisodeStore
 from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.pooling import PooledEmbedder
 from lens_fixtures.adapters.snippets import excerpt
 from lens_fixtures.adapters.storage import scratch_database
 from lens_fixtures.embedding import Embedder
 from pytest_lens import CapabilityManifest, SearchResult
 
-__all__ = ["EmbeddingAdapter"]
+__all__ = ["POOLING", "EmbeddingAdapter"]
+
+#: Ways to make one vector of an episode: the mean of its chunks' vectors, or the (truncated) episode as one input.
+POOLING = ("mean", "none")
 
 
 class EmbeddingAdapter(EmbeddedEpisodeStore):
@@ -27,7 +36,10 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
     Options: ``embedding_model`` (a local sentence-transformers model; default the
     bundled MiniLM), ``embedding_base_url`` (an OpenAI-compatible endpoint instead),
     ``embedding_batch_size``, ``cache`` / ``cache_dir`` (the shared embedding cache),
-    ``snippet_chars`` (length of a search result's excerpt), ``max_results``.
+    ``pooling`` (``mean``: the word-weighted mean of the episode's section chunks, at most
+    ``max_chunk_words`` (100) words each, sections under ``min_chunk_words`` (60) joining the next;
+    ``none``: the episode as one input, truncated by the model), ``snippet_chars`` (length of a
+    search result's excerpt), ``max_results``.
     """
 
     def __init__(
@@ -40,9 +52,14 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
         cache: bool = True,
         cache_dir: str | None = None,
         embedder: Embedder | None = None,
+        pooling: str = "mean",
+        max_chunk_words: int = 100,
+        min_chunk_words: int = 60,
         snippet_chars: int = 500,
         max_results: int = 20,
     ) -> None:
+        if pooling not in POOLING:
+            raise ValueError(f"option pooling must be one of {', '.join(POOLING)}, got {pooling!r}")
         self._embedder = embedder_from_options(
             embedder=embedder,
             embedding_model=embedding_model,
@@ -55,7 +72,8 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
         self._snippet_chars = snippet_chars
         self._max_results = max_results
         self._create()
-        self._index = ChunkIndex(self._db, self._embedder, table="episode_vectors")
+        episode_embedder = PooledEmbedder(self._embedder, max_chunk_words, min_chunk_words) if pooling == "mean" else self._embedder
+        self._index = ChunkIndex(self._db, episode_embedder, table="episode_vectors")
 
     def _create(self) -> None:
         self._db.table("episodes").drop(ignore=True)
