@@ -20,7 +20,15 @@ from typing import Any, TypeVar
 from pytest_lens.adapter import CapabilityManifest, Document, ExtraTool, FilterField, SearchResult
 from pytest_lens.results import AdapterFault
 
-__all__ = ["BUILTIN_TOOL_NAMES", "FILTER_FIELD_TYPES", "AdapterCallError", "AdapterCaller", "validate_manifest"]
+__all__ = [
+    "BUILTIN_TOOL_NAMES",
+    "FILTER_FIELD_TYPES",
+    "AdapterCallError",
+    "AdapterCaller",
+    "as_document",
+    "as_search_results",
+    "validate_manifest",
+]
 
 BUILTIN_TOOL_NAMES = frozenset({"memory_search", "memory_retrieve", "memory_capabilities"})
 FILTER_FIELD_TYPES = frozenset({"string", "number", "integer", "boolean", "date", "enum"})
@@ -76,12 +84,12 @@ class AdapterCaller:
     def search(self, query: str, filters: dict[str, Any] | None, limit: int | None) -> list[SearchResult]:
         """``adapter.search``, results normalised to :class:`SearchResult`."""
         raw = self._call("search", lambda: self.adapter.search(query, filters, limit))
-        return self._checked("search", lambda: _search_results(raw))
+        return self._checked("search", lambda: as_search_results(raw))
 
     def retrieve(self, ref_id: str) -> Document | None:
         """``adapter.retrieve``, normalised to :class:`Document` or ``None``."""
         raw = self._call("retrieve", lambda: self.adapter.retrieve(ref_id))
-        return self._checked("retrieve", lambda: None if raw is None else _document(raw))
+        return self._checked("retrieve", lambda: None if raw is None else as_document(raw))
 
     def capabilities(self) -> CapabilityManifest:
         """``adapter.get_capabilities``, validated."""
@@ -203,7 +211,8 @@ def _counters(raw: Any) -> dict[str, int]:
     return dict(raw)
 
 
-def _search_results(raw: Any) -> list[SearchResult]:
+def as_search_results(raw: Any) -> list[SearchResult]:
+    """What ``search`` returned, as :class:`SearchResult` s (dicts and look-alike objects accepted); TypeError/ValueError if malformed."""
     if not isinstance(raw, list | tuple):
         raise TypeError(f"expected list[SearchResult], got {type(raw).__name__}")
     results = []
@@ -226,7 +235,8 @@ def _search_results(raw: Any) -> list[SearchResult]:
     return results
 
 
-def _document(raw: Any) -> Document:
+def as_document(raw: Any) -> Document:
+    """What ``retrieve`` returned (not ``None``), as a :class:`Document`; TypeError if malformed."""
     ref_id = _text(_field(raw, "ref_id"), "document.ref_id")
     return Document(
         ref_id=ref_id, text=_text(_field(raw, "text"), "document.text"), metadata=_metadata(_field(raw, "metadata", None), "document")

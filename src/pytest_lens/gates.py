@@ -65,8 +65,11 @@ def check_gates(
     names LENS's: the retrieval score, or the composite). ``suite_summaries`` (keyed ``suite:adapter``)
     are held to ``--lens-fail-under`` by their own score; each of ``suite_comparisons`` gets its own
     regression gate. LENS's regression gate is left out when the run has no LENS question and some
-    suite was compared.
+    suite was compared. Controls (``--lens-controls``) are never held to a gate: a null memory is
+    gated by design.
     """
+    summaries = {key: s for key, s in summaries.items() if s.control is None}
+    suite_summaries = {key: s for key, s in (suite_summaries or {}).items() if s.control is None}
     checks = [_hard_gates(summaries, hard_gates)]
     if policy.fail_under is not None:
         checks.append(_fail_under({**summaries, **(suite_summaries or {})}, policy.fail_under))

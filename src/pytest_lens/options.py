@@ -25,6 +25,7 @@ __all__ = [
     "BUDGET",
     "CALL_TIMEOUT",
     "COMPARE_FAIL",
+    "CONTROLS",
     "DATASET",
     "FAIL_UNDER",
     "GATE_BUDGET",
@@ -41,6 +42,7 @@ __all__ = [
     "LLM_RETRIES",
     "LLM_TIMEOUT",
     "MAX_DROP",
+    "MUTANTS",
     "OPAQUE_REFS",
     "SAVE",
     "SEED",
@@ -86,6 +88,8 @@ JUDGE_MAX_FAILURES = "--lens-judge-max-failures"
 LLM_TIMEOUT = "--lens-llm-timeout"
 LLM_RETRIES = "--lens-llm-retries"
 HEADLINE = "--lens-headline"
+CONTROLS = "--lens-controls"
+MUTANTS = "--lens-mutants"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -177,6 +181,20 @@ def add_options(parser: pytest.Parser) -> None:
 
     _add_llm_options(group)
     _add_report_options(group, parser)
+    group.addoption(
+        CONTROLS,
+        action="store_true",
+        default=None,
+        help="add the null and random control memories and mutants of every adapter (degraded copies), "
+        "and print the sensitivity table: which degradations this run can detect.",
+    )
+    group.addoption(
+        MUTANTS,
+        action="append",
+        default=[],
+        metavar="NAME,...",
+        help="which mutants --lens-controls adds: top2, reversed, shuffled, half-random, stale, cut200 (default all; none for none).",
+    )
 
     parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
     parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
@@ -209,6 +227,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("lens_judge_max_failures", default="0.05", help="flag the run above this fraction of judge-failed questions.")
     parser.addini("lens_llm_timeout", default="120", help="seconds per LLM request.")
     parser.addini("lens_llm_retries", default="4", help="retries of a 429/5xx/timed-out LLM request.")
+    parser.addini("lens_controls", type="bool", default=False, help="add controls and mutants, as for --lens-controls.")
+    parser.addini("lens_mutants", type="linelist", default=[], help="mutants --lens-controls adds, as for --lens-mutants.")
 
 
 def _add_llm_options(group: pytest.OptionGroup) -> None:
@@ -329,7 +349,27 @@ def read_settings(config: pytest.Config) -> LensSettings:
         llm=_llm_settings(config),
         headline=headline,
         **gating,
+        **_control_settings(config),
     )
+
+
+def _control_settings(config: pytest.Config) -> dict[str, Any]:
+    """``--lens-controls`` and ``--lens-mutants`` (checked against the known mutants)."""
+    controls = bool(_pick(config, CONTROLS, "lens_controls"))
+    entries = list(config.getoption(MUTANTS)) or list(config.getini("lens_mutants"))
+    names = [name.strip() for entry in entries for name in entry.split(",") if name.strip()]
+    if not names:
+        return {"controls": controls, "mutants": None}
+    if not controls:
+        raise pytest.UsageError(f"{MUTANTS} chooses the mutants {CONTROLS} adds: add {CONTROLS}")
+    if names == ["none"]:
+        return {"controls": True, "mutants": ()}
+    from pytest_lens.controls.plan import mutant_names
+
+    try:
+        return {"controls": True, "mutants": tuple(mutant_names(names))}
+    except ValueError as exc:
+        raise pytest.UsageError(f"{MUTANTS}: {exc}") from None
 
 
 def _llm_settings(config: pytest.Config) -> LLMSettings:

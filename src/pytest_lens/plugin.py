@@ -133,7 +133,7 @@ class LensPlugin:
     def pytest_report_header(self) -> list[str]:
         """One line naming what is being measured."""
         s = self.session
-        adapters = ", ".join(spec.label for spec in s.settings.adapters)
+        adapters = ", ".join(spec.label for spec in s.adapter_specs)
         budgets = ", ".join(budget.name for budget in s.budgets)
         return [
             f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {len(s.cases)} questions in {len(s.scopes)} scope(s)"

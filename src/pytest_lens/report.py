@@ -49,8 +49,8 @@ class Verdict:
 
     @classmethod
     def from_summaries(cls, summaries: dict[str, AdapterSummary], incomplete: Sequence[str] = ()) -> Verdict:
-        """Failing when any adapter is gated or results are missing."""
-        reasons = [f"{key}: hard gate {', '.join(s.gate_reasons)}" for key, s in summaries.items() if s.gated]
+        """Failing when any adapter is gated (controls never are) or results are missing."""
+        reasons = [f"{key}: hard gate {', '.join(s.gate_reasons)}" for key, s in summaries.items() if s.gated and s.control is None]
         reasons.extend(incomplete)
         return cls(1 if reasons else 0, tuple(reasons))
 
@@ -157,6 +157,8 @@ class LensReport:
         rows = []
         for key, s in self.summaries.items():
             gate = "FAIL " + "; ".join(s.gate_reasons) if s.gated else "pass"
+            if s.control is not None:  # shown, never gating
+                gate = "control" + (f" (gated: {'; '.join(s.gate_reasons)})" if s.gated else "")
             rows.append(
                 [
                     key,

@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pytest_lens.analysis.models import BaselineComparison, RunStatistics
+from pytest_lens.analysis.models import BaselineComparison, RunStatistics, Sensitivity
 from pytest_lens.llm.stats import LLMCounts
+from pytest_lens.settings import ControlRole
 
 __all__ = [
     "ARTIFACT_SCHEMA_VERSION",
@@ -167,6 +168,8 @@ class QuestionResult(_Record):
     duration_s: float = 0.0
     #: Growth of the adapter's ``lens_stats()`` counters while this question ran (its stream's ingest included).
     adapter_stats: dict[str, int] = Field(default_factory=dict)
+    #: What the adapter stands for when ``--lens-controls`` added it (``None``: one of the user's adapters).
+    control: ControlRole | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -236,6 +239,8 @@ class AdapterSummary(_Record):
     scoring_failures: int = 0
     #: The adapter's ``lens_stats()`` counters summed over the questions (and so over xdist workers).
     adapter_stats: dict[str, int] = Field(default_factory=dict)
+    #: What the adapter stands for when ``--lens-controls`` added it; controls never gate the run.
+    control: ControlRole | None = None
 
     _default_headline = model_validator(mode="before")(_headline_defaults_to_composite)
 
@@ -316,3 +321,5 @@ class RunArtifact(_Record):
     evidence: dict[str, ScopeEvidence] = Field(default_factory=dict)
     #: The verdict and the gate lines (``None`` in artifacts written before they were recorded).
     verdict: RecordedVerdict | None = None
+    #: ``--lens-controls``: what this run can detect, per control of each adapter (the sensitivity table).
+    sensitivity: Sensitivity | None = None

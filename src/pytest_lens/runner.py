@@ -188,7 +188,8 @@ def construct_adapter(spec: AdapterSpec, storage: Path, *, lens_llm: Any = None)
 
     An adapter whose ``__init__`` takes ``storage_dir`` (and was not given one)
     gets ``storage``, created on demand; one taking ``lens_llm`` gets the run's
-    LLM client (``None`` when no LLM is configured). Raises whatever loading or
+    LLM client (``None`` when no LLM is configured); a mutant's instance comes wrapped
+    in its degradation (:mod:`pytest_lens.controls.mutants`). Raises whatever loading or
     the constructor raises: :class:`AdapterUnavailable` when the adapter cannot
     run here, anything else is a ``construct`` fault for the caller to record.
     """
@@ -199,7 +200,13 @@ def construct_adapter(spec: AdapterSpec, storage: Path, *, lens_llm: Any = None)
         options["storage_dir"] = str(storage)
     if "lens_llm" not in options and accepts_keyword(cls, "lens_llm", via_kwargs=False):
         options["lens_llm"] = lens_llm
-    return cls(**options)
+    adapter = cls(**options)
+    if spec.mutation is None:
+        return adapter
+    from pytest_lens.controls.mutants import mutate
+
+    mutation = spec.mutation
+    return mutate(adapter, mutation.name, seed=mutation.seed, freeze_at=dict(mutation.freeze_at))
 
 
 def safe_name(label: str) -> str:

@@ -29,13 +29,13 @@ from pytest_lens.results import AdapterSummary, QuestionResult, RecordedVerdict,
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 from pytest_lens.scoring.headline import choose_headline
-from pytest_lens.settings import LensSettings
+from pytest_lens.settings import AdapterSpec, ControlRole, LensSettings
 from pytest_lens.suites import LENS
 from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_suites
 from pytest_lens.summary import GroupMetric, summarize
 
 if TYPE_CHECKING:
-    from pytest_lens.analysis.models import BaselineComparison, RunStatistics
+    from pytest_lens.analysis.models import BaselineComparison, RunStatistics, Sensitivity
     from pytest_lens.gates import GateCheck
     from pytest_lens.scoring.judge import Judge
     from pytest_lens.storage import Baseline, RunStore
@@ -80,7 +80,10 @@ class LensSession:
         )
         #: Sibling suites present in the data (MEME, MemoryAgentBench, imported benchmarks), by name.
         self.suites = SuiteRun.for_datasets(datasets, llm_judge=self.llm.judge_client() if settings.llm.judge == "llm" else None)
-        self.cases: list[LensCase] = build_cases([a.label for a in settings.adapters], self.scopes, budgets)
+        #: The user's adapters, then what ``--lens-controls`` adds (null, random, mutants), each with its own label.
+        self.adapter_specs: tuple[AdapterSpec, ...] = self._plan_adapters()
+        self._controls: dict[str, ControlRole] = {spec.label: spec.control for spec in self.adapter_specs if spec.control is not None}
+        self.cases: list[LensCase] = build_cases([a.label for a in self.adapter_specs], self.scopes, budgets)
         self.results: dict[tuple[str, str, str, str], QuestionResult] = {}
         self.expected: dict[tuple[str, str, str, str], LensCase] = {}
         #: Run-level problems found outside the results (e.g. the xdist grouping self-check); each fails the verdict.
@@ -141,6 +144,21 @@ class LensSession:
                 raise LensConfigError(f"--lens-baseline: {exc}") from None
         return session
 
+    def _plan_adapters(self) -> tuple[AdapterSpec, ...]:
+        if not self.settings.controls:
+            return tuple(self.settings.adapters)
+        from pytest_lens.controls.plan import ControlsError, plan_controls
+
+        try:
+            return plan_controls(
+                self.settings.adapters,
+                seed=self.settings.seed,
+                mutants=self.settings.mutants,
+                first_checkpoints={scope.scope_id: scope.checkpoints[0] for scope in self.scopes if scope.checkpoints},
+            )
+        except (ControlsError, ValueError) as exc:
+            raise LensConfigError(str(exc)) from None
+
     @property
     def scopes(self) -> list[LoadedScope]:
         """Every scope of every dataset, in load order."""
@@ -158,7 +176,7 @@ class LensSession:
     def new_runtime(self, storage_root: Path) -> LensRuntime:
         """Adapter instances for this process, storing under ``storage_root``."""
         return LensRuntime(
-            {spec.label: spec for spec in self.settings.adapters},
+            {spec.label: spec for spec in self.adapter_specs},
             storage_root,
             call_timeout=self.settings.call_timeout,
             opaque_refs=self.settings.opaque_refs,
@@ -177,7 +195,7 @@ class LensSession:
                 judge = self._judge.name if self._judge is not None else None
             elif (suite_judge := self.suites.judge(case.scope.suite)) is not None:
                 judge = suite_judge.name
-        return result.model_copy(update={"judge": judge, "llm": used or None})
+        return result.model_copy(update={"judge": judge, "llm": used or None, "control": self._controls.get(case.adapter)})
 
     def close(self) -> None:
         """Release what the session holds open (the LLM request cache's connection)."""
@@ -340,6 +358,26 @@ class LensSession:
         found: dict[str, BaselineComparison] = self._derived["suite_comparisons"]
         return found
 
+    def sensitivity(self) -> Sensitivity | None:
+        """``--lens-controls``: each user adapter against its controls and mutants (``None`` without controls)."""
+        if not self._controls:
+            return None
+        if "sensitivity" not in self._derived:
+            from pytest_lens.analysis.sensitivity import sensitivity
+
+            headline = self.headline
+            self._derived["sensitivity"] = sensitivity(
+                self.lens_results(),
+                headline.weights,
+                headline.gates,
+                alpha=self.settings.alpha,
+                seed=self.settings.seed,
+                group_metrics=headline.group_metrics,
+                metric=headline.name,
+            )
+        found: Sensitivity | None = self._derived["sensitivity"]
+        return found
+
     def gate_checks(self) -> list[GateCheck]:
         """Every active gate with its one-line explanation (the sibling suites' scores and comparisons included)."""
         from pytest_lens.gates import GatePolicy, check_gates
@@ -382,6 +420,10 @@ class LensSession:
             from pytest_lens.analysis.render import statistics_section
 
             sections.append(statistics_section(statistics, self.comparison(), self.settings.alpha, self.settings.compare_fail, encoding))
+        if (found := self.sensitivity()) is not None and found.rows:
+            from pytest_lens.analysis.render import LinesSection, arrows_for, sensitivity_lines
+
+            sections.append(LinesSection(sensitivity_lines(found, arrows_for(encoding))))
         return LensReport(
             self.summaries(),
             header=self._header(),
@@ -446,6 +488,8 @@ class LensSession:
         flags = []
         suites = {f"{name}:{key}": s for name, by_key in self.suite_summaries().items() for key, s in by_key.items()}
         for key, summary in {**self.summaries(), **suites}.items():
+            if summary.control is not None:  # controls never decide the verdict
+                continue
             rate = summary.scoring_failures / summary.n_questions if summary.n_questions else 0.0
             if summary.scoring_failures and rate > limit:
                 flags.append(
@@ -511,6 +555,7 @@ class LensSession:
             suite_comparisons=self.suite_comparisons(),
             evidence=collect_evidence(self.results.values(), self.scopes),
             verdict=self.recorded_verdict(),
+            sensitivity=self.sensitivity(),
         )
 
     def recorded_verdict(self) -> RecordedVerdict:
@@ -530,7 +575,10 @@ class LensSession:
             "suite_judges": {name: vars(judge) for name in self.suites.suites if (judge := self.suites.judge(name)) is not None},
             "llm": self._llm_identity(),
             "budgets": [vars(budget) for budget in self.budgets],
-            "adapters": [{"label": s.label, "target": s.target, "options": dict(s.options)} for s in self.settings.adapters],
+            "adapters": [
+                {"label": s.label, "target": s.target, "options": dict(s.options)} | ({"control": vars(s.control)} if s.control else {})
+                for s in self.adapter_specs
+            ],
             "datasets": [
                 {"path": d.path, "sha256": d.sha256, "suite": d.dataset.suite, "scopes": [s.scope_id for s in d.scopes]}
                 for d in self.datasets

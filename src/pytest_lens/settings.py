@@ -5,20 +5,52 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_lens.llm.settings import LLMSettings
 
-__all__ = ["AdapterSpec", "LensSettings", "parse_adapter_spec", "parse_option_value"]
+__all__ = ["AdapterSpec", "ControlRole", "LensSettings", "Mutation", "parse_adapter_spec", "parse_option_value"]
+
+
+@dataclass(frozen=True)
+class ControlRole:
+    """What an adapter added by ``--lens-controls`` stands for (it never gates the run).
+
+    ``null`` and ``random`` are control memories; a ``mutant`` is the user's adapter ``of``
+    with its search degraded the way ``mutant`` names (:mod:`pytest_lens.controls.mutants`).
+    """
+
+    kind: Literal["null", "random", "mutant"]
+    of: str | None = None
+    mutant: str | None = None
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """How to build a mutant.
+
+    The degradation, the seed of its random choices, and per scope the number of episodes
+    after which the ``stale`` mutant's index freezes (the scope's first checkpoint).
+    """
+
+    name: str
+    seed: int = 42
+    freeze_at: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
 class AdapterSpec:
-    """One ``--lens-adapter``: a label for reports and ids, what to load, and constructor options."""
+    """One ``--lens-adapter``: a label for reports and ids, what to load, and constructor options.
+
+    Adapters added by ``--lens-controls`` carry their ``control`` role; a mutant also its
+    ``mutation``, applied around an instance of ``target`` built with ``options``.
+    """
 
     label: str
     target: str
     options: Mapping[str, Any] = field(default_factory=dict)
+    control: ControlRole | None = None
+    mutation: Mutation | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +94,10 @@ class LensSettings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     #: ``--lens-headline``: ``auto`` (the composite with a judge, else the retrieval score), ``retrieval`` or ``composite``.
     headline: str = "auto"
+    #: ``--lens-controls``: add the null and random controls and mutants of every adapter.
+    controls: bool = False
+    #: ``--lens-mutants``: which mutants ``--lens-controls`` adds (empty: all of them).
+    mutants: tuple[str, ...] | None = None
 
     @property
     def import_paths(self) -> tuple[Path, ...]:

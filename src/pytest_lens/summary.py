@@ -103,6 +103,7 @@ def summarize(
             faults=sum(1 for r in members if r.failed),
             scoring_failures=sum(1 for r in members if r.scoring_failures),
             adapter_stats=_summed_stats(members),
+            control=members[0].control,
         )
     return summaries
 

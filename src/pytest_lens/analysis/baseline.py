@@ -119,12 +119,13 @@ def compare_with_baseline(
     """Compare ``results`` (this run, identity ``run``) with ``baseline``, per (adapter, budget).
 
     Only questions of ``suite`` take part (sibling suites score with their own metrics); ``None`` keeps all.
+    Controls (``--lens-controls``) of either run never take part: they are no one's baseline.
     ``prepare`` turns each side's questions into what is compared (a sibling suite's credited
     probes); ``question_weights`` (default ``weights``) score one question for the signed-rank
     test, the flips and the drops, ``weights`` and ``group_metrics`` the compared composites.
     """
-    current_results = [r for r in results if suite is None or r.suite == suite]
-    previous_results = [r for r in baseline.results if suite is None or r.suite == suite]
+    current_results = [r for r in results if (suite is None or r.suite == suite) and r.control is None]
+    previous_results = [r for r in baseline.results if (suite is None or r.suite == suite) and r.control is None]
     if prepare is not None:
         current_results, previous_results = prepare(current_results), prepare(previous_results)
     current, previous = _groups(current_results), _groups(previous_results)

@@ -19,6 +19,8 @@ __all__ = [
     "QuestionDelta",
     "RunStatistics",
     "ScopeConcordance",
+    "Sensitivity",
+    "SensitivityRow",
 ]
 
 
@@ -178,3 +180,29 @@ class BaselineComparison(_Model):
     def regressions(self) -> list[BaselineAdapterComparison]:
         """Comparisons that regressed significantly or dropped more than allowed."""
         return [c for c in self.adapters if c.status == "regression" or c.dropped]
+
+
+class SensitivityRow(_Model):
+    """One control of one user adapter: whether this run could tell the adapter from it."""
+
+    #: The user's adapter (summary key) and the control compared with it.
+    adapter: str
+    control: str
+    budget: str
+    kind: Literal["null", "random", "mutant"]
+    mutant: str | None = None
+    #: What the control does, in a few words (``results truncated to 2``).
+    degradation: str
+    #: One-sided (``less``) paired test of control minus adapter, by question; ``p_adjusted`` equals ``p_value``.
+    test: PairedTest
+    #: ``test.p_value < alpha``: a pull request doing this to the adapter would be flagged as a regression.
+    detected: bool
+
+
+class Sensitivity(_Model):
+    """The sensitivity table of a run with ``--lens-controls``."""
+
+    #: The per-question score the tests compare (the headline).
+    metric: str
+    alpha: float
+    rows: list[SensitivityRow] = Field(default_factory=list)

@@ -17,6 +17,7 @@ from pytest_lens.analysis.models import (
     Estimate,
     PairedTest,
     RunStatistics,
+    Sensitivity,
 )
 from pytest_lens.report import METRIC_LABELS, format_table
 
@@ -34,6 +35,7 @@ __all__ = [
     "metric_interval_lines",
     "pair_lines",
     "pair_result",
+    "sensitivity_lines",
     "statistics_section",
     "status_text",
 ]
@@ -43,6 +45,9 @@ REGRESSION = "regression"
 IMPROVEMENT = "improvement"
 NO_CHANGE = "no significant change"
 DROPPED = "drop over --lens-max-drop"
+#: The result words of the sensitivity table.
+DETECTED = "detected"
+NOT_DETECTED = "NOT detected"
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,8 @@ def line_markup(line: str) -> dict[str, bool]:
         return {"red": True}
     if line.rstrip().endswith(IMPROVEMENT):
         return {"green": True}
+    if f" {NOT_DETECTED}" in line:
+        return {"yellow": True}
     return {}
 
 
@@ -296,3 +303,42 @@ def statistics_section(
     if comparison is not None:
         lines += ["", *comparison_lines(comparison, gating=gating, arrows=arrows)]
     return LinesSection(lines)
+
+
+def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS) -> list[str]:
+    """The sensitivity table: per user adapter, each control and mutant, its delta with CI, one-sided p, detected or not."""
+    if not sensitivity.rows:
+        return []
+    out = [
+        f"sensitivity (--lens-controls): could this run tell each adapter from a degraded copy of it? "
+        f"{sensitivity.metric}, control - adapter, paired by question; one-sided Wilcoxon signed-rank for a drop, "
+        f"alpha {sensitivity.alpha:g}, each row tested alone (no correction across rows)",
+    ]
+    rows = []
+    for row in sensitivity.rows:
+        test = row.test
+        result = DETECTED if row.detected else NOT_DETECTED
+        if not row.detected and test.min_p >= sensitivity.alpha:
+            result += f" (only {test.n_changed} changed: p >= {test.min_p:.3g})"
+        rows.append(
+            [
+                row.adapter,
+                row.control,
+                row.degradation,
+                str(test.n_pairs),
+                f"{test.first:.3f}",
+                f"{test.second:.3f}",
+                format_delta(test.delta),
+                format_p(test.p_value),
+                changed_counts(test, arrows),
+                result,
+            ]
+        )
+    headers = ["adapter", "control", "degradation", "n", "adapter", "control", "delta [CI]", "p (1-sided)", "changed", "result"]
+    out.extend(format_table(headers, rows, [False, False, False, True, True, True, True, True, True, False]))
+    missed = [row.control for row in sensitivity.rows if not row.detected]
+    out.append(
+        "  detected: a change doing this to the adapter fails --lens-compare-fail on this data; "
+        + (f"not detected ({', '.join(missed)}): it would pass unnoticed" if missed else "every control was detected")
+    )
+    return out

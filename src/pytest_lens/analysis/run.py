@@ -213,6 +213,8 @@ def analyze_run(
 
     CIs per (adapter, budget); every pair of adapters at each budget (two-sided, Holm over all
     pairs; the metric tests form a second family); Kendall's W of the scopes' adapter rankings.
+    Controls (``--lens-controls``) get CIs but take part in no pair and no ranking: they are
+    compared with the user's adapters by :mod:`pytest_lens.analysis.sensitivity`.
     """
     groups: dict[tuple[str, str], list[QuestionResult]] = defaultdict(list)
     for result in results:
@@ -237,7 +239,7 @@ def analyze_run(
     raw_pairs: list[tuple[str, str, str, PairedTest, list[PairedTest]]] = []
     concordance: list[ScopeConcordance] = []
     for budget in budgets:
-        names = [adapter for adapter, b in groups if b == budget]
+        names = [adapter for (adapter, b), members in groups.items() if b == budget and members[0].control is None]
         for first, second in combinations(names, 2):
             pairs = pair_results(groups[(first, budget)], groups[(second, budget)])
             if not pairs:

@@ -366,7 +366,7 @@ def _configured_specs(config: pytest.Config) -> list[AdapterSpec]:
     from pytest_lens.plugin import SESSION_KEY
 
     session = config.stash.get(SESSION_KEY, None)
-    return list(session.settings.adapters) if session is not None else []
+    return list(session.adapter_specs) if session is not None else []
 
 
 # -- fixtures --------------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""Which adapters ``--lens-controls`` adds beside the user's, and how they are labelled.
+
+- ``null`` (stores nothing) and ``random`` (random stored episodes, seeded by ``--lens-seed``):
+  the floors every memory is measured against;
+- for every adapter of the user's, one mutant per degradation of :data:`~pytest_lens.controls.mutants.MUTANTS`,
+  labelled ``<label>/<mutant>`` (e.g. ``bm25/top2``): the same class and options, its search
+  degraded the way a bad pull request would.
+
+Each is an adapter of its own label, so it has its own stream group (under xdist, its own
+worker schedule) and its own summary row, marked as a control: controls never take part in
+gates, baselines or the pairs of user adapters. The sensitivity table compares each with
+the adapter it stands beside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from pytest_lens.settings import AdapterSpec, ControlRole, Mutation
+
+__all__ = ["CONTROL_MEMORIES", "ControlsError", "control_labels", "mutant_label", "mutant_names", "plan_controls"]
+
+#: The control memories: label -> registered adapter name (``random`` gets ``seed=--lens-seed`` unless given one).
+CONTROL_MEMORIES: dict[str, str] = {"null": "null", "random": "random"}
+
+
+class ControlsError(ValueError):
+    """The controls cannot be added (a label is taken); the message says what to rename."""
+
+
+def mutant_names(selected: Sequence[str] | None) -> list[str]:
+    """The mutants to add, in catalog order: all of them for ``None``, none for ``()``; :class:`ValueError` names unknown ones."""
+    from pytest_lens.controls.mutants import MUTANTS
+
+    if selected is None:
+        return list(MUTANTS)
+    unknown = [name for name in selected if name not in MUTANTS]
+    if unknown:
+        raise ValueError(f"unknown mutant(s) {', '.join(unknown)}; known: {', '.join(MUTANTS)} (or none)")
+    return [name for name in MUTANTS if name in selected]
+
+
+def mutant_label(adapter: str, mutant: str) -> str:
+    """``bm25/top2``."""
+    return f"{adapter}/{mutant}"
+
+
+def plan_controls(
+    adapters: Sequence[AdapterSpec],
+    *,
+    seed: int,
+    mutants: Sequence[str] | None = None,
+    first_checkpoints: Mapping[str, int] | None = None,
+) -> tuple[AdapterSpec, ...]:
+    """The user's ``adapters``, then ``null`` and ``random``, then each user adapter's mutants.
+
+    A user adapter labelled ``null`` or ``random`` with that same registered target *is* the
+    control (it is marked so, not added twice); with another target it is an error.
+    ``first_checkpoints`` (scope id -> first checkpoint) is where ``stale`` mutants freeze.
+    """
+    names = mutant_names(mutants)
+    labels = {spec.label: spec for spec in adapters}
+    user: list[AdapterSpec] = []
+    controls: list[AdapterSpec] = []
+    for spec in adapters:
+        if spec.label in CONTROL_MEMORIES and spec.target == CONTROL_MEMORIES[spec.label]:
+            continue  # the user's own null/random: the control below replaces it
+        if spec.label in CONTROL_MEMORIES:
+            raise ControlsError(
+                f"--lens-controls adds a control labelled {spec.label!r}, but adapter {spec.target!r} already uses that label; "
+                f"name yours apart with LABEL=TARGET"
+            )
+        user.append(spec)
+    for role in (ControlRole("null"), ControlRole("random")):
+        name: str = role.kind
+        options = dict(labels[name].options) if name in labels else {}
+        if name == "random":
+            options.setdefault("seed", seed)
+        controls.append(AdapterSpec(name, CONTROL_MEMORIES[name], options, control=role))
+    freeze_at = tuple(sorted((first_checkpoints or {}).items()))
+    for spec in user:
+        for mutant in names:
+            label = mutant_label(spec.label, mutant)
+            if label in labels:
+                raise ControlsError(f"--lens-controls adds a mutant labelled {label!r}, which another adapter already uses")
+            controls.append(
+                AdapterSpec(
+                    label,
+                    spec.target,
+                    dict(spec.options),
+                    control=ControlRole(kind="mutant", of=spec.label, mutant=mutant),
+                    mutation=Mutation(mutant, seed, freeze_at),
+                )
+            )
+    return (*user, *controls)
+
+
+def control_labels(specs: Iterable[AdapterSpec]) -> dict[str, ControlRole]:
+    """Label -> role of the controls among ``specs``."""
+    return {spec.label: spec.control for spec in specs if spec.control is not None}

@@ -1,0 +1,109 @@
+"""--lens-controls end to end: controls and mutants run beside the adapter, the sensitivity table says what the run can see."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_lens import options
+from tests.integration.test_baseline_gating import needle_dataset
+
+NO_CACHE = ("-p", "no:cacheprovider")
+CONTROLS = ["null", "random", "bm25/top2", "bm25/reversed", "bm25/shuffled", "bm25/half-random", "bm25/stale", "bm25/cut200"]
+
+
+@pytest.fixture
+def needles(pytester: pytest.Pytester) -> str:
+    """Twelve questions, each answered by the one episode BM25 ranks first."""
+    return f"{options.DATASET}={needle_dataset(pytester.path / 'needles.json')}"
+
+
+def _table(text: str) -> dict[str, str]:
+    """Sensitivity rows by control label."""
+    lines = text.split("sensitivity (--lens-controls)", 1)[1].splitlines()
+    return {line.split()[1]: line for line in lines[2:] if line.startswith("bm25 ")}
+
+
+def test_controls_run_beside_the_adapter_never_gate_and_the_table_lists_each(pytester: pytest.Pytester, needles: str) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", options.CONTROLS, needles, "--lens-json=run.json", *NO_CACHE)
+    result.assert_outcomes(passed=12 * 9)
+    assert result.ret == pytest.ExitCode.OK  # null is gated, but controls never decide the verdict
+    text = result.stdout.str()
+    assert "lens: adapters bm25, " + ", ".join(CONTROLS) + ";" in text
+    result.stdout.fnmatch_lines(["null * 12 * 0.000 * control (gated: evidence_grounding 0.000 < 0.5)", "*LENS verdict: PASS"])
+    rows = _table(text)
+    assert list(rows) == CONTROLS
+    assert rows["null"].endswith(" detected") and "stores nothing" in rows["null"]
+    # The needle is BM25's first hit: keeping two results still finds it; cutting texts to 200 characters loses the fault codes.
+    assert "NOT detected" in rows["bm25/top2"] and "0▼ 0▲" in rows["bm25/top2"]
+    artifact = json.loads((pytester.path / "run.json").read_text())
+    sensitivity = artifact["sensitivity"]
+    assert sensitivity["metric"] == "composite" and sensitivity["alpha"] == 0.05
+    assert [row["control"] for row in sensitivity["rows"]] == CONTROLS
+    assert {row["control"]: row["detected"] for row in sensitivity["rows"]} == {
+        label: rows[label].endswith(" detected") for label in CONTROLS
+    }
+    top2 = next(row for row in sensitivity["rows"] if row["control"] == "bm25/top2")
+    assert (top2["kind"], top2["mutant"], top2["test"]["alternative"]) == ("mutant", "top2", "less")
+    assert artifact["summary"]["bm25"]["control"] is None
+    assert artifact["summary"]["bm25/top2"]["control"] == {"kind": "mutant", "of": "bm25", "mutant": "top2"}
+    assert {r["adapter"] for r in artifact["results"] if r["control"] is None} == {"bm25"}
+    assert [(p["first"], p["second"]) for p in artifact["statistics"]["pairs"]] == []  # controls join no pair
+    labelled = {entry["label"]: entry.get("control") for entry in artifact["run"]["adapters"]}
+    assert labelled["bm25"] is None and labelled["random"] == {"kind": "random", "of": None, "mutant": None}
+
+
+def test_the_controls_are_no_ones_baseline(pytester: pytest.Pytester, needles: str) -> None:
+    assert pytester.runpytest("--lens-adapter=bm25", options.CONTROLS, needles, f"{options.SAVE}=main", *NO_CACHE).ret == 0
+    result = pytester.runpytest("--lens-adapter=bm25", needles, f"{options.BASELINE}=main", options.COMPARE_FAIL, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.OK
+    text = result.stdout.str()
+    assert "in the baseline but not in this run" not in text and "bm25/top2" not in text
+    result.stdout.fnmatch_lines(
+        ["  pass  --lens-compare-fail: no significant regression vs baseline 0001_main (alpha 0.05; 1 adapter(s) compared)"]
+    )
+
+
+def test_the_table_is_the_same_under_xdist(pytester: pytest.Pytester, needles: str) -> None:
+    pytest.importorskip("xdist")
+    args = ("--lens-adapter=bm25", options.CONTROLS, f"{options.MUTANTS}=top2,cut200", needles, *NO_CACHE)
+    assert pytester.runpytest(*args, "--lens-json=serial.json").ret == 0
+    parallel = pytester.runpytest("-n", "2", *args, "--lens-json=parallel.json")
+    parallel.assert_outcomes(passed=12 * 4)
+    sensitivity: list[Any] = [json.loads((pytester.path / f"{name}.json").read_text())["sensitivity"] for name in ("serial", "parallel")]
+    assert sensitivity[0] == sensitivity[1]
+    assert [row["control"] for row in sensitivity[1]["rows"]] == ["null", "random", "bm25/top2", "bm25/cut200"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((f"{options.MUTANTS}=top2",), "--lens-mutants chooses the mutants --lens-controls adds: add --lens-controls"),
+        ((options.CONTROLS, f"{options.MUTANTS}=sideways"), "--lens-mutants: unknown mutant(s) sideways; known: top2, *"),
+        (
+            (options.CONTROLS, "--lens-adapter=random=bm25"),
+            "*adds a control labelled 'random', but adapter 'bm25' already uses that label*",
+        ),
+    ],
+)
+def test_bad_control_options_are_usage_errors(pytester: pytest.Pytester, args: tuple[str, ...], message: str) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", *args, *NO_CACHE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}"])
+
+
+def test_cut200_breaks_the_roundtrip_clause_and_top2_keeps_it(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        "--lens-adapter=bm25",
+        options.CONTROLS,
+        f"{options.MUTANTS}=top2,cut200",
+        "--lens-conformance",
+        "-k",
+        "retrieve_roundtrip and (cut200 or top2)",
+        *NO_CACHE,
+    )
+    outcomes = result.parseoutcomes()
+    assert (outcomes.get("passed"), outcomes.get("failed")) == (1, 1)
+    result.stdout.fnmatch_lines(["*conformance clause retrieve.roundtrip failed for adapter 'bm25/cut200', in retrieve()*"])

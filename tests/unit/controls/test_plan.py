@@ -1,0 +1,49 @@
+"""Which adapters --lens-controls adds, and how they are labelled and built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_lens.controls.mutants import HalfRandom, Stale
+from pytest_lens.controls.plan import ControlsError, mutant_names, plan_controls
+from pytest_lens.runner import construct_adapter
+from pytest_lens.settings import AdapterSpec, ControlRole
+
+
+def test_controls_follow_the_users_adapters_with_a_mutant_family_each() -> None:
+    specs = plan_controls(
+        [AdapterSpec("bm25", "bm25", {"snippet_tokens": 30}), AdapterSpec("mine", "pkg:Mine")], seed=7, mutants=["top2", "stale"]
+    )
+    assert [s.label for s in specs] == ["bm25", "mine", "null", "random", "bm25/top2", "bm25/stale", "mine/top2", "mine/stale"]
+    assert [s.control for s in specs[:2]] == [None, None]
+    assert specs[2].control == ControlRole("null") and specs[2].options == {}
+    assert specs[3].target == "random" and specs[3].options == {"seed": 7}
+    top2 = specs[4]
+    assert (top2.target, dict(top2.options), top2.control) == ("bm25", {"snippet_tokens": 30}, ControlRole("mutant", "bm25", "top2"))
+    assert top2.mutation is not None and top2.mutation.seed == 7
+
+
+def test_a_users_own_null_becomes_the_control_and_a_clashing_label_is_an_error() -> None:
+    specs = plan_controls([AdapterSpec("null", "null"), AdapterSpec("bm25", "bm25")], seed=1, mutants=())
+    assert [(s.label, s.control is not None) for s in specs] == [("bm25", False), ("null", True), ("random", True)]
+    with pytest.raises(ControlsError, match="already uses that label"):
+        plan_controls([AdapterSpec("random", "pkg:Mine")], seed=1)
+
+
+def test_mutant_names_are_checked() -> None:
+    assert mutant_names(None) == ["top2", "reversed", "shuffled", "half-random", "stale", "cut200"]
+    assert mutant_names(["cut200", "top2"]) == ["top2", "cut200"]
+    with pytest.raises(ValueError, match=r"unknown mutant.*sideways.*known: top2"):
+        mutant_names(["sideways"])
+
+
+def test_a_mutant_spec_builds_the_users_adapter_wrapped(tmp_path: Path) -> None:
+    specs = plan_controls([AdapterSpec("bm25", "bm25")], seed=3, first_checkpoints={"s": 9}, mutants=["half-random", "stale"])
+    half, stale = specs[-2:]
+    built = construct_adapter(half, tmp_path / "half")
+    assert isinstance(built, HalfRandom) and built.seed == 3 and type(built.inner).__name__ == "BM25Adapter"
+    frozen = construct_adapter(stale, tmp_path / "stale")
+    assert isinstance(frozen, Stale) and frozen.freeze_at == {"s": 9}
+    assert list((tmp_path / "half").glob("*.db"))  # the wrapped adapter got its own storage_dir
