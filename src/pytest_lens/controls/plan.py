@@ -20,8 +20,12 @@ from pytest_lens.settings import AdapterSpec, ControlRole, Mutation
 
 __all__ = ["CONTROL_MEMORIES", "ControlsError", "control_labels", "mutant_label", "mutant_names", "plan_controls"]
 
-#: The control memories: label -> registered adapter name (``random`` gets ``seed=--lens-seed`` unless given one).
-CONTROL_MEMORIES: dict[str, str] = {"null": "null", "random": "random"}
+#: The control memories: label -> adapter class (``random`` gets ``seed=--lens-seed`` unless given one). Named by
+#: module path, not by registered name, so that no other package's entry point can stand in for them.
+CONTROL_MEMORIES: dict[str, str] = {
+    "null": "lens_fixtures.adapters.null:NullAdapter",
+    "random": "lens_fixtures.adapters.random_memory:RandomAdapter",
+}
 
 
 class ControlsError(ValueError):
@@ -54,7 +58,7 @@ def plan_controls(
 ) -> tuple[AdapterSpec, ...]:
     """The user's ``adapters``, then ``null`` and ``random``, then each user adapter's mutants.
 
-    A user adapter labelled ``null`` or ``random`` with that same registered target *is* the
+    A user adapter labelled ``null`` or ``random`` with that same target (registered name or class) *is* the
     control (it is marked so, not added twice); with another target it is an error.
     ``first_checkpoints`` (scope id -> first checkpoint) is where ``stale`` mutants freeze.
     """
@@ -63,7 +67,7 @@ def plan_controls(
     user: list[AdapterSpec] = []
     controls: list[AdapterSpec] = []
     for spec in adapters:
-        if spec.label in CONTROL_MEMORIES and spec.target == CONTROL_MEMORIES[spec.label]:
+        if spec.label in CONTROL_MEMORIES and spec.target in (spec.label, CONTROL_MEMORIES[spec.label]):
             continue  # the user's own null/random: the control below replaces it
         if spec.label in CONTROL_MEMORIES:
             raise ControlsError(

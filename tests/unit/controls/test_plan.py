@@ -19,7 +19,7 @@ def test_controls_follow_the_users_adapters_with_a_mutant_family_each() -> None:
     assert [s.label for s in specs] == ["bm25", "mine", "null", "random", "bm25/top2", "bm25/stale", "mine/top2", "mine/stale"]
     assert [s.control for s in specs[:2]] == [None, None]
     assert specs[2].control == ControlRole("null") and specs[2].options == {}
-    assert specs[3].target == "random" and specs[3].options == {"seed": 7}
+    assert specs[3].target == "lens_fixtures.adapters.random_memory:RandomAdapter" and specs[3].options == {"seed": 7}
     top2 = specs[4]
     assert (top2.target, dict(top2.options), top2.control) == ("bm25", {"snippet_tokens": 30}, ControlRole("mutant", "bm25", "top2"))
     assert top2.mutation is not None and top2.mutation.seed == 7
