@@ -22,6 +22,7 @@ ties and the one with the largest chunks (fewest vectors) wins.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -34,12 +35,14 @@ from pytest_lens.report import format_table
 from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCOMO = next(
-    (p / "shared" / "datasets" / "locomo" / "locomo10.json" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()),
-    ROOT.parent / "shared" / "datasets" / "locomo" / "locomo10.json",
+SHARED = (
+    Path(os.environ["LENS_SHARED_DIR"])
+    if "LENS_SHARED_DIR" in os.environ
+    else next((p / "shared" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()), ROOT.parent / "shared")
 )
+LOCOMO = SHARED / "datasets" / "locomo" / "locomo10.json"
 TUNING_SEED = 7
-GRID: list[tuple[int, int]] = [(50, 20), (100, 20), (100, 60), (150, 20), (150, 60), (200, 60), (300, 60)]
+GRID: list[tuple[int, int]] = [(50, 20), (100, 20), (100, 60), (150, 60), (200, 60), (300, 60)]
 METRICS = ("first_search_ndcg@10", "first_search_recall@10", "first_search_mrr")
 TIE = 0.005
 
@@ -79,7 +82,9 @@ def score(scopes: Sequence[LoadedScope], max_words: int, min_words: int) -> dict
                     if question.checkpoint_after != checkpoint or not required:
                         continue
                     ranked = [hit.ref_id for hit in adapter.search(question.prompt, None, 10)]
-                    found = retrieval_metrics(RetrievalEvidence(searches=[ranked], required=required, cited=[], grounded=[]))
+                    found = retrieval_metrics(
+                        RetrievalEvidence(searches=[ranked], required=required, stored=available, cited=[], grounded=[])
+                    )
                     for name in METRICS:
                         totals[name] += found[name]
                     count += 1

@@ -19,6 +19,7 @@ both together). Embeddings come from the shared embedding cache, so a rerun is m
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -32,10 +33,12 @@ from pytest_lens.results import QuestionResult, RunArtifact
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
 
 ROOT = Path(__file__).resolve().parents[1]
-SCOPE_01 = next(
-    (p / "shared" / "datasets" / "lens" / "scope_01_with_distractors.json" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()),
-    ROOT.parent / "shared" / "datasets" / "lens" / "scope_01_with_distractors.json",
+SHARED = (
+    Path(os.environ["LENS_SHARED_DIR"])
+    if "LENS_SHARED_DIR" in os.environ
+    else next((p / "shared" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()), ROOT.parent / "shared")
 )
+SCOPE_01 = SHARED / "datasets" / "lens" / "scope_01_with_distractors.json"
 MEASURED = ["bm25", "sqlite-hybrid"]
 ORDER = ["null", "random", "bm25", "embedding", "sqlite-hybrid"]
 

@@ -71,7 +71,7 @@ def test_the_table_is_the_same_under_xdist(pytester: pytest.Pytester, needles: s
     args = ("--lens-adapter=bm25", options.CONTROLS, f"{options.MUTANTS}=top2,cut200", needles, *NO_CACHE)
     assert pytester.runpytest(*args, "--lens-json=serial.json").ret == 0
     parallel = pytester.runpytest("-n", "2", *args, "--lens-json=parallel.json")
-    parallel.assert_outcomes(passed=12 * 4)
+    parallel.assert_outcomes(passed=12 * 5)
     sensitivity: list[Any] = [json.loads((pytester.path / f"{name}.json").read_text())["sensitivity"] for name in ("serial", "parallel")]
     assert sensitivity[0] == sensitivity[1]
     assert [row["control"] for row in sensitivity[1]["rows"]] == ["null", "random", "bm25/top2", "bm25/cut200"]

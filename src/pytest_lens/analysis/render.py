@@ -318,7 +318,9 @@ def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS)
     for row in sensitivity.rows:
         test = row.test
         result = DETECTED if row.detected else NOT_DETECTED
-        if not row.detected and test.min_p >= sensitivity.alpha:
+        if not row.detected and not test.n_changed:
+            result += " (no question changed)"
+        elif not row.detected and test.min_p >= sensitivity.alpha:
             result += f" (only {test.n_changed} changed: p >= {test.min_p:.3g})"
         rows.append(
             [
