@@ -197,6 +197,9 @@ class SensitivityRow(_Model):
     test: PairedTest
     #: ``test.p_value < alpha``: a pull request doing this to the adapter would be flagged as a regression.
     detected: bool
+    #: The same one-sided test on every per-question metric, Holm-corrected over the row's metrics:
+    #: which measurements can see this degradation, whether or not the headline does.
+    metrics: list[PairedTest] = Field(default_factory=list)
 
 
 class Sensitivity(_Model):

@@ -338,6 +338,12 @@ def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS)
         )
     headers = ["adapter", "control", "degradation", "n", "adapter", "control", "delta [CI]", "p (1-sided)", "changed", "result"]
     out.extend(format_table(headers, rows, [False, False, False, True, True, True, True, True, True, False]))
+    for row in sensitivity.rows:
+        seen = sorted((t for t in row.metrics if t.p_adjusted < sensitivity.alpha and t.delta.value < 0), key=lambda t: t.p_adjusted)
+        if seen:
+            parts = ", ".join(f"{_label(t.metric)} {_signed(t.delta.value)} (p={format_p(t.p_adjusted)})" for t in seen[:5])
+            more = f" and {len(seen) - 5} more" if len(seen) > 5 else ""
+            out.append(f"  {row.control} vs {row.adapter}: metrics that dropped (one-sided, Holm over {len(row.metrics)}): {parts}{more}")
     missed = [row.control for row in sensitivity.rows if not row.detected]
     out.append(
         "  detected: a change doing this to the adapter fails --lens-compare-fail on this data; "

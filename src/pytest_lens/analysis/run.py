@@ -122,6 +122,7 @@ def paired_tests(
     group_metrics: Sequence[GroupMetric] = (),
     question_weights: Mapping[str, float] | None = None,
     strata: Callable[[QuestionResult], Hashable] | None = None,
+    metric_alternative: stats.Alternative = "two-sided",
 ) -> tuple[PairedTest, list[PairedTest]]:
     """Composite and per-metric signed-rank tests of ``second - first`` (``p_adjusted`` still equals ``p_value``).
 
@@ -161,7 +162,7 @@ def paired_tests(
         metric_tests.append(
             _paired_test(
                 name,
-                stats.signed_rank_test(metric_diffs, alternative="two-sided", seed=seed),
+                stats.signed_rank_test(metric_diffs, alternative=metric_alternative, seed=seed),
                 sum(x for x, _ in both) / len(both),
                 sum(y for _, y in both) / len(both),
                 _estimate(mean_diff, metric_interval, len(both)),

@@ -5,7 +5,9 @@ For each user adapter and each control beside it (``null``, ``random``, and the 
 mutants) at each budget, the questions are paired and the headline compared exactly as
 ``--lens-compare-fail`` compares a run with its baseline: a one-sided Wilcoxon signed-rank
 test for a drop (control minus adapter), with the headline delta and its bootstrap CI.
-A row is *detected* when that p-value is below ``--lens-alpha``.
+A row is *detected* when that p-value is below ``--lens-alpha``. Every per-question metric gets
+the same one-sided test, Holm-corrected over the row's metrics: the table then also says which
+measurements see a degradation the headline misses.
 
 The p-values are not corrected across rows: each row stands for one pull request that a CI
 job would test alone (against its own baseline), which is the question the table answers.
@@ -18,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from pytest_lens import stats
 from pytest_lens.analysis.models import Sensitivity, SensitivityRow
-from pytest_lens.analysis.run import pair_results, paired_tests
+from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests
 from pytest_lens.results import QuestionResult
 from pytest_lens.scoring.composite import HardGate
 from pytest_lens.settings import ControlRole
@@ -67,7 +69,7 @@ def sensitivity(
             pairs = pair_results(members, groups[(label, budget)])
             if not pairs:
                 continue
-            test, _ = paired_tests(
+            test, metric_tests = paired_tests(
                 pairs,
                 weights,
                 gates,
@@ -76,6 +78,7 @@ def sensitivity(
                 resamples=resamples,
                 confidence=confidence,
                 group_metrics=group_metrics,
+                metric_alternative="less",
             )
             known = MUTANTS.get(role.mutant or "")
             degradation = known.description if known is not None else CONTROL_DESCRIPTIONS.get(role.kind, role.kind)
@@ -89,6 +92,7 @@ def sensitivity(
                     degradation=degradation,
                     test=test,
                     detected=test.p_value < alpha,
+                    metrics=apply_holm(metric_tests),
                 )
             )
     return Sensitivity(metric=metric, alpha=alpha, rows=rows)

@@ -6,8 +6,8 @@ is (same class, same options, its own storage), and changes one thing:
 | mutant | what changes | conformance (measured on ``bm25``) |
 |---|---|---|
 | ``top2`` | every search returns only its first 2 results | keeps every clause |
-| ``reversed`` | every search returns the same results in reverse order (worst first) | keeps every clause (1) |
-| ``shuffled`` | every search returns the same results in a seeded random order | keeps every clause (1) |
+| ``reversed`` | every search ranks the adapter's candidates worst first, then keeps ``limit`` | keeps every clause (1) |
+| ``shuffled`` | every search ranks the adapter's candidates in a seeded random order, then keeps ``limit`` | keeps every clause (1) |
 | ``half-random`` | half of the positions of every result list (seeded) hold random stored episodes | keeps every clause (1, 2) |
 | ``stale`` | the index freezes at the scope's first checkpoint: later episodes are never stored | keeps every clause (3) |
 | ``cut200`` | only the first 200 characters of every episode are stored | breaks ``retrieve.roundtrip``, ``reset.forgets``, (4) |
@@ -18,6 +18,11 @@ miss the clause's top-3 floor. (2) random replacements honour a date range, not 
 fields: an adapter declaring filter fields breaks ``filters.fields``. (3) the suite asks
 its questions before any later ingest, where a stale memory is still current. (4) and
 ``recall.rare_token`` when the token lies past the first 200 characters.
+
+The candidates of ``reversed`` and ``shuffled`` are the adapter's whole result list, as many as
+its manifest's ``max_results_per_search``: the sort is broken before the limit applies, as when a
+pull request flips an ``ORDER BY`` that a ``LIMIT`` follows, so with more candidates than the
+limit the searches return other episodes, not only the same ones in another order.
 
 Everything else is the adapter's own: manifest, extra tools (``batch_retrieve`` included),
 ``prepare``, counters, ``close``. Re-ordered results keep the adapter's score column, so
@@ -133,26 +138,48 @@ class TopTwo(MutantAdapter):
         return results[:TOP_RESULTS]
 
 
-class Reversed(MutantAdapter):
-    """Search returns the same results, worst first."""
+class Reranked(MutantAdapter):
+    """Search re-orders the adapter's whole candidate list, then keeps ``limit`` results."""
+
+    def __init__(self, inner: Any, seed: int = 42) -> None:
+        super().__init__(inner, seed)
+        self._candidates: int | None = None
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        """The candidates (``max_results_per_search`` of them) re-ordered by :meth:`order`, cut to the adapter's own count."""
+        if self._candidates is None:  # the manifest never changes (the contract's manifest.valid clause)
+            self._candidates = int(getattr(self.get_capabilities(), "max_results_per_search", 10))
+        wanted = len(as_search_results(self.inner.search(query, filters, limit)))
+        candidates = as_search_results(self.inner.search(query, filters, max(self._candidates, wanted)))
+        order = self.order(len(candidates), query, filters, limit)
+        # Positions keep the adapter's score column (the best scores first), so scores never increase down the list.
+        return _reranked(candidates, order)[:wanted]
+
+    def order(self, count: int, query: str, filters: dict[str, Any] | None, limit: int | None) -> list[int]:
+        """Which candidate goes to each position."""
+        raise NotImplementedError
+
+
+class Reversed(Reranked):
+    """Search ranks the adapter's candidates worst first."""
 
     name = "reversed"
 
-    def degrade(self, results: list[SearchResult], query: str, filters: dict[str, Any] | None, limit: int | None) -> list[SearchResult]:
-        """The results in reverse order."""
-        return _reranked(results, list(range(len(results)))[::-1])
+    def order(self, count: int, query: str, filters: dict[str, Any] | None, limit: int | None) -> list[int]:
+        """Worst first."""
+        return list(range(count))[::-1]
 
 
-class Shuffled(MutantAdapter):
-    """Search returns the same results in a seeded random order."""
+class Shuffled(Reranked):
+    """Search ranks the adapter's candidates in a seeded random order."""
 
     name = "shuffled"
 
-    def degrade(self, results: list[SearchResult], query: str, filters: dict[str, Any] | None, limit: int | None) -> list[SearchResult]:
-        """The results shuffled."""
-        order = list(range(len(results)))
+    def order(self, count: int, query: str, filters: dict[str, Any] | None, limit: int | None) -> list[int]:
+        """A seeded permutation (the same for the same search)."""
+        order = list(range(count))
         self._rng(query, filters, limit).shuffle(order)
-        return _reranked(results, order)
+        return order
 
 
 class HalfRandom(MutantAdapter):
@@ -265,8 +292,8 @@ MUTANTS: dict[str, MutantKind] = {
     kind.name: kind
     for kind in (
         MutantKind("top2", "results truncated to 2", TopTwo),
-        MutantKind("reversed", "ranking reversed (same results, worst first)", Reversed),
-        MutantKind("shuffled", "ranking shuffled (same results, seeded order)", Shuffled),
+        MutantKind("reversed", "ranking reversed (candidates worst first)", Reversed),
+        MutantKind("shuffled", "ranking shuffled (candidates in seeded order)", Shuffled),
         MutantKind("half-random", "half of each result list replaced by random stored episodes", HalfRandom),
         MutantKind("stale", "index frozen after the first checkpoint", Stale),
         MutantKind("cut200", "stored texts cut to 200 characters", CutTexts, ("retrieve.roundtrip", "reset.forgets", "recall.rare_token")),

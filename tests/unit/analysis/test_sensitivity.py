@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_lens import stats
 from pytest_lens.analysis.baseline import compare_with_baseline
 from pytest_lens.analysis.models import BaselineInfo
 from pytest_lens.analysis.render import sensitivity_lines
@@ -47,6 +48,11 @@ def test_each_control_is_tested_one_sided_against_its_adapter() -> None:
     assert top2.test.p_value == pytest.approx(0.5**N)  # exact one-sided: all twelve dropped
     assert top2.test.delta.value == pytest.approx(top2.test.second - top2.test.first) and top2.test.delta.value < 0
     assert top2.detected and rows["null"].detected
+    coverage = next(t for t in top2.metrics if t.metric == "evidence_coverage")
+    assert coverage.alternative == "less" and coverage.delta.value == -1.0
+    grounding = next(t for t in top2.metrics if t.metric == "evidence_grounding")
+    assert grounding.n_changed == 0 and grounding.p_adjusted == 1.0
+    assert [t.p_adjusted for t in top2.metrics] == pytest.approx(stats.holm([t.p_value for t in top2.metrics]))
     shuffled = rows["bm25/shuffled"]
     assert shuffled.test.n_changed == 3 and shuffled.test.p_value == pytest.approx(0.125)
     assert not shuffled.detected  # three changed questions can never reach p < 0.05
@@ -61,6 +67,8 @@ def test_the_table_lists_every_row_and_says_what_goes_unnoticed() -> None:
     assert "bm25/top2" in body and "results truncated to 2" in body and "detected" in body
     shuffled = next(line for line in lines if line.startswith("bm25     bm25/shuffled"))
     assert shuffled.endswith("NOT detected (only 3 changed: p >= 0.125)")
+    assert "  bm25/top2 vs bm25: metrics that dropped (one-sided, Holm over 4): ev.coverage -1.000 (p=9.8e-04)" in lines
+    assert not any(line.startswith("  bm25/shuffled vs bm25: metrics") for line in lines)  # three questions: nothing can be seen
     assert lines[-1].endswith("not detected (bm25/shuffled): it would pass unnoticed")
 
 
