@@ -22,24 +22,19 @@ ties and the one with the largest chunks (fewest vectors) wins.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics
+
 from lens_fixtures.adapters.sqlite_hybrid import SQLiteHybridAdapter
 from pytest_lens.datasets.loader import LoadedScope, load_datasets
 from pytest_lens.report import format_table
-from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics
+from shared_data import SHARED
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = (
-    Path(os.environ["LENS_SHARED_DIR"])
-    if "LENS_SHARED_DIR" in os.environ
-    else next((p / "shared" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()), ROOT.parent / "shared")
-)
 LOCOMO = SHARED / "datasets" / "locomo" / "locomo10.json"
 TUNING_SEED = 7
 GRID: list[tuple[int, int]] = [(50, 20), (100, 20), (100, 60), (150, 60), (200, 60), (300, 60)]
@@ -127,9 +122,8 @@ def main() -> None:
     best = max(objective.values())
     tied = [config for config, value in objective.items() if value >= best - TIE]
     choice = max(tied, key=lambda config: config)
-    print(
-        f"best objective {best:.4f}; within {TIE}: {', '.join(f'{a}/{b}' for a, b in tied)}; chosen (largest chunks): {choice[0]}/{choice[1]}"
-    )
+    ties = ", ".join(f"{a}/{b}" for a, b in tied)
+    print(f"best objective {best:.4f}; within {TIE}: {ties}; chosen (largest chunks): {choice[0]}/{choice[1]}")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ both together). Embeddings come from the shared embedding cache, so a rerun is m
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -31,13 +30,8 @@ from pytest_lens.analysis.run import analyze_run, pair_results, paired_tests
 from pytest_lens.report import METRIC_LABELS, format_table
 from pytest_lens.results import QuestionResult, RunArtifact
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
+from shared_data import SHARED
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = (
-    Path(os.environ["LENS_SHARED_DIR"])
-    if "LENS_SHARED_DIR" in os.environ
-    else next((p / "shared" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()), ROOT.parent / "shared")
-)
 SCOPE_01 = SHARED / "datasets" / "lens" / "scope_01_with_distractors.json"
 MEASURED = ["bm25", "sqlite-hybrid"]
 ORDER = ["null", "random", "bm25", "embedding", "sqlite-hybrid"]
