@@ -3,16 +3,17 @@
 Tuning data (never the real LENS scopes, never the bundled scopes a run reports on):
 
 - six scopes of pytest-lens's generator at seed 7 (one per domain; the bundled scopes are seed 1);
-- LoCoMo (``../shared/datasets/locomo/locomo10.json``): 10 real conversations, 272 sessions of
-  ~600 words, 1,986 questions whose evidence names the sessions that answer them.
+- LoCoMo (``../shared/datasets/locomo/locomo10.json``): its first four conversations (99 sessions of
+  ~600 words, 757 questions whose evidence names the sessions that answer them; ``--locomo N``
+  for more; four keep a grid affordable on a shared CPU).
 
 For each ``(max_chunk_words, min_chunk_words)`` of the grid, a fresh ``SQLiteHybridAdapter`` is fed
 every scope in stream order; at each checkpoint every question of that checkpoint is searched
 with its own prompt (``limit=10``, as the offline agent's first search) and the ranking is scored
 against the question's required evidence available at the checkpoint with the same trec_eval
 measures the LENS scores use (first-search nDCG@10, recall@10, MRR). The objective is the mean
-nDCG@10 of the two sources (each source's mean over its questions, so LoCoMo's 1,986 questions do
-not drown the generated 144). The default is the best; configurations within 0.005 of it count as
+nDCG@10 of the two sources (each source's mean over its questions, so LoCoMo's questions do not
+drown the generated 144). The default is the best; configurations within 0.005 of it count as
 ties and the one with the largest chunks (fewest vectors) wins.
 
     python benchmarks/chunk_defaults.py            # prints the grid and the choice
@@ -37,7 +38,7 @@ from shared_data import SHARED
 
 LOCOMO = SHARED / "datasets" / "locomo" / "locomo10.json"
 TUNING_SEED = 7
-GRID: list[tuple[int, int]] = [(50, 20), (100, 20), (100, 60), (150, 60), (200, 60), (300, 60)]
+GRID: list[tuple[int, int]] = [(100, 20), (100, 60), (150, 60), (200, 60), (300, 60)]
 METRICS = ("first_search_ndcg@10", "first_search_recall@10", "first_search_mrr")
 TIE = 0.005
 
@@ -52,9 +53,9 @@ def generated_scopes(workdir: Path) -> list[LoadedScope]:
     return [scope for dataset in load_datasets([out]) for scope in dataset.scopes]
 
 
-def locomo_scopes() -> list[LoadedScope]:
-    """LoCoMo's conversations (sessions as episodes)."""
-    return [scope for dataset in load_datasets([Path(f"locomo:{LOCOMO}")]) for scope in dataset.scopes]
+def locomo_scopes(conversations: int) -> list[LoadedScope]:
+    """LoCoMo's first ``conversations`` conversations (sessions as episodes)."""
+    return [scope for dataset in load_datasets([Path(f"locomo:{LOCOMO}")]) for scope in dataset.scopes][:conversations]
 
 
 def score(scopes: Sequence[LoadedScope], max_words: int, min_words: int) -> dict[str, float]:
@@ -91,6 +92,7 @@ def score(scopes: Sequence[LoadedScope], max_words: int, min_words: int) -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="two configurations on the generated scopes only")
+    parser.add_argument("--locomo", type=int, default=4, metavar="N", help="LoCoMo conversations to use (default 4 of 10)")
     args = parser.parse_args()
     grid = GRID[1:3] if args.quick else GRID
     with tempfile.TemporaryDirectory() as scratch:
@@ -98,7 +100,7 @@ def main() -> None:
         if not args.quick:
             if not LOCOMO.exists():
                 raise SystemExit(f"LoCoMo not found at {LOCOMO}")
-            sources["LoCoMo"] = locomo_scopes()
+            sources["LoCoMo"] = locomo_scopes(args.locomo)
         rows, objective, questions = [], {}, {}
         for max_words, min_words in grid:
             started = time.perf_counter()

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_lens import options
 from tests.integration.test_baseline_gating import needle_dataset
+from tests.support import assert_answered
 
 NO_CACHE = ("-p", "no:cacheprovider")
 CONTROLS = ["null", "random", "bm25/top2", "bm25/reversed", "bm25/shuffled", "bm25/half-random", "bm25/stale", "bm25/cut200"]
@@ -28,7 +29,7 @@ def _table(text: str) -> dict[str, str]:
 
 def test_controls_run_beside_the_adapter_never_gate_and_the_table_lists_each(pytester: pytest.Pytester, needles: str) -> None:
     result = pytester.runpytest("--lens-adapter=bm25", options.CONTROLS, needles, "--lens-json=run.json", *NO_CACHE)
-    result.assert_outcomes(passed=12 * 9)
+    assert_answered(result, 12 * 9)
     assert result.ret == pytest.ExitCode.OK  # null is gated, but controls never decide the verdict
     text = result.stdout.str()
     assert "lens: adapters bm25, " + ", ".join(CONTROLS) + ";" in text
@@ -71,7 +72,7 @@ def test_the_table_is_the_same_under_xdist(pytester: pytest.Pytester, needles: s
     args = ("--lens-adapter=bm25", options.CONTROLS, f"{options.MUTANTS}=top2,cut200", needles, *NO_CACHE)
     assert pytester.runpytest(*args, "--lens-json=serial.json").ret == 0
     parallel = pytester.runpytest("-n", "2", *args, "--lens-json=parallel.json")
-    parallel.assert_outcomes(passed=12 * 5)
+    assert_answered(parallel, 12 * 5)
     sensitivity: list[Any] = [json.loads((pytester.path / f"{name}.json").read_text())["sensitivity"] for name in ("serial", "parallel")]
     assert sensitivity[0] == sensitivity[1]
     assert [row["control"] for row in sensitivity[1]["rows"]] == ["null", "random", "bm25/top2", "bm25/cut200"]
