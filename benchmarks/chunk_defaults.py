@@ -29,11 +29,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics
-
 from lens_fixtures.adapters.sqlite_hybrid import SQLiteHybridAdapter
 from pytest_lens.datasets.loader import LoadedScope, load_datasets
 from pytest_lens.report import format_table
+from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics
 from shared_data import SHARED
 
 LOCOMO = SHARED / "datasets" / "locomo" / "locomo10.json"

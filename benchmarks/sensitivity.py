@@ -5,12 +5,15 @@ For each dataset (the real LENS scope 01 from ``../shared`` and the six bundled 
 
 1. ``--lens-adapter=bm25 --lens-adapter=sqlite-hybrid --lens-controls``: both adapters, the
    ``null`` and ``random`` controls and every mutant of each, and prints the sensitivity table
-   (per mutant: headline delta with its CI, one-sided paired p, detected or not);
+   (per mutant: headline delta with its CI, one-sided paired p, detected or not) on the run's
+   headline (the retrieval score: no judge), then the same table on the paper's composite
+   (tier-1 only), recomputed from the same questions;
 2. ``--lens-adapter=embedding`` beside them (no mutants of its own);
 
-then prints the headline and metric means of null, random, bm25, embedding and sqlite-hybrid,
-and one-sided paired tests of every adapter against the random memory (per dataset and on
-both together). Embeddings come from the shared embedding cache, so a rerun is much faster.
+then prints the retrieval score and the composite (with CIs) and the metric means of null,
+random, bm25, embedding and sqlite-hybrid, and one-sided paired tests of every adapter against
+the random memory on both scores (per dataset and on both together). Embeddings come from the shared embedding cache, so a rerun is much
+faster.
 
     python benchmarks/sensitivity.py                       # scope 01 (if ../shared has it) and the bundled scopes
     python benchmarks/sensitivity.py --dataset PATH        # another dataset instead
@@ -25,11 +28,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_lens.analysis.render import format_estimate, format_p, sensitivity_lines
+from pytest_lens.analysis.render import format_delta, format_estimate, format_p, sensitivity_lines
 from pytest_lens.analysis.run import analyze_run, pair_results, paired_tests
+from pytest_lens.analysis.sensitivity import sensitivity
 from pytest_lens.report import METRIC_LABELS, format_table
 from pytest_lens.results import QuestionResult, RunArtifact
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
+from pytest_lens.scoring.headline import retrieval_headline
 from shared_data import SHARED
 
 SCOPE_01 = SHARED / "datasets" / "lens" / "scope_01_with_distractors.json"
@@ -50,7 +55,7 @@ def run(args: list[str], workdir: Path, name: str) -> RunArtifact:
 
 
 def measure(label: str, datasets: list[str], workdir: Path) -> list[QuestionResult]:
-    """Run the controls and the embedding adapter on ``datasets``; print the sensitivity table; the results."""
+    """Run the controls and the embedding adapter on ``datasets``; print the sensitivity tables; the results."""
     data = [f"--lens-dataset={Path(d).resolve()}" for d in datasets]
     controlled = run([*(f"--lens-adapter={a}" for a in MEASURED), "--lens-controls", *data], workdir, f"{label}-controls")
     plain = run(["--lens-adapter=embedding", *data], workdir, f"{label}-embedding")
@@ -58,67 +63,61 @@ def measure(label: str, datasets: list[str], workdir: Path) -> list[QuestionResu
     print(f"\n== {label}: {n} questions, offline agent, budget 16k ==")
     if controlled.sensitivity is not None:
         print("\n".join(sensitivity_lines(controlled.sensitivity)))
+    # The same controls judged by the paper's composite (tier-1 only without a judge): what it can and cannot see.
+    composite = sensitivity(controlled.results, DEFAULT_WEIGHTS, DEFAULT_GATES, metric="composite (tier-1 only)")
+    if composite is not None:
+        print("\n".join(sensitivity_lines(composite)))
     return [r for r in controlled.results + plain.results if r.control is None or r.control.kind != "mutant"]
 
 
 def means(label: str, results: list[QuestionResult]) -> None:
-    """Headline with CI and metric means per adapter, then each adapter against the random memory."""
+    """Headline and composite with CIs and metric means per adapter, then each adapter against the random memory."""
     # Compared like any adapter here: the controls' marks would keep them out of the statistics' pairs.
     kept = [r.model_copy(update={"control": None}) for r in results if r.adapter in ORDER and r.skipped is None]
-    stats = analyze_run(kept, DEFAULT_WEIGHTS, DEFAULT_GATES, seed=42)
+    headline = retrieval_headline()
+    scored = analyze_run(kept, headline.weights, headline.gates, seed=42, score=headline.name)
+    paper = analyze_run(kept, DEFAULT_WEIGHTS, DEFAULT_GATES, seed=42)
+    adapters = [a for a in ORDER if a in scored.adapters]
+    print(f"\n{label}: {headline.description}")
+    rows = [
+        [adapter, str(found.n), format_estimate(found), format_estimate(paper.adapters[adapter].composite)]
+        for adapter in adapters
+        if (found := scored.adapters[adapter].composite)
+    ]
+    headers = ["adapter", "n", "retrieval score [95% CI]", "composite (tier-1 only) [95% CI]"]
+    print("\n".join(format_table(headers, rows, [False, True, True, True])))
     present = sorted(
-        {m for s in stats.adapters.values() for m in s.metrics},
+        {m for a in adapters for m in scored.adapters[a].metrics},
         key=lambda m: (list(METRIC_LABELS).index(m) if m in METRIC_LABELS else 99, m),
     )
-    rows = []
-    for adapter in ORDER:
-        found = stats.adapters.get(adapter)
-        if found is None:
-            continue
-        rows.append(
-            [
-                adapter,
-                str(found.composite.n),
-                format_estimate(found.composite),
-                *(f"{found.metrics[m].value:.3f}" if m in found.metrics else "-" for m in present),
-            ]
-        )
-    print(f"\n{label}: headline (composite) and metric means")
-    print(
-        "\n".join(
-            format_table(
-                ["adapter", "n", "composite [95% CI]", *(METRIC_LABELS.get(m, m) for m in present)],
-                rows,
-                [False, True, True, *([True] * len(present))],
-            )
-        )
-    )
+    metric_rows = [
+        [METRIC_LABELS.get(m, m), *(f"{mean.value:.3f}" if (mean := scored.adapters[a].metrics.get(m)) else "-" for a in adapters)]
+        for m in present
+    ]
+    print("\n".join(format_table(["metric mean", *adapters], metric_rows, [False, *([True] * len(adapters))])))
     groups = {a: [r for r in kept if r.adapter == a] for a in ORDER}
     tests = []
     for adapter in ORDER[2:]:
         pairs = pair_results(groups["random"], groups[adapter])
-        if pairs:
-            test, _ = paired_tests(pairs, DEFAULT_WEIGHTS, DEFAULT_GATES, alternative="greater", seed=42)
+        if not pairs:
+            continue
+        for name, weights, gates in (("retrieval score", headline.weights, headline.gates), ("composite", DEFAULT_WEIGHTS, DEFAULT_GATES)):
+            test, _ = paired_tests(pairs, weights, gates, alternative="greater", seed=42)
             tests.append(
                 [
                     f"random vs {adapter}",
+                    name,
                     str(test.n_pairs),
                     f"{test.first:.3f}",
                     f"{test.second:.3f}",
-                    f"{test.delta.value:+.3f}",
+                    format_delta(test.delta),
                     format_p(test.p_value),
-                    f"{test.first / test.second:.2f}" if test.second else "-",
+                    f"{test.n_up}\u25b2 {test.n_down}\u25bc",
+                    f"{test.first / test.second:.2f}" if test.second > 0 else "-",
                 ]
             )
-    print(
-        "\n".join(
-            format_table(
-                ["pair (one-sided: adapter above random)", "n", "random", "adapter", "delta", "p", "random/adapter"],
-                tests,
-                [False, True, True, True, True, True, True],
-            )
-        )
-    )
+    headers = ["pair (one-sided: adapter above random)", "score", "n", "random", "adapter", "delta [CI]", "p", "changed", "random/adapter"]
+    print("\n".join(format_table(headers, tests, [False, False, True, True, True, True, True, True, True])))
 
 
 def main() -> None:
