@@ -175,7 +175,7 @@ def add_options(parser: pytest.Parser) -> None:
         HEADLINE,
         choices=("auto", "retrieval", "composite"),
         default=None,
-        help="the score gates, CIs, paired tests and baselines are about: retrieval (the retrieval score above chance), "
+        help="the score gates, CIs, paired tests and baselines are about: retrieval (first-search nDCG@10 and MRR), "
         "composite (the paper's), or auto (default: composite with --lens-judge, else retrieval).",
     )
 

@@ -93,11 +93,11 @@ def test_a_degraded_adapter_fails_against_the_healthy_baseline_and_the_healthy_o
             f"compared with baseline 0001_healthy ({path}; saved *",
             "  one-sided Wilcoxon signed-rank for a drop, paired by question, Holm over 1 adapter(s), alpha 0.05",
             "adapter * n * baseline * this run * delta [[]CI[]] * p (Holm) * effect r * changed * result",
-            # The retrieval score (the headline without a judge): losing the needle from every search is worse than random.
-            "bm25 * 12 * 0.394 * -0.606 * -1.000 [[]-1.000, -1.000[]] * 2.4e-04 * -1.00 * 12▼ 0▲ * ▼ regression",
+            # The retrieval score (the headline without a judge): the needle was ranked first, now it is never returned.
+            "bm25 * 12 * 1.000 * 0.000 * -1.000 [[]-1.000, -1.000[]] * 2.4e-04 * -1.00 * 12▼ 0▲ * ▼ regression",
             "  bm25: largest drops: needle_amber -1.000, needle_basalt -1.000, needle_cobalt -1.000",
             "LENS gates:",
-            "  FAIL  --lens-compare-fail: vs baseline 0001_healthy: bm25 retrieval_score 0.394 -> -0.606 (-1.000): "
+            "  FAIL  --lens-compare-fail: vs baseline 0001_healthy: bm25 retrieval_score 1.000 -> 0.000 (-1.000): "
             "regression p=2.4e-04 (one-sided Wilcoxon, Holm) < alpha 0.05",
             "LENS verdict: FAIL - --lens-compare-fail: *regression p=2.4e-04*",
         ]
@@ -107,7 +107,7 @@ def test_a_degraded_adapter_fails_against_the_healthy_baseline_and_the_healthy_o
     assert healthy.ret == pytest.ExitCode.OK
     healthy.stdout.fnmatch_lines(
         [
-            "bm25 * 12 * 0.394 * 0.394 * +0.000 [[]+0.000, +0.000[]] * 1.000 * +0.00 * 0▼ 0▲ * no significant change",
+            "bm25 * 12 * 1.000 * 1.000 * +0.000 [[]+0.000, +0.000[]] * 1.000 * +0.00 * 0▼ 0▲ * no significant change",
             "  pass  --lens-compare-fail: no significant regression vs baseline 0001_healthy (alpha 0.05; 1 adapter(s) compared)",
             "LENS verdict: PASS",
         ]

@@ -61,7 +61,7 @@ def test_the_papers_composite_is_computed_exactly_as_before(pytester: pytest.Pyt
             assert artifact["statistics"]["score"] == "retrieval_score"
             result.stdout.fnmatch_lines(
                 [
-                    "headline: retrieval score = 0.5 x first-search nDCG@10 above chance + 0.5 x session recall above chance*",
+                    "headline: retrieval score = 0.5 x first-search nDCG@10 + 0.5 x first-search MRR*",
                     "  beside it: the LENS paper's composite (tier-1 only: no judge, tiers 2-3 absent)*",
                     "adapter * n * retrieval score [[]95% CI[]] * composite (tier-1 only) * grounding*",
                     "bm25 * 24 * 0.827 * pass",

@@ -10,11 +10,11 @@ from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS, choose_headlin
 from pytest_lens.summary import summarize
 from tests.unit.analysis.factory import result, tier1
 
-LIFTS = ("first_search_ndcg@10_above_chance", "session_recall_above_chance")
+RANKING = ("first_search_ndcg@10", "first_search_mrr")
 
 
-def scored(qid: str, ndcg: float, recall: float, **extra: float) -> dict[str, float]:
-    return {**tier1(1.0, 0.5), LIFTS[0]: ndcg, LIFTS[1]: recall, **extra}
+def scored(qid: str, ndcg: float, mrr: float, **extra: float) -> dict[str, float]:
+    return {**tier1(1.0, 0.5), RANKING[0]: ndcg, RANKING[1]: mrr, "first_search_ndcg@10_above_chance": ndcg - 0.1, **extra}
 
 
 def test_auto_is_the_retrieval_score_without_a_judge_and_the_composite_with_one() -> None:
@@ -23,9 +23,9 @@ def test_auto_is_the_retrieval_score_without_a_judge_and_the_composite_with_one(
     assert choose_headline("auto", judged=True, **kwargs).name == "composite"
     assert choose_headline("composite", judged=False, **kwargs).gates == DEFAULT_GATES
     retrieval = choose_headline("retrieval", judged=True, **kwargs)
-    assert dict(retrieval.weights) == RETRIEVAL_SCORE_WEIGHTS == {LIFTS[0]: 0.5, LIFTS[1]: 0.5}
+    assert dict(retrieval.weights) == RETRIEVAL_SCORE_WEIGHTS == {RANKING[0]: 0.5, RANKING[1]: 0.5}
     assert retrieval.gates == ()  # hard gates judge answers, not searches
-    assert "0.5 x first-search nDCG@10 above chance + 0.5 x session recall above chance" in retrieval.description
+    assert "0.5 x first-search nDCG@10 + 0.5 x first-search MRR" in retrieval.description
     with pytest.raises(ValueError, match="headline must be one of auto, retrieval, composite, got 'best'"):
         choose_headline("best", judged=False, **kwargs)
 
@@ -39,15 +39,15 @@ def test_summary_headline_beside_an_unchanged_composite() -> None:
     results = [
         result("q1", scored("q1", 0.4, 0.2), adapter="good"),
         result("q2", scored("q2", 0.2, 0.0), adapter="good", question_type="temporal"),
-        result("q1", scored("q1", -0.1, 0.0), adapter="random"),
-        result("q2", scored("q2", 0.05, 0.05), adapter="random", question_type="temporal"),
+        result("q1", scored("q1", 0.0, 0.0), adapter="random"),
+        result("q2", scored("q2", 0.05, 0.1), adapter="random", question_type="temporal"),
     ]
     headline = choose_headline("auto", judged=False, weights=DEFAULT_WEIGHTS, gates=DEFAULT_GATES)
     plain = summarize(results, DEFAULT_WEIGHTS, DEFAULT_GATES)
     with_headline = summarize(results, DEFAULT_WEIGHTS, DEFAULT_GATES, headline=headline)
     good = with_headline["good"]
     assert good.headline == pytest.approx(0.5 * 0.3 + 0.5 * 0.1) and good.headline_name == "retrieval_score"
-    assert with_headline["random"].headline == pytest.approx(0.5 * -0.025 + 0.5 * 0.025)
+    assert with_headline["random"].headline == pytest.approx(0.5 * 0.025 + 0.5 * 0.05)
     assert good.by_type["temporal"].headline == pytest.approx(0.1)
     for key in plain:  # the paper's composite is what it was without a headline
         assert with_headline[key].composite == plain[key].composite == plain[key].headline
