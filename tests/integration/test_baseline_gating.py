@@ -144,7 +144,7 @@ def test_the_gate_runs_on_the_xdist_controller(pytester: pytest.Pytester, few_ne
     result = pytester.runpytest(*args)
     assert_answered(result, 6)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["bm25 * 6 * 0.225 * -0.662 * -0.887 * 0.016 *▼ regression", "LENS verdict: FAIL - --lens-compare-fail:*"])
+    result.stdout.fnmatch_lines(["bm25 * 6 * 1.000 * 0.000 * -1.000 * 0.016 *▼ regression", "LENS verdict: FAIL - --lens-compare-fail:*"])
     assert len(saved_runs(pytester)) == 1  # no save asked: none written, by the controller or a worker
 
 
@@ -152,13 +152,13 @@ def test_fail_under_sets_the_exit_status(pytester: pytest.Pytester, few_needles:
     # The threshold is on the headline: the retrieval score without a judge, the composite when asked for.
     passing = pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.FAIL_UNDER}=0.2", *NO_CACHE)
     assert passing.ret == 0
-    passing.stdout.fnmatch_lines(["  pass  --lens-fail-under=0.2: every retrieval_score >= 0.2 (lowest: bm25 0.225)"])
+    passing.stdout.fnmatch_lines(["  pass  --lens-fail-under=0.2: every retrieval_score >= 0.2 (lowest: bm25 1.000)"])
     failing = pytester.runpytest(f"--lens-adapter={DEGRADED}", few_needles, f"{options.FAIL_UNDER}=0.2", *NO_CACHE)
     assert failing.ret == pytest.ExitCode.TESTS_FAILED
     failing.stdout.fnmatch_lines(
         [
-            "  FAIL  --lens-fail-under=0.2: bm25 retrieval_score -0.662 < 0.2",
-            "LENS verdict: FAIL - --lens-fail-under=0.2: bm25 retrieval_score -0.662 < 0.2",
+            "  FAIL  --lens-fail-under=0.2: bm25 retrieval_score 0.000 < 0.2",
+            "LENS verdict: FAIL - --lens-fail-under=0.2: bm25 retrieval_score 0.000 < 0.2",
         ]
     )
     composite = pytester.runpytest(
@@ -226,10 +226,10 @@ def test_two_adapters_are_compared_pairwise_with_kendalls_w_across_scopes(pytest
         [
             "adapters compared (paired by question; two-sided Wilcoxon signed-rank, Holm over 3 pair(s); delta = second - first, 95% CI):",
             "pair * n * first * second * delta [[]CI[]] * p (Holm) * effect r * changed * result",
-            "bm25 vs worse * 12 * 0.225 * -0.662 * -0.887 * -1.00 * 12▼ 0▲ * ▼ worse lower",
-            "bm25 vs null * 12 * 0.225 * 0.000 *▼ null lower",
-            # Returning everything but the evidence is worse than returning nothing.
-            "worse vs null * 12 * -0.662 * 0.000 *▲ null higher",
+            "bm25 vs worse * 12 * 1.000 * 0.000 * -1.000 * -1.00 * 12▼ 0▲ * ▼ worse lower",
+            "bm25 vs null * 12 * 1.000 * 0.000 *▼ null lower",
+            # Returning everything but the evidence ranks no required episode, as returning nothing does.
+            "worse vs null * 12 * 0.000 * 0.000 * +0.000 *no significant difference",
             "Kendall's W across 2 scopes (16k, 3 adapters): W=1.00, Friedman chi2=4.00, df=2, p=0.135 - no significant agreement*",
         ]
     )
