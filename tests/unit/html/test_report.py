@@ -123,15 +123,15 @@ def test_paired_comparisons_are_shown(example_run: RunArtifact) -> None:
         assert f"<td>{pair.first}</td><td>{pair.second}</td>" in html
 
 
-class _WithSensitivity(RunArtifact):
-    sensitivity: list[dict[str, Any]] = Field(default_factory=list)
+class _WithPower(RunArtifact):
+    power: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def test_fields_added_to_the_artifact_appear_as_tables(example_run: RunArtifact) -> None:
     rows = [{"mutant": "drop_best", "detected": True, "delta": -0.24}, {"mutant": "shuffle", "detected": False, "delta": -0.01}]
-    artifact = _WithSensitivity(**example_run.model_dump(), sensitivity=rows)
+    artifact = _WithPower(**example_run.model_dump(), power=rows)
     html = render_report(artifact)
-    assert 'id="extra-sensitivity"' in html
+    assert 'id="extra-power"' in html
     assert "<td>drop_best</td><td>True</td><td>-0.240</td>" in html
 
 
