@@ -120,6 +120,7 @@ class OpenAITestServer:
         """Listen and serve on a background thread."""
         if self._httpd is not None:
             return self
+        classify(ChatRequest({}))  # imports what telling requests apart needs now, not during the first (timed) request
         server = self
 
         class Handler(_Handler):
