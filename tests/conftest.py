@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 from pathlib import Path
 
 # numpy's C extension cannot be loaded twice in one process, and pytester's in-process runs drop
@@ -17,6 +19,13 @@ import scipy.stats  # noqa: F401
 from pytest_lens.datasets import LoadedScope, load_dataset
 from pytest_lens.results import RunArtifact
 from tests.support import run_lens_session, small_dataset, write_dataset
+
+# The same for the HTTP transport under the openai client, which is imported on the first connection: first
+# imported inside a run, it is dropped afterwards, and the next run's transport errors (a refused connection,
+# a read timeout) escape as the transport's own exceptions instead of openai's.
+for _transport in ("httpcore", "httpcore2"):
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_transport)
 
 
 @pytest.fixture

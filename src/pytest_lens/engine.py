@@ -14,6 +14,7 @@ from pytest_lens.calls import AdapterCallError
 from pytest_lens.cases import LensCase
 from pytest_lens.citations import parse_citations
 from pytest_lens.datasets.models import KeyFact
+from pytest_lens.llm.errors import LLMError
 from pytest_lens.results import AdapterFault, FactCheck, QuestionResult
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
@@ -69,6 +70,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
     tracker = BudgetTracker(case.budget)
     answer_text = ""
     agent_error: str | None = None
+    not_measured: str | None = None
     synthetic: dict[str, str] = {}
     bridge: ToolBridge | None = None
     if slot.caller is not None:
@@ -82,7 +84,9 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         bridge = ToolBridge(slot.caller, manifest, tracker, label_keys=scope.label_keys, aliases=runtime.aliases(scope))
         try:
             answer_text = agent.answer(AgentQuestion(question.question_id, question.prompt), bridge).text
-        except Exception as exc:  # an agent bug or an unreachable LLM endpoint: record, keep the run going
+        except LLMError as exc:  # the model could not be had: nothing was measured, the memory is not to blame
+            not_measured = f"agent {agent.name!r} could not get an answer from its model: {exc}"
+        except Exception as exc:  # an agent bug: record, keep the run going
             agent_error = f"{type(exc).__name__}: {exc}"
         faults.extend(bridge.faults)
 
@@ -123,12 +127,15 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         absent["signal_precision"] = NO_SIGNAL_LABELS
     details: dict[str, Any] = {}
     scoring_failures: list[str] = []
-    for scorer in scoring.scorers:
-        output = scorer.score(case, answer_text, dict(metrics))
-        metrics.update(output.metrics)
-        if output.details:
-            details[scorer.name] = output.details
-        scoring_failures.extend(f"{scorer.name}: {failure}" for failure in output.failures)
+    if not_measured is not None:  # an answer never given is not scored: no metric, not even a 0
+        metrics = {}
+    else:
+        for scorer in scoring.scorers:
+            output = scorer.score(case, answer_text, dict(metrics))
+            metrics.update(output.metrics)
+            if output.details:
+                details[scorer.name] = output.details
+            scoring_failures.extend(f"{scorer.name}: {failure}" for failure in output.failures)
     score = composite(metrics, scoring.weights, scoring.gates)
     return QuestionResult(
         adapter=case.adapter,
@@ -142,7 +149,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         agent=agent.name,
         prompt=question.prompt,
         canonical_answer=question.ground_truth.canonical_answer,
-        key_facts=_fact_checks(question.ground_truth.key_facts, answer_text),
+        key_facts=_fact_checks(question.ground_truth.key_facts, answer_text) if not_measured is None else [],
         answer=answer_text,
         cited_refs=cited,
         returned_refs=returned,
@@ -155,12 +162,13 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         violations=tracker.violations,
         faults=faults,
         agent_error=agent_error,
+        not_measured=not_measured,
         malformed_tool_calls=bridge.malformed_calls if bridge is not None else 0,
         defects=list(scope.defects.get(question.question_id, ())),
         metrics={name: round(value, 6) for name, value in metrics.items()},
-        absent_metrics=absent,
-        composite=round(score.value, 6),
-        gated=score.gated,
+        absent_metrics=absent if not_measured is None else {},
+        composite=round(score.value, 6) if not_measured is None else 0.0,
+        gated=score.gated and not_measured is None,
         scorer_details=details,
         adapter_stats=adapter_stats,
         scoring_failures=scoring_failures,

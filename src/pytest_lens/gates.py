@@ -16,7 +16,7 @@ from pytest_lens.analysis.render import format_p
 from pytest_lens.results import AdapterSummary
 from pytest_lens.scoring.composite import HardGate
 
-__all__ = ["GateCheck", "GatePolicy", "check_gates", "compare_gate"]
+__all__ = ["GateCheck", "GatePolicy", "check_gates", "compare_gate", "rate_gate"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,10 @@ class GatePolicy:
     compare_fail: bool = False
     alpha: float = 0.05
     max_drop: float | None = None
+    #: ``--lens-judge-max-failures`` (``None``: no judge, no gate).
+    judge_max_failures: float | None = None
+    #: ``--lens-max-not-measured`` (``None``: no LLM configured, no gate).
+    max_not_measured: float | None = None
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class GateCheck:
     gate: str
     passed: bool
     detail: str
-    kind: Literal["hard", "fail_under", "compare"] = "hard"
+    kind: Literal["hard", "fail_under", "compare", "rate"] = "hard"
 
     @property
     def line(self) -> str:
@@ -58,21 +62,48 @@ def check_gates(
     suite_summaries: Mapping[str, AdapterSummary] | None = None,
     suite_comparisons: Mapping[str, BaselineComparison] | None = None,
     headline: str = "composite",
+    not_measured: Mapping[str, tuple[int, int]] | None = None,
 ) -> list[GateCheck]:
-    """Every active gate, in a fixed order: hard gates, minimum headline, baseline regression.
+    """Every active gate, in a fixed order: hard gates, failure rates, minimum headline, baseline regression.
 
     ``--lens-fail-under`` and the regression gate are about each summary's headline (``headline``
     names LENS's: the retrieval score, or the composite). ``suite_summaries`` (keyed ``suite:adapter``)
     are held to ``--lens-fail-under`` by their own score; each of ``suite_comparisons`` gets its own
     regression gate. LENS's regression gate is left out when the run has no LENS question and some
-    suite was compared. Controls (``--lens-controls``) are never held to a gate: a null memory is
-    gated by design.
+    suite was compared. ``not_measured`` is ``(not measured, asked)`` per summary key, for the keys
+    with questions not measured. Controls (``--lens-controls``) are never held to a gate: a null
+    memory is gated by design.
     """
     summaries = {key: s for key, s in summaries.items() if s.control is None}
     suite_summaries = {key: s for key, s in (suite_summaries or {}).items() if s.control is None}
     checks = [_hard_gates(summaries, hard_gates)]
+    every = {**summaries, **(suite_summaries or {})}
+    if policy.max_not_measured is not None:
+        checks.append(
+            rate_gate(
+                f"--lens-max-not-measured={policy.max_not_measured:g}",
+                dict(not_measured or {}),
+                policy.max_not_measured,
+                problem="no answer from the model",
+                consequence="those questions are not measured (failed tests, left out of composites and statistics)",
+                clean="every question measured",
+                checked=len(every),
+            )
+        )
+    if policy.judge_max_failures is not None:
+        checks.append(
+            rate_gate(
+                f"--lens-judge-max-failures={policy.judge_max_failures:g}",
+                {key: (s.scoring_failures, s.n_questions) for key, s in every.items() if s.scoring_failures},
+                policy.judge_max_failures,
+                problem="judge failed",
+                consequence="their judge metrics are absent",
+                clean="no judge failure",
+                checked=len(every),
+            )
+        )
     if policy.fail_under is not None:
-        checks.append(_fail_under({**summaries, **(suite_summaries or {})}, policy.fail_under))
+        checks.append(_fail_under(every, policy.fail_under))
     if policy.compare_fail:
         if summaries or not suite_comparisons:
             checks.append(compare_gate(comparison, policy, subject=headline))
@@ -88,6 +119,35 @@ def _hard_gates(summaries: Mapping[str, AdapterSummary], hard_gates: Sequence[Ha
     if gated:
         return GateCheck(name, False, "; ".join(gated), "hard")
     return GateCheck(name, True, f"no adapter gated ({len(summaries)} checked)", "hard")
+
+
+def rate_gate(
+    name: str,
+    counts: Mapping[str, tuple[int, int]],
+    limit: float,
+    *,
+    problem: str,
+    consequence: str = "",
+    clean: str,
+    checked: int,
+) -> GateCheck:
+    """Fails when, for some key, more than ``limit`` of its questions had ``problem``; ``counts`` is ``(with it, of)`` per key.
+
+    One gate for every "too many questions went wrong" rule (judge failures, questions not measured, ...), so they
+    read alike: ``FAIL  --lens-judge-max-failures=0.05: bm25: judge failed on 2 of 8 questions (25%); ...``.
+    ``clean`` says that no question had the problem.
+    """
+    rows = {key: (hit, total) for key, (hit, total) in counts.items() if hit and total}
+
+    def share(key: str, hit: int, total: int) -> str:
+        return f"{key}: {problem} on {hit} of {total} questions ({hit / total:.0%})"
+
+    over = [share(key, hit, total) for key, (hit, total) in rows.items() if hit / total > limit]
+    if over:
+        return GateCheck(name, False, "; ".join(over) + (f"; {consequence}" if consequence else ""), "rate")
+    if rows:
+        return GateCheck(name, True, "; ".join(share(key, hit, total) for key, (hit, total) in rows.items()) + ": within the limit", "rate")
+    return GateCheck(name, True, f"{clean} ({checked} adapter(s) checked)", "rate")
 
 
 def _fail_under(summaries: Mapping[str, AdapterSummary], threshold: float) -> GateCheck:

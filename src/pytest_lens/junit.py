@@ -24,8 +24,12 @@ def junit_properties(result: QuestionResult) -> list[tuple[str, str]]:
         ("question_type", result.question_type),
         ("budget", result.budget),
         ("agent", result.agent),
-        ("composite", f"{result.composite:.6g}"),
-        ("gated", "true" if result.gated else "false"),
+        # A question not measured has no score to report, not a composite of 0.
+        *(
+            [("not_measured", result.not_measured)]
+            if result.not_measured is not None
+            else [("composite", f"{result.composite:.6g}"), ("gated", "true" if result.gated else "false")]
+        ),
         *((f"metric.{name}", f"{value:.6g}") for name, value in sorted(result.metrics.items())),
     ]
     if result.judge:

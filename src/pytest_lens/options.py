@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import pytest
 
@@ -19,6 +19,7 @@ __all__ = [
     "ADAPTER",
     "ADAPTER_OPTION",
     "AGENT",
+    "AGENT_MAX_TOKENS",
     "AGENT_MODEL",
     "ALPHA",
     "BASELINE",
@@ -34,14 +35,18 @@ __all__ = [
     "JSON",
     "JUDGE",
     "JUDGE_MAX_FAILURES",
+    "JUDGE_MAX_TOKENS",
     "JUDGE_MODEL",
+    "JUDGE_SHORT_MAX_TOKENS",
     "LLM_API_KEY_ENV",
     "LLM_BASE_URL",
     "LLM_CACHE",
     "LLM_CACHE_MODE",
+    "LLM_CONTEXT",
     "LLM_RETRIES",
     "LLM_TIMEOUT",
     "MAX_DROP",
+    "MAX_NOT_MEASURED",
     "MUTANTS",
     "OPAQUE_REFS",
     "SAVE",
@@ -90,6 +95,11 @@ LLM_RETRIES = "--lens-llm-retries"
 HEADLINE = "--lens-headline"
 CONTROLS = "--lens-controls"
 MUTANTS = "--lens-mutants"
+AGENT_MAX_TOKENS = "--lens-agent-max-tokens"
+JUDGE_MAX_TOKENS = "--lens-judge-max-tokens"
+JUDGE_SHORT_MAX_TOKENS = "--lens-judge-short-max-tokens"
+LLM_CONTEXT = "--lens-llm-context"
+MAX_NOT_MEASURED = "--lens-max-not-measured"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -229,6 +239,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("lens_llm_retries", default="4", help="retries of a 429/5xx/timed-out LLM request.")
     parser.addini("lens_controls", type="bool", default=False, help="add controls and mutants, as for --lens-controls.")
     parser.addini("lens_mutants", type="linelist", default=[], help="mutants --lens-controls adds, as for --lens-mutants.")
+    parser.addini("lens_agent_max_tokens", default="", help="max_tokens of each agent request and the naive baseline's answer.")
+    parser.addini("lens_judge_max_tokens", default="", help="max_tokens of judge requests answered with a reason (JSON verdicts).")
+    parser.addini("lens_judge_short_max_tokens", default="", help="max_tokens of one-word judge verdicts (A, B or TIE).")
+    parser.addini("lens_llm_context", default="", help="the answering model's context window in tokens (sizes the naive baseline).")
+    parser.addini("lens_max_not_measured", default="0.05", help="fail above this fraction of questions not measured.")
 
 
 def _add_llm_options(group: pytest.OptionGroup) -> None:
@@ -254,6 +269,39 @@ def _add_llm_options(group: pytest.OptionGroup) -> None:
     )
     group.addoption(LLM_TIMEOUT, type=float, default=None, metavar="SECONDS", help="timeout per LLM request (default 120).")
     group.addoption(LLM_RETRIES, type=int, default=None, metavar="N", help="retries of a 429/5xx/timed-out LLM request (default 4).")
+    from pytest_lens.llm.settings import DEFAULT_AGENT_MAX_TOKENS, DEFAULT_JUDGE_MAX_TOKENS, DEFAULT_JUDGE_SHORT_MAX_TOKENS
+
+    group.addoption(
+        AGENT_MAX_TOKENS,
+        default=None,
+        metavar="N",
+        help=f"max_tokens of each agent request and of the naive baseline's answer (default {DEFAULT_AGENT_MAX_TOKENS}).",
+    )
+    group.addoption(
+        JUDGE_MAX_TOKENS,
+        default=None,
+        metavar="N",
+        help=f"max_tokens of judge replies with a reason: MEME's and LongMemEval's JSON verdicts (default {DEFAULT_JUDGE_MAX_TOKENS}).",
+    )
+    group.addoption(
+        JUDGE_SHORT_MAX_TOKENS,
+        default=None,
+        metavar="N",
+        help=f"max_tokens of one-word judge verdicts: A, B or TIE (default {DEFAULT_JUDGE_SHORT_MAX_TOKENS}; more for reasoning models).",
+    )
+    group.addoption(
+        LLM_CONTEXT,
+        default=None,
+        metavar="TOKENS",
+        help="the answering model's context window in tokens: the naive baseline sends no more than fits (with a safety margin).",
+    )
+    group.addoption(
+        MAX_NOT_MEASURED,
+        default=None,
+        metavar="RATE",
+        help="fail the run when more than RATE (e.g. 0.05 or 5%%) of an adapter's questions could not be measured "
+        "(the agent could not reach its model).",
+    )
 
 
 def _add_report_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
@@ -373,7 +421,14 @@ def _control_settings(config: pytest.Config) -> dict[str, Any]:
 
 
 def _llm_settings(config: pytest.Config) -> LLMSettings:
-    from pytest_lens.llm.settings import CACHE_MODES, DEFAULT_CACHE_PATH, JUDGE_KINDS
+    from pytest_lens.llm.settings import (
+        CACHE_MODES,
+        DEFAULT_AGENT_MAX_TOKENS,
+        DEFAULT_CACHE_PATH,
+        DEFAULT_JUDGE_MAX_TOKENS,
+        DEFAULT_JUDGE_SHORT_MAX_TOKENS,
+        JUDGE_KINDS,
+    )
 
     judge = _pick(config, JUDGE, "lens_judge")
     if judge not in JUDGE_KINDS:
@@ -381,13 +436,7 @@ def _llm_settings(config: pytest.Config) -> LLMSettings:
     cache_mode = _pick(config, LLM_CACHE_MODE, "lens_llm_cache_mode")
     if cache_mode not in CACHE_MODES:
         raise pytest.UsageError(f"lens_llm_cache_mode must be one of {', '.join(CACHE_MODES)}, got {cache_mode!r}")
-    raw_rate = str(_pick(config, JUDGE_MAX_FAILURES, "lens_judge_max_failures")).strip()
-    try:
-        rate = float(raw_rate[:-1]) / 100 if raw_rate.endswith("%") else float(raw_rate)
-    except ValueError:
-        rate = -1.0
-    if not 0.0 <= rate <= 1.0:
-        raise pytest.UsageError(f"{JUDGE_MAX_FAILURES} must be a fraction between 0 and 1 (or a percentage like 5%), got {raw_rate!r}")
+    rate = _rate(config, JUDGE_MAX_FAILURES, "lens_judge_max_failures")
     try:
         timeout = float(_pick(config, LLM_TIMEOUT, "lens_llm_timeout"))
         retries = int(_pick(config, LLM_RETRIES, "lens_llm_retries"))
@@ -407,7 +456,43 @@ def _llm_settings(config: pytest.Config) -> LLMSettings:
         timeout_s=timeout,
         retries=retries,
         judge_max_failure_rate=rate,
+        agent_max_tokens=_tokens(config, AGENT_MAX_TOKENS, "lens_agent_max_tokens", DEFAULT_AGENT_MAX_TOKENS),
+        judge_max_tokens=_tokens(config, JUDGE_MAX_TOKENS, "lens_judge_max_tokens", DEFAULT_JUDGE_MAX_TOKENS),
+        judge_short_max_tokens=_tokens(config, JUDGE_SHORT_MAX_TOKENS, "lens_judge_short_max_tokens", DEFAULT_JUDGE_SHORT_MAX_TOKENS),
+        context_tokens=_tokens(config, LLM_CONTEXT, "lens_llm_context", None),
+        max_not_measured_rate=_rate(config, MAX_NOT_MEASURED, "lens_max_not_measured"),
     )
+
+
+def _rate(config: pytest.Config, option: str, ini: str) -> float:
+    """A fraction between 0 and 1, written as ``0.05`` or ``5%``."""
+    raw = str(_pick(config, option, ini)).strip()
+    try:
+        rate = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        rate = -1.0
+    if not 0.0 <= rate <= 1.0:
+        raise pytest.UsageError(f"{option} must be a fraction between 0 and 1 (or a percentage like 5%), got {raw!r}")
+    return rate
+
+
+@overload
+def _tokens(config: pytest.Config, option: str, ini: str, default: int) -> int: ...
+@overload
+def _tokens(config: pytest.Config, option: str, ini: str, default: None) -> int | None: ...
+def _tokens(config: pytest.Config, option: str, ini: str, default: int | None) -> int | None:
+    """A positive token count (``4096``, ``8k``), or ``default`` when the option and ini key are unset."""
+    raw = str(_pick(config, option, ini) or "").strip()
+    if not raw:
+        return default
+    text = raw.lower()
+    try:
+        count = int(float(text[:-1]) * 1024) if text.endswith("k") else int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise pytest.UsageError(f"{option} (ini {ini}) must be a positive number of tokens (e.g. 512 or 8k), got {raw!r}")
+    return count
 
 
 def _number(config: pytest.Config, option: str, ini: str, low: float, high: float) -> float | None:

@@ -401,5 +401,6 @@ def _trace(result: QuestionResult) -> str:
         + (f", {call.error}" if call.error else "")
         for call in result.tool_calls
     )
-    lines.append("metrics: " + ", ".join(f"{k}={v:.3f}" for k, v in result.metrics.items()))
+    scored = ", ".join(f"{k}={v:.3f}" for k, v in result.metrics.items())
+    lines.append(f"metrics: {scored}" if result.measured else "metrics: none (not measured)")
     return "\n".join(lines)

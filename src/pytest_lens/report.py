@@ -72,6 +72,12 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: S
     return [line(headers), *(line(row) for row in rows)]
 
 
+def _count_cell(summary: AdapterSummary) -> str:
+    """``8``, or ``7 (1 not measured)``, ``6 (2 missing)``: questions scored, and those that are not."""
+    apart = [f"{count} {what}" for count, what in ((summary.not_measured, "not measured"), (summary.missing, "missing")) if count]
+    return f"{summary.n_questions} ({', '.join(apart)})" if apart else str(summary.n_questions)
+
+
 class ReportSection(Protocol):
     """An extra block of the summary (e.g. a sibling suite's tables), printed after LENS's tables."""
 
@@ -162,7 +168,7 @@ class LensReport:
             rows.append(
                 [
                     key,
-                    f"{s.n_questions} ({s.missing} missing)" if s.missing else str(s.n_questions),
+                    _count_cell(s),
                     self._composite_cell(key, None) if with_ci else f"{s.headline:.3f}",
                     *([f"{s.composite:.3f}"] if composite_heading else []),
                     *(f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m in metrics),

@@ -165,6 +165,9 @@ class QuestionResult(_Record):
     llm: LLMCounts | None = None
     #: Why the question was not asked (its adapter raised ``AdapterUnavailable``); skipped results are not scored.
     skipped: str | None = None
+    #: Why the question could not be measured (the agent could not get an answer from its model: the endpoint and the
+    #: error). Such a question is a failed test, left out of composites and statistics, and counted apart.
+    not_measured: str | None = None
     duration_s: float = 0.0
     #: Growth of the adapter's ``lens_stats()`` counters while this question ran (its stream's ingest included).
     adapter_stats: dict[str, int] = Field(default_factory=dict)
@@ -177,13 +180,20 @@ class QuestionResult(_Record):
         return (self.adapter, self.scope_id, self.budget, self.question_id)
 
     @property
+    def measured(self) -> bool:
+        """Asked and answered through the model: what composites, summaries and statistics are computed over."""
+        return self.skipped is None and self.not_measured is None
+
+    @property
     def failed(self) -> bool:
-        """The adapter misbehaved, or the agent could not finish, on this question."""
-        return bool(self.faults) or self.agent_error is not None
+        """The adapter misbehaved, the agent could not finish, or the question could not be measured."""
+        return bool(self.faults) or self.agent_error is not None or self.not_measured is not None
 
     def failure_message(self) -> str:
         """Why this question failed, one line per cause."""
         lines = [fault.describe() for fault in self.faults]
+        if self.not_measured:
+            lines.append(f"not measured: {self.not_measured}")
         if self.agent_error:
             lines.append(f"agent {self.agent!r} failed: {self.agent_error}")
         return "\n".join(lines)
@@ -237,6 +247,8 @@ class AdapterSummary(_Record):
     missing: int = 0
     #: Questions where a scorer (e.g. the judge) failed, so some of their metrics are absent.
     scoring_failures: int = 0
+    #: Questions of this adapter that could not be measured (not in ``n_questions``, the composite or the statistics).
+    not_measured: int = 0
     #: The adapter's ``lens_stats()`` counters summed over the questions (and so over xdist workers).
     adapter_stats: dict[str, int] = Field(default_factory=dict)
     #: What the adapter stands for when ``--lens-controls`` added it; controls never gate the run.

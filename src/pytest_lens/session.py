@@ -213,7 +213,7 @@ class LensSession:
         client = self.llm.judge_client()
         if client is None:
             raise LensConfigError("--lens-judge=llm needs --lens-judge-model=NAME (or --lens-agent-model)")
-        return LLMJudge(client, seed=self.settings.seed)
+        return LLMJudge(client, seed=self.settings.seed, max_tokens=self.settings.llm.judge_short_max_tokens)
 
     def _judging(self) -> tuple[tuple[QuestionScorer, ...], tuple[GroupMetric, ...]]:
         """The judge scorer and run-level metrics for ``--lens-judge`` (nothing for ``none``)."""
@@ -224,7 +224,9 @@ class LensSession:
 
         # The baseline is the same answerer without memory: the agent's model, or the offline composer.
         agent_client = self.llm.agent_client() if self.settings.agent == "llm" else None
-        baseline: NaiveBaseline = LLMBaseline(agent_client) if agent_client is not None else OfflineBaseline()
+        baseline: NaiveBaseline = (
+            LLMBaseline(agent_client, context_tokens=self.settings.llm.context_tokens) if agent_client is not None else OfflineBaseline()
+        )
         return (JudgeScorer(self._judge, baseline),), (longitudinal_advantage,)
 
     # -- collecting ----------------------------------------------------------------------
@@ -285,7 +287,7 @@ class LensSession:
 
     def lens_results(self) -> list[QuestionResult]:
         """The LENS questions' results (the statistics and baseline comparison cover these; sibling suites score apart)."""
-        return [r for r in self.ordered_results() if r.suite == LENS and r.skipped is None]
+        return [r for r in self.ordered_results() if r.suite == LENS and r.measured]
 
     @property
     def has_significance_tests(self) -> bool:
@@ -381,10 +383,25 @@ class LensSession:
     def gate_checks(self) -> list[GateCheck]:
         """Every active gate with its one-line explanation (the sibling suites' scores and comparisons included)."""
         from pytest_lens.gates import GatePolicy, check_gates
+        from pytest_lens.summary import not_measured_counts
 
         s = self.settings
-        policy = GatePolicy(fail_under=s.fail_under, compare_fail=s.compare_fail, alpha=s.alpha, max_drop=s.max_drop)
         suites = {f"{name}:{key}": summary for name, by_key in self.suite_summaries().items() for key, summary in by_key.items()}
+        # The judge-failure gate shows where a judge runs, or where any scorer failed (a suite's mechanical judge too).
+        judged = self._judge is not None or any(summary.scoring_failures for summary in [*self.summaries().values(), *suites.values()])
+        policy = GatePolicy(
+            fail_under=s.fail_under,
+            compare_fail=s.compare_fail,
+            alpha=s.alpha,
+            max_drop=s.max_drop,
+            judge_max_failures=s.llm.judge_max_failure_rate if judged else None,
+            max_not_measured=s.llm.max_not_measured_rate if s.llm.configured else None,
+        )
+        results = self.ordered_results()
+        not_measured = not_measured_counts([r for r in results if r.suite == LENS])
+        for name in self.suites.suites:
+            found = not_measured_counts([r for r in results if r.suite == name])
+            not_measured.update({f"{name}:{key}": counts for key, counts in found.items()})
         return check_gates(
             self.summaries(),
             self.scoring.gates,
@@ -393,12 +410,13 @@ class LensSession:
             suite_summaries=suites,
             suite_comparisons=self.suite_comparisons(),
             headline=self.headline.name,
+            not_measured=not_measured,
         )
 
     def verdict(self) -> Verdict:
         """Exit status and reasons."""
         suites = {f"{name}:{key}": s for name, by_key in self.suite_summaries().items() for key, s in by_key.items()}
-        verdict = Verdict.from_summaries({**self.summaries(), **suites}, [*self.incomplete(), *self.problems, *self.judge_flags()])
+        verdict = Verdict.from_summaries({**self.summaries(), **suites}, [*self.incomplete(), *self.problems])
         return verdict.extended(check.reason for check in self.gate_checks() if not check.passed and check.kind != "hard")
 
     def report(self, encoding: str | None = "utf-8") -> LensReport:
@@ -482,22 +500,6 @@ class LensSession:
             return None
         return self.run_store().save(self.artifact(), self.settings.save_name)
 
-    def judge_flags(self) -> list[str]:
-        """One line per adapter (per suite) whose judge failures exceed ``--lens-judge-max-failures``."""
-        limit = self.settings.llm.judge_max_failure_rate
-        flags = []
-        suites = {f"{name}:{key}": s for name, by_key in self.suite_summaries().items() for key, s in by_key.items()}
-        for key, summary in {**self.summaries(), **suites}.items():
-            if summary.control is not None:  # controls never decide the verdict
-                continue
-            rate = summary.scoring_failures / summary.n_questions if summary.n_questions else 0.0
-            if summary.scoring_failures and rate > limit:
-                flags.append(
-                    f"{key}: judge failed on {summary.scoring_failures} of {summary.n_questions} questions ({rate:.0%}), "
-                    f"above --lens-judge-max-failures={limit:g}; their judge metrics are absent"
-                )
-        return flags
-
     def llm_counts(self) -> LLMCounts:
         """LLM requests over every recorded result (all processes)."""
         total = LLMCounts()
@@ -523,8 +525,11 @@ class LensSession:
             notes.append(
                 f"llm requests: {counts.requests} (cache {cache}{where}: {counts.cache_hits} hits, {counts.cache_misses} misses"
                 + (f", {counts.corrupted_entries} corrupted entries ignored" if counts.corrupted_entries else "")
-                + f"); http requests {counts.http_requests}, retries {counts.retries}, failures {counts.failures}"
+                + f"); http requests {counts.http_requests}, retries {counts.retries}"
+                + (f" ({counts.bad_responses} bad 200 responses: not JSON or cut off)" if counts.bad_responses else "")
+                + f", failures {counts.failures}"
             )
+        notes.extend(llm_agent_notes(self.ordered_results()))
         skipped: dict[str, tuple[int, str]] = {}
         for result in self.results.values():
             if result.skipped is not None:
@@ -653,6 +658,33 @@ class RunNotes:
     """Lines printed after the tables: judge failures, LLM request counts, skipped adapters."""
 
     lines: list[str]
+
+
+def llm_agent_notes(results: list[QuestionResult]) -> list[str]:
+    """Per adapter: questions not measured (and the first error), and LLM agents that never called a tool.
+
+    A model that never calls a tool answers from nothing: every memory scores alike, and the cause is
+    the server (no tool calling, or tools left out of the prompt), not the memory.
+    """
+    notes = []
+    by_adapter: dict[str, list[QuestionResult]] = {}
+    for result in results:
+        if result.skipped is None:
+            by_adapter.setdefault(result.adapter, []).append(result)
+    for adapter, members in by_adapter.items():
+        unmeasured = [r for r in members if r.not_measured is not None]
+        if unmeasured:
+            notes.append(
+                f"not measured {adapter} ({len(unmeasured)} of {len(members)} questions; no score, left out of composites and "
+                f"statistics): {unmeasured[0].not_measured}"
+            )
+        measured = [r for r in members if r.measured]
+        if measured and all(r.agent == "llm" for r in measured) and not any(r.tool_calls for r in measured):
+            notes.append(
+                f"warning: {adapter}: the model never called a tool on any of its {len(measured)} questions — does the server "
+                "support tool calling? (llama.cpp: a chat format with function calling, e.g. --chat_format chatml-function-calling)"
+            )
+    return notes
 
 
 def _check_llm_settings(settings: LensSettings) -> None:

@@ -12,7 +12,7 @@ from pytest_lens.scoring.composite import HardGate, composite
 if TYPE_CHECKING:
     from pytest_lens.scoring.headline import Headline
 
-__all__ = ["GroupMetric", "absent_metrics", "metric_means", "summarize", "summary_key"]
+__all__ = ["GroupMetric", "absent_metrics", "metric_means", "not_measured_counts", "summarize", "summary_key"]
 
 #: Computes run-level metrics (e.g. synthesis-minus-control differences) from one group's results.
 GroupMetric = Callable[[Sequence[QuestionResult]], dict[str, float]]
@@ -56,16 +56,21 @@ def summarize(
 
     The composite follows the paper: the weighted mean of the run's metric means
     (plus any run-level ``group_metrics``), zeroed when a gate fails on them. ``headline``
-    (default: that composite) is the same kind of score with its own weights and gates.
+    (default: that composite) is the same kind of score with its own weights and gates. Questions
+    that could not be measured are counted (``not_measured``) and left out of everything else; a
+    group with no measured question has no summary (see :func:`not_measured_counts`).
     """
     from pytest_lens.scoring.headline import composite_label
 
     groups: dict[tuple[str, str], list[QuestionResult]] = defaultdict(list)
+    not_measured: dict[tuple[str, str], int] = defaultdict(int)
     for result in results:
-        if result.skipped is not None:  # not asked: nothing to aggregate
+        if result.not_measured is not None:  # the model could not be reached: counted, never scored
+            not_measured[(result.adapter, result.budget)] += 1
+        if not result.measured:  # not asked, or nothing measured: nothing to aggregate
             continue
         groups[(result.adapter, result.budget)].append(result)
-    several_budgets = len({budget for _, budget in groups}) > 1
+    several_budgets = len({budget for _, budget in [*groups, *not_measured]}) > 1
     summaries: dict[str, AdapterSummary] = {}
     for (adapter, budget), members in groups.items():
         means = metric_means(members)
@@ -102,6 +107,7 @@ def summarize(
             violations=sum(len(r.violations) for r in members),
             faults=sum(1 for r in members if r.failed),
             scoring_failures=sum(1 for r in members if r.scoring_failures),
+            not_measured=not_measured[(adapter, budget)],
             adapter_stats=_summed_stats(members),
             control=members[0].control,
         )
@@ -113,6 +119,18 @@ def _score(
 ) -> tuple[Mapping[str, float], Sequence[HardGate]]:
     """The headline's weights and gates; the composite's when the headline is the composite."""
     return (weights, gates) if headline is None else (headline.weights, headline.gates)
+
+
+def not_measured_counts(results: Sequence[QuestionResult]) -> dict[str, tuple[int, int]]:
+    """``(not measured, asked)`` per summary key (as :func:`summarize` keys them), for the groups with a question not measured."""
+    asked = [r for r in results if r.skipped is None]
+    several_budgets = len({r.budget for r in asked}) > 1
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for result in asked:
+        entry = counts[summary_key(result.adapter, result.budget, several_budgets)]
+        entry[0] += result.not_measured is not None
+        entry[1] += 1
+    return {key: (missed, total) for key, (missed, total) in counts.items() if missed}
 
 
 def _summed_stats(results: Iterable[QuestionResult]) -> dict[str, int]:

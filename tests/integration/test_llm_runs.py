@@ -109,7 +109,8 @@ def test_permanent_judge_failures_are_counted_and_flag_the_run(pytester: pytest.
     result.stdout.fnmatch_lines(
         [
             f"judge failures (questions with a metric left absent): bm25 {n}/8",
-            f"LENS verdict: FAIL - bm25: judge failed on {n} of 8 questions (*%), above --lens-judge-max-failures=0.05*",
+            f"  FAIL  --lens-judge-max-failures=0.05: bm25: judge failed on {n} of 8 questions (*%); their judge metrics are absent",
+            f"LENS verdict: FAIL - --lens-judge-max-failures=0.05: bm25: judge failed on {n} of 8 questions (*%)*",
         ]
     )
 

@@ -128,7 +128,7 @@ def test_unusable_verdicts_are_recorded_failures_that_flag_the_run(pytester: pyt
             "judge failures (questions with a metric left absent): meme:bm25 20/52",
             "bm25 *52 *0.333 *1.000 *0.000 *0.000 *- *- *- *- *",  # no before-probe judged: Del/Cas/Abs cannot be credited
             "  left out, their before-probe's judgment failed (neither credited nor penalised): bm25 Del 4, bm25 Cas 8, bm25 Abs 8",
-            "LENS verdict: FAIL - meme:bm25: judge failed on 20 of 52 questions (38%), above --lens-judge-max-failures=0.05*",
+            "LENS verdict: FAIL - --lens-judge-max-failures=0.05: meme:bm25: judge failed on 20 of 52 questions (38%)*",
         ]
     )
     artifact = json.loads((pytester.path / "out.json").read_text())

@@ -36,9 +36,10 @@ from lens_fixtures.openai_server.policies import (
     SummaryPolicy,
     classify,
 )
-from lens_fixtures.openai_server.server import OpenAITestServer, RecordedRequest, hashed_embedding
+from lens_fixtures.openai_server.server import CONTEXT_ERROR_STYLES, OpenAITestServer, RecordedRequest, hashed_embedding
 
 __all__ = [
+    "CONTEXT_ERROR_STYLES",
     "BaselinePolicy",
     "ChatRequest",
     "Fault",

@@ -8,7 +8,7 @@ from typing import Literal
 
 __all__ = ["Fault", "FaultKind"]
 
-FaultKind = Literal["status", "slow", "malformed_tool_arguments", "content"]
+FaultKind = Literal["status", "slow", "malformed_tool_arguments", "content", "ramble", "not_json", "truncated"]
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,12 @@ class Fault:
       ``retry-after-ms: retry_after_ms``);
     - ``slow``: wait ``delay_s`` before answering (past the client's timeout, a timeout);
     - ``malformed_tool_arguments``: the reply's tool-call arguments are cut to invalid JSON;
-    - ``content``: the reply's text is replaced by ``text`` (e.g. an unusable judge verdict).
+    - ``content``: the reply's text is replaced by ``text`` (e.g. an unusable judge verdict);
+    - ``ramble``: a model that never stops by itself: prose and no tool call, generated until the request's
+      ``max_tokens`` or, without one, until the context is full (``finish_reason: length``; each token takes the
+      server's ``seconds_per_token``);
+    - ``not_json``: a 200 response whose body is an HTML error page (``text``, or a proxy's 502 page);
+    - ``truncated``: a 200 JSON response cut off halfway (the body says its own, shorter, length).
 
     ``rate`` selects that share of requests by a hash of the request body (and ``salt``),
     so the same request is always selected. ``permanent`` faults hit a selected request

@@ -12,16 +12,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from lens_fixtures.openai_server.faults import Fault
 from lens_fixtures.openai_server.policies import ChatRequest, LensPolicy, Policy, Reply, classify
 from pytest_lens.text import words
 
-__all__ = ["OpenAITestServer", "RecordedRequest", "hashed_embedding"]
+__all__ = ["CONTEXT_ERROR_STYLES", "OpenAITestServer", "RecordedRequest", "hashed_embedding"]
 
 #: Fixed so that responses (and artifacts built from them) are byte-identical across runs.
 CREATED = 1_700_000_000
+#: How servers say a prompt is longer than the model's context (see :meth:`OpenAITestServer.context_error`).
+ContextErrorStyle = Literal["openai", "llama-cpp-python", "llama.cpp"]
+CONTEXT_ERROR_STYLES: tuple[ContextErrorStyle, ...] = ("openai", "llama-cpp-python", "llama.cpp")
+#: What a rambling model says, over and over (4 bytes a word, so one word is one token at 4 bytes per token).
+_RAMBLE = "well and then we see the data here but also "
+#: A reverse proxy's error page, answered with status 200 (what ``not_json`` faults send by default).
+_PROXY_PAGE = "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>"
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,8 @@ class RecordedRequest:
     fault: str | None = None
     #: The ``Authorization`` header as sent (lets tests check a key reached the server and nowhere else).
     authorization: str | None = None
+    #: Seconds from receiving the request to answering it (generation time included); 0 for refusals.
+    elapsed_s: float = 0.0
 
 
 def hashed_embedding(text: str, dimensions: int = 64) -> list[float]:
@@ -49,14 +58,23 @@ def hashed_embedding(text: str, dimensions: int = 64) -> list[float]:
     return [round(v / norm, 6) for v in vector] if norm else vector
 
 
-def _tokens(text: str) -> int:
-    return max(1, len(text.encode("utf-8")) // 4)
-
-
 class OpenAITestServer:
     """An OpenAI-compatible server on 127.0.0.1 (a thread in this process); see the package docstring.
 
-    Use it as a context manager, or call :meth:`start` and :meth:`stop`.
+    Use it as a context manager, or call :meth:`start` and :meth:`stop`. Besides faults, it can
+    behave like particular real servers:
+
+    - ``tools_need_choice``: llama.cpp's server (llama-cpp-python, chat format
+      ``chatml-function-calling``) leaves the tools out of the prompt when a request has no
+      ``tool_choice``, so the model answers as if it had none;
+    - ``strict_messages``: llama-cpp-python validates messages more strictly than the protocol: an
+      assistant message with ``"content": null`` (allowed beside tool calls) is refused with HTTP 500;
+    - ``context_tokens``: the model's context window; a prompt whose tokens plus ``max_tokens`` do not
+      fit is refused with HTTP 400 in ``context_error`` style (OpenAI's, llama-cpp-python's or
+      llama.cpp's message). Tokens are counted as ``bytes_per_token`` UTF-8 bytes each (real
+      tokenizers count more than bytes / 4: about 2.7 bytes per token on LENS's reports);
+    - ``seconds_per_token``: how long generating one completion token takes (what makes a rambling
+      model slow).
     """
 
     def __init__(
@@ -67,12 +85,28 @@ class OpenAITestServer:
         latency_s: float = 0.0,
         host: str = "127.0.0.1",
         port: int = 0,
+        tools_need_choice: bool = False,
+        strict_messages: bool = False,
+        context_tokens: int | None = None,
+        bytes_per_token: float = 4.0,
+        context_error: ContextErrorStyle = "openai",
+        seconds_per_token: float = 0.0,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"the test server only listens on the loopback interface, not {host!r}")
+        if context_error not in CONTEXT_ERROR_STYLES:
+            raise ValueError(f"context_error must be one of {', '.join(CONTEXT_ERROR_STYLES)}, got {context_error!r}")
+        if bytes_per_token <= 0:
+            raise ValueError(f"bytes_per_token must be positive, got {bytes_per_token}")
         self.policy: Policy = policy or LensPolicy()
         self.faults = list(faults)
         self.latency_s = latency_s
+        self.tools_need_choice = tools_need_choice
+        self.strict_messages = strict_messages
+        self.context_tokens = context_tokens
+        self.bytes_per_token = bytes_per_token
+        self.context_error_style: ContextErrorStyle = context_error
+        self.seconds_per_token = seconds_per_token
         self._address = (host, port)
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
@@ -86,6 +120,7 @@ class OpenAITestServer:
         """Listen and serve on a background thread."""
         if self._httpd is not None:
             return self
+        classify(ChatRequest({}))  # imports what telling requests apart needs now, not during the first (timed) request
         server = self
 
         class Handler(_Handler):
@@ -164,12 +199,86 @@ class OpenAITestServer:
         return chosen
 
     # -- answering -----------------------------------------------------------------------------
+    def tokens(self, text: str) -> int:
+        """Tokens of ``text`` as this server counts them (``bytes_per_token`` UTF-8 bytes each, at least 1)."""
+        return max(1, int(len(text.encode("utf-8")) / self.bytes_per_token))
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """Tokens of a request's prompt as a chat template renders it.
+
+        Each message's text and tool calls, a few tokens of role markers per message, and the tools offered (as JSON).
+        """
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        parts = []
+        for message in messages:
+            content = message.get("content")
+            parts.append(content if isinstance(content, str) else json.dumps(content or "", ensure_ascii=False))
+            if message.get("tool_calls"):
+                parts.append(json.dumps(message["tool_calls"], ensure_ascii=False))
+        if body.get("tools"):
+            parts.append(json.dumps(body["tools"], ensure_ascii=False))
+        return self.tokens("\n".join(parts)) + 4 * len(messages)
+
+    def context_error(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The HTTP 400 body refusing ``body`` as too long for ``context_tokens``; ``None`` when it fits."""
+        limit = self.context_tokens
+        if limit is None:
+            return None
+        prompt = self.prompt_tokens(body)
+        requested = body.get("max_tokens")
+        completion = requested if isinstance(requested, int) else 0
+        if prompt + completion <= limit:
+            return None
+        if self.context_error_style == "llama.cpp":  # llama.cpp's own server (tools/server)
+            message = f"request ({prompt} tokens) exceeds the available context size ({limit} tokens), try increasing it"
+            error = {"code": 400, "message": message, "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": limit}
+            return {"error": error}
+        if self.context_error_style == "llama-cpp-python":
+            message = (
+                f"This model's maximum context length is {limit} tokens. However, you requested {prompt + completion} tokens "
+                f"({prompt} in the messages, {completion} in the completion). Please reduce the length of the messages or completion."
+            )
+        else:
+            message = (
+                f"This model's maximum context length is {limit} tokens. However, your messages resulted in {prompt} tokens. "
+                "Please reduce the length of the messages."
+            )
+        return {"error": {"message": message, "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+
+    def invalid_message(self, body: dict[str, Any]) -> str | None:
+        """With ``strict_messages``, llama-cpp-python's validation error for an assistant message without text content."""
+        if not self.strict_messages:
+            return None
+        for index, message in enumerate(body.get("messages") or []):
+            if isinstance(message, dict) and message.get("role") == "assistant" and not isinstance(message.get("content"), str):
+                return (
+                    f"1 validation error: {{'type': 'string_type', 'loc': ('body', 'messages', {index}, "
+                    f"'ChatCompletionRequestAssistantMessage', 'content'), 'msg': 'Input should be a valid string'}}"
+                )
+        return None
+
+    def ramble_tokens(self, body: dict[str, Any]) -> int:
+        """How long a model that never stops answers ``body``: ``max_tokens``, else what is left of its context."""
+        requested = body.get("max_tokens")
+        if isinstance(requested, int) and requested > 0:
+            return requested
+        return max(1, (self.context_tokens or 8192) - self.prompt_tokens(body))
+
     def chat_completion(self, body: dict[str, Any], raw: bytes, fault: Fault | None) -> dict[str, Any]:
         """The completion the policy gives for ``body`` (faults that alter the reply applied)."""
-        request = ChatRequest(body)
+        seen = body
+        if self.tools_need_choice and body.get("tool_choice") is None:
+            seen = {key: value for key, value in body.items() if key != "tools"}  # llama.cpp: no tool_choice, no tools
+        request = ChatRequest(seen)
         reply = self.policy(request)
+        finish = None
         if fault is not None and fault.kind == "content":
             reply = Reply(content=fault.text)
+        elif fault is not None and fault.kind == "ramble":
+            count = self.ramble_tokens(body)
+            size = max(1, int(count * self.bytes_per_token))
+            reply = Reply(content=(_RAMBLE * (size // len(_RAMBLE) + 1))[:size])
+            finish = "length"
         salt = hashlib.sha256(raw).hexdigest()
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
         calls: list[dict[str, Any]] = []
@@ -182,14 +291,16 @@ class OpenAITestServer:
             calls.append({"id": f"call_{salt[:12]}_{index}", "type": "function", "function": {"name": name, "arguments": text}})
         if calls:
             message["tool_calls"] = calls
-        prompt_tokens = _tokens(json.dumps(body.get("messages", []), ensure_ascii=False) + json.dumps(body.get("tools") or []))
-        completion_tokens = _tokens((reply.content or "") + arguments_text)
+        prompt_tokens = self.prompt_tokens(seen)
+        completion_tokens = self.tokens((reply.content or "") + arguments_text)
+        if self.seconds_per_token:
+            time.sleep(completion_tokens * self.seconds_per_token)
         return {
             "id": f"chatcmpl-{salt[:16]}",
             "object": "chat.completion",
             "created": CREATED,
             "model": str(body.get("model", "scripted")),
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish or ("tool_calls" if calls else "stop")}],
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
@@ -204,7 +315,7 @@ class OpenAITestServer:
         requested = body.get("dimensions")
         dimensions = requested if isinstance(requested, int) and requested > 0 else 64
         data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(text, dimensions)} for i, text in enumerate(texts)]
-        tokens = sum(_tokens(text) for text in texts)
+        tokens = sum(self.tokens(text) for text in texts)
         return {
             "object": "list",
             "data": data,
@@ -234,6 +345,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route GET {path}", "GET", path, "other", None)
 
     def do_POST(self) -> None:
+        started = time.perf_counter()
         path = self.path.split("?")[0].rstrip("/")
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         try:
@@ -261,15 +373,30 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault is not None and fault.kind == "slow":
             time.sleep(fault.delay_s)
+        invalid = owner.invalid_message(body) if kind != "embedding" else None
+        if invalid is not None:
+            self._error(500, invalid, "POST", path, kind, body, fault="validation")
+            return
+        refusal = owner.context_error(body) if kind != "embedding" else None
+        if refusal is not None:
+            owner._record(RecordedRequest("POST", path, kind, 400, body, "context", self.headers.get("authorization")))
+            self._send(400, refusal)
+            return
         try:
             payload = owner.chat_completion(body, raw, fault) if kind != "embedding" else owner.embeddings(body)
         except Exception as exc:  # a policy bug: report it to the client like a server would
             self._error(500, f"policy error: {type(exc).__name__}: {exc}", "POST", path, kind, body, fault="policy")
             return
-        owner._record(
-            RecordedRequest("POST", path, kind, 200, body, fault.kind if fault is not None else None, self.headers.get("authorization"))
-        )
-        self._send(200, payload)
+        fault_kind = fault.kind if fault is not None else None
+        elapsed = time.perf_counter() - started
+        owner._record(RecordedRequest("POST", path, kind, 200, body, fault_kind, self.headers.get("authorization"), elapsed))
+        if fault is not None and fault.kind == "not_json":
+            self._send_bytes(200, (fault.text or _PROXY_PAGE).encode("utf-8"), "text/html; charset=utf-8")
+        elif fault is not None and fault.kind == "truncated":
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            self._send_bytes(200, data[: len(data) // 2], "application/json")
+        else:
+            self._send(200, payload)
 
     def _error(
         self,
@@ -287,10 +414,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, {"error": {"message": message, "type": "lens_test_server", "code": status}}, headers)
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self._send_bytes(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json", headers)
+
+    def _send_bytes(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         try:
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)

@@ -5,28 +5,23 @@ turn (``bridge.begin_turn``), each requested tool call goes through ``bridge.cal
 with the model's raw argument text (bad JSON, unknown tools, bad arguments and
 unknown ref ids come back as error results the model can read, and are counted),
 and the tokens the endpoint reports are charged with ``bridge.charge_agent_tokens``.
-On the last allowed turn the model is told not to call tools (``tool_choice="none"``)
-so it answers from what it has; if it calls tools anyway the loop goes on and the
+Every other turn sends ``tool_choice="auto"`` explicitly: servers differ on what a missing
+``tool_choice`` means (llama.cpp's ``chatml-function-calling`` format then leaves the tools
+out of the prompt, and the model never sees them). On the last allowed turn the model is
+told not to call tools (``tool_choice="none"``) so it answers from what it has; if it calls tools anyway the loop goes on and the
 turn limit is recorded as a violation, exactly as for any agent.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pytest_lens.agents.base import SYSTEM_PROMPT, AgentAnswer, AgentQuestion
 from pytest_lens.bridge import ToolBridge
 from pytest_lens.llm.client import ChatClient
+from pytest_lens.scoring.verdicts import strip_reasoning
 
 __all__ = ["LLMAgent", "strip_reasoning"]
-
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-
-
-def strip_reasoning(text: str) -> str:
-    """Drop ``<think>...</think>`` blocks that reasoning models put before their answer."""
-    return _THINK.sub("", text).strip()
 
 
 class LLMAgent:
@@ -52,7 +47,8 @@ class LLMAgent:
             reply = self.client.complete(
                 messages,
                 tools=tools,
-                tool_choice="none" if last_turn else None,
+                # "auto" said out loud: llama.cpp's server leaves the tools out of the prompt when no tool_choice is sent.
+                tool_choice="none" if last_turn else "auto",
                 max_tokens=self.max_tokens,
                 purpose="agent",
             )

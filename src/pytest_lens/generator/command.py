@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS
+
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient
 
@@ -54,6 +56,9 @@ def add_generate(sub: Any) -> argparse.ArgumentParser:
     llm.add_argument("--llm-api-key-env", default="OPENAI_API_KEY", metavar="VAR", help="environment variable holding the API key")
     llm.add_argument("--llm-cache", type=Path, default=Path(".lens") / "llm-cache.sqlite", metavar="PATH", help="request cache file")
     llm.add_argument("--llm-cache-mode", choices=("record", "replay", "off"), default="record", help="replay regenerates offline")
+    llm.add_argument(
+        "--llm-max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N", help=f"max_tokens per request (default {DEFAULT_MAX_TOKENS})"
+    )
     return parser
 
 
@@ -81,6 +86,8 @@ def run_generate(args: argparse.Namespace) -> int:
     except GeneratorError as exc:
         return _usage(f"--scale: {exc}")
 
+    if args.llm_max_tokens < 1:
+        return _usage(f"--llm-max-tokens must be at least 1, got {args.llm_max_tokens}")
     if args.llm_base_url and not args.llm_model:
         return _usage("--llm-base-url needs --llm-model (the model the planner and renderer use)")
     llm = _llm_client(args) if args.llm_model else None
@@ -131,7 +138,7 @@ def _llm_client(args: argparse.Namespace) -> ChatClient:
 
     endpoint = LLMEndpoint(args.llm_base_url, api_key_env=args.llm_api_key_env)
     cache = RequestCache(args.llm_cache, args.llm_cache_mode)
-    return ChatClient(endpoint, args.llm_model, cache=cache, stats=LLMStats(), seed=args.seed)
+    return ChatClient(endpoint, args.llm_model, cache=cache, stats=LLMStats(), seed=args.seed, max_tokens=args.llm_max_tokens)
 
 
 def _usage(message: str) -> int:

@@ -35,6 +35,7 @@ from pytest_lens.generator.planner import EpisodePlan, ScopePlan
 from pytest_lens.generator.renderer import REPORT_TITLE
 from pytest_lens.generator.spec import DomainSpec, EventSpec, ThemeSpec
 from pytest_lens.generator.vocabulary import topic_terms
+from pytest_lens.scoring.verdicts import UnusableReply, json_object, reply_body
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient
@@ -61,7 +62,6 @@ NOTES_PER_LIST = 4
 _MAX_NOTE_CHARS = 160
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SECTIONS = ("### Readings", "### Changes", "### Field Notes", "### Flags")
-_FENCE = re.compile(r"^```[a-z]*\n(?P<body>.*)\n```$", re.DOTALL)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
@@ -190,7 +190,7 @@ class LLMWriter:
             {"role": "user", "content": json.dumps(_plan_payload(plan, rng), sort_keys=True)},
         ]
         try:
-            text = _unfence(self.client.complete(messages, purpose="generator renderer").content)
+            text = reply_body(self.client.complete(messages, purpose="generator renderer").content)
         except LLMCacheMiss:
             raise
         except LLMError:
@@ -301,13 +301,6 @@ def _fill(template: str, variables: Mapping[str, str], **extra: str) -> str:
 
 def _json_object(text: str) -> dict[str, Any] | None:
     try:
-        value = json.loads(_unfence(text))
-    except json.JSONDecodeError:
+        return dict(json_object(text))
+    except UnusableReply:
         return None
-    return value if isinstance(value, dict) else None
-
-
-def _unfence(text: str) -> str:
-    text = text.strip()
-    fenced = _FENCE.match(text)
-    return fenced.group("body").strip() if fenced else text

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -23,13 +24,14 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from pytest_lens.llm.cache import RequestCache, request_key
-from pytest_lens.llm.errors import LLMError, LLMRequestError, LLMResponseError
-from pytest_lens.llm.settings import display_url
+from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError
+from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, display_url
 from pytest_lens.llm.stats import LLMStats
 
 __all__ = [
     "ChatClient",
     "ChatReply",
+    "LLMContextLengthError",
     "LLMEndpoint",
     "LLMError",
     "LLMRequestError",
@@ -76,8 +78,13 @@ class ChatReply:
     cached: bool = False
 
     def assistant_message(self) -> dict[str, Any]:
-        """The reply as an ``assistant`` message for the conversation history."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        """The reply as an ``assistant`` message for the conversation history.
+
+        ``content`` is a string even beside tool calls: the protocol allows ``null`` there, but
+        llama-cpp-python's server rejects it (HTTP 500, a validation error) and an empty string is
+        accepted everywhere.
+        """
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [call.openai() for call in self.tool_calls]
         return message
@@ -149,7 +156,13 @@ class LLMEndpoint:
         return self.base_url or "https://api.openai.com/v1"
 
     def create(self, request: Mapping[str, Any], stats: LLMStats) -> dict[str, Any]:
-        """Send one chat-completion request, retrying transient failures; the response as JSON data."""
+        """Send one chat-completion request, retrying transient failures; the response as JSON data.
+
+        A 200 response that is not a usable completion (an HTML error page from a proxy, a body
+        cut off mid-JSON, no choices) is a transient server fault: retried like a 5xx and counted
+        in ``bad_responses``. A prompt longer than the model's context raises
+        :class:`LLMContextLengthError` at once (resending it cannot help).
+        """
         client = self._openai()
         import openai
 
@@ -157,11 +170,18 @@ class LLMEndpoint:
         while True:
             stats.add(http_requests=1)
             try:
-                completion = client.chat.completions.create(**request)
-                response: dict[str, Any] = completion.model_dump(mode="json", exclude_none=True)
-                ChatReply.from_response(response)  # a malformed body is a transient server fault
+                raw = client.chat.completions.with_raw_response.create(**request)
+                response = _completion_json(raw.http_response)
+                ChatReply.from_response(response)  # no choices, no message: a malformed body
                 return response
             except openai.APIStatusError as exc:
+                overflow = context_overflow(exc.status_code, getattr(exc, "body", None), _body_message(exc))
+                if overflow is not None:
+                    raise LLMContextLengthError(
+                        self._scrub(f"LLM request to {display_url(self.base_url)} failed: HTTP {exc.status_code}: {_body_message(exc)}"),
+                        limit=overflow[0],
+                        prompt_tokens=overflow[1],
+                    ) from None
                 retryable = exc.status_code in _RETRYABLE_STATUS or exc.status_code >= 500
                 problem = f"HTTP {exc.status_code}: {_body_message(exc)}"
                 if exc.status_code in (401, 403):
@@ -170,7 +190,8 @@ class LLMEndpoint:
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 retryable, problem, delay = True, f"{type(exc).__name__}: {exc}", None
             except (openai.APIResponseValidationError, LLMResponseError) as exc:
-                retryable, problem, delay = True, f"malformed response: {exc}", None
+                stats.add(bad_responses=1)
+                retryable, problem, delay = True, f"unusable 200 response: {exc}", None
             if not retryable or attempt >= self.retries:
                 tried = f" after {attempt + 1} attempts" if attempt else ""
                 raise LLMRequestError(self._scrub(f"LLM request to {display_url(self.base_url)} failed{tried}: {problem}"))
@@ -192,6 +213,72 @@ class LLMEndpoint:
     def _scrub(self, text: str) -> str:
         key = self._api_key
         return text.replace(key, "***") if key and key != _NO_KEY and len(key) >= 4 else text
+
+
+def _completion_json(http: Any) -> dict[str, Any]:
+    """The body of a 200 response as a JSON object; :class:`LLMResponseError` saying what it is otherwise."""
+    content_type = str(http.headers.get("content-type", "")).split(";")[0].strip() or "no content-type"
+    text = http.text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        shown = " ".join(text.split())[:80]
+        what = "a body cut off mid-JSON" if text.lstrip().startswith(("{", "[")) else "a body that is not JSON"
+        raise LLMResponseError(f"{what} ({content_type}, {len(text.encode())} bytes: {shown!r})") from None
+    if not isinstance(data, dict):
+        raise LLMResponseError(f"a JSON {type(data).__name__} instead of a completion object ({content_type})")
+    return data
+
+
+_CONTEXT_WORDS = re.compile(
+    r"context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|input is too long", re.IGNORECASE
+)
+_CONTEXT_LIMIT = re.compile(
+    r"(?:maximum context length is|context (?:window|size|length) of|available context size \()\s*(\d+)", re.IGNORECASE
+)
+#: Where servers say how long the prompt was, most specific first (the total requested when that is all they say).
+_PROMPT_TOKENS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"\((\d+) in the messages",
+        r"resulted in (\d+) tokens",
+        r"request \((\d+) tokens\)",
+        r"requested tokens \((\d+)\)",
+        r"requested (\d+) tokens",
+    )
+)
+
+
+def context_overflow(status: int, body: Any, message: str) -> tuple[int | None, int | None] | None:
+    """``(context limit, prompt tokens)`` (each ``None`` when not said) if an error says the prompt is too long.
+
+    Recognises OpenAI's and vLLM's ``context_length_exceeded`` (``maximum context length is N tokens.
+    However, your messages resulted in M tokens``), llama-cpp-python's (``... you requested T tokens
+    (M in the messages, C in the completion)``) and llama.cpp's ``exceed_context_size_error``
+    (``request (M tokens) exceeds the available context size (N tokens)``, with ``n_prompt_tokens`` and ``n_ctx``).
+    """
+    if status not in (400, 413):
+        return None
+    error = body.get("error", body) if isinstance(body, Mapping) else None
+    fields = error if isinstance(error, Mapping) else {}
+    code = " ".join(str(fields.get(name, "")) for name in ("code", "type"))
+    if "context" not in code and not _CONTEXT_WORDS.search(message):
+        return None
+    limit = _int(fields.get("n_ctx")) or None
+    prompt = _int(fields.get("n_prompt_tokens")) or None
+    if limit is None and (found := _CONTEXT_LIMIT.search(message)):
+        limit = int(found.group(1))
+    if prompt is None:
+        prompt = _prompt_tokens(message)
+    return limit, prompt
+
+
+def _prompt_tokens(message: str) -> int | None:
+    for pattern in _PROMPT_TOKENS:
+        found = pattern.search(message)
+        if found:
+            return int(found.group(1))
+    return None
 
 
 def _body_message(exc: Any) -> str:
@@ -224,7 +311,12 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 class ChatClient:
-    """Chat completions with one model: temperature 0, a fixed seed, cached by full request."""
+    """Chat completions with one model: temperature 0, a fixed seed, cached by full request.
+
+    Every request carries ``max_tokens`` (the call's, else the client's ``max_tokens``): a model
+    that never stops by itself must not generate until its context is full, past every timeout,
+    while the server keeps generating for a client that gave up.
+    """
 
     def __init__(
         self,
@@ -235,13 +327,17 @@ class ChatClient:
         stats: LLMStats,
         seed: int = 42,
         temperature: float = 0.0,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
         self.endpoint = endpoint
         self.model = model
         self.cache = cache
         self.stats = stats
         self.seed = seed
         self.temperature = temperature
+        self.max_tokens = max_tokens
 
     def __repr__(self) -> str:
         return f"ChatClient(model={self.model!r}, endpoint={display_url(self.endpoint.base_url)!r}, cache={self.cache.mode!r})"
@@ -252,8 +348,15 @@ class ChatClient:
         return f"{self.model} at {display_url(self.endpoint.base_url)}"
 
     def with_model(self, model: str) -> ChatClient:
-        """The same endpoint, cache and seed with another model."""
-        return ChatClient(self.endpoint, model, cache=self.cache, stats=self.stats, seed=self.seed, temperature=self.temperature)
+        """The same endpoint, cache, seed and token limit with another model."""
+        return ChatClient(self.endpoint, model, **self._options())
+
+    def with_max_tokens(self, max_tokens: int) -> ChatClient:
+        """The same client with another default ``max_tokens``."""
+        return ChatClient(self.endpoint, self.model, **{**self._options(), "max_tokens": max_tokens})
+
+    def _options(self) -> dict[str, Any]:
+        return {"cache": self.cache, "stats": self.stats, "seed": self.seed, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
     def request(
         self,
@@ -270,13 +373,12 @@ class ChatClient:
             "messages": [dict(message) for message in messages],
             "temperature": self.temperature,
             "seed": self.seed,
+            "max_tokens": max_tokens if max_tokens is not None else self.max_tokens,
         }
         if tools:
             request["tools"] = [dict(tool) for tool in tools]
-        if tool_choice is not None:
-            request["tool_choice"] = tool_choice
-        if max_tokens is not None:
-            request["max_tokens"] = max_tokens
+            if tool_choice is not None:  # without tools, servers reject a tool_choice
+                request["tool_choice"] = tool_choice
         if response_format is not None:
             request["response_format"] = dict(response_format)
         return request
@@ -293,7 +395,7 @@ class ChatClient:
     ) -> ChatReply:
         """One chat completion, from the cache when recorded; :class:`LLMError` when it cannot be had.
 
-        ``purpose`` (agent, judge, baseline, an adapter's name) labels the cache entry
+        ``max_tokens`` defaults to the client's. ``purpose`` (agent, judge, baseline, an adapter's name) labels the cache entry
         and error messages; it is not part of the request. ``response_format`` (e.g.
         ``{"type": "json_object"}``, JSON mode) is sent, and keyed, only when given.
         """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["LLMCacheError", "LLMCacheMiss", "LLMError", "LLMRequestError", "LLMResponseError"]
+__all__ = ["LLMCacheError", "LLMCacheMiss", "LLMContextLengthError", "LLMError", "LLMRequestError", "LLMResponseError"]
 
 
 class LLMError(RuntimeError):
@@ -11,6 +11,18 @@ class LLMError(RuntimeError):
 
 class LLMRequestError(LLMError):
     """The endpoint refused the request, or kept failing after every retry."""
+
+
+class LLMContextLengthError(LLMRequestError):
+    """The endpoint refused the prompt as longer than the model's context (not retried: a resend is as long).
+
+    ``limit`` (the model's context, in tokens) and ``prompt_tokens`` are what the server said, ``None`` when it did not.
+    """
+
+    def __init__(self, message: str, *, limit: int | None = None, prompt_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.prompt_tokens = prompt_tokens
 
 
 class LLMResponseError(LLMError):

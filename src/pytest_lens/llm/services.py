@@ -27,27 +27,29 @@ class LLMServices:
         self.endpoint = LLMEndpoint(
             settings.base_url, api_key_env=settings.api_key_env, timeout_s=settings.timeout_s, retries=settings.retries
         )
-        self._clients: dict[str, ChatClient] = {}
+        self._clients: dict[tuple[str, int], ChatClient] = {}
 
     def __repr__(self) -> str:
         return f"LLMServices({self.endpoint!r}, {self.cache!r})"
 
-    def client(self, model: str) -> ChatClient:
-        """The (shared) client for ``model``."""
-        client = self._clients.get(model)
+    def client(self, model: str, max_tokens: int) -> ChatClient:
+        """The (shared) client for ``model`` whose requests carry ``max_tokens`` unless a call says otherwise."""
+        key = (model, max_tokens)
+        client = self._clients.get(key)
         if client is None:
-            client = self._clients[model] = ChatClient(self.endpoint, model, cache=self.cache, stats=self.stats, seed=self.seed)
+            client = ChatClient(self.endpoint, model, cache=self.cache, stats=self.stats, seed=self.seed, max_tokens=max_tokens)
+            self._clients[key] = client
         return client
 
     def agent_client(self) -> ChatClient | None:
-        """The answering model's client, when ``--lens-agent-model`` is set."""
+        """The answering model's client (``--lens-agent-max-tokens``), when ``--lens-agent-model`` is set."""
         model = self.settings.agent_model
-        return self.client(model) if model else None
+        return self.client(model, self.settings.agent_max_tokens) if model else None
 
     def judge_client(self) -> ChatClient | None:
-        """The judge model's client (``--lens-judge-model``, else the agent model)."""
+        """The judge model's client (``--lens-judge-model``, else the agent model; ``--lens-judge-max-tokens``)."""
         model = self.settings.effective_judge_model
-        return self.client(model) if model else None
+        return self.client(model, self.settings.judge_max_tokens) if model else None
 
     def component_client(self) -> ChatClient | None:
         """The client handed to LLM-backed adapters and agents (``lens_llm``): the agent model, else the judge's."""

@@ -8,8 +8,12 @@ from typing import Literal
 
 __all__ = [
     "CACHE_MODES",
+    "DEFAULT_AGENT_MAX_TOKENS",
     "DEFAULT_API_KEY_ENV",
     "DEFAULT_CACHE_PATH",
+    "DEFAULT_JUDGE_MAX_TOKENS",
+    "DEFAULT_JUDGE_SHORT_MAX_TOKENS",
+    "DEFAULT_MAX_TOKENS",
     "JUDGE_KINDS",
     "CacheMode",
     "JudgeKind",
@@ -25,6 +29,14 @@ JUDGE_KINDS: tuple[JudgeKind, ...] = ("none", "offline", "llm")
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 #: Relative to the pytest root directory.
 DEFAULT_CACHE_PATH = Path(".lens") / "llm-cache.sqlite"
+#: Every request carries a ``max_tokens``: this one unless its caller (or an option) gives another.
+DEFAULT_MAX_TOKENS = 2048
+#: The agent's turns and the naive baseline's answer (``--lens-agent-max-tokens``).
+DEFAULT_AGENT_MAX_TOKENS = DEFAULT_MAX_TOKENS
+#: Judge replies with a reason: MEME's and LongMemEval's JSON verdicts (``--lens-judge-max-tokens``).
+DEFAULT_JUDGE_MAX_TOKENS = 512
+#: Judge replies of one word: the pairwise ``A`` / ``B`` / ``TIE`` (``--lens-judge-short-max-tokens``).
+DEFAULT_JUDGE_SHORT_MAX_TOKENS = 16
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,16 @@ class LLMSettings:
     retries: int = 4
     #: The run is flagged when more than this fraction of an adapter's questions had a judge failure.
     judge_max_failure_rate: float = 0.05
+    #: ``max_tokens`` of the agent's requests and the naive baseline's answer.
+    agent_max_tokens: int = DEFAULT_AGENT_MAX_TOKENS
+    #: ``max_tokens`` of judge requests answered with a reason (JSON verdicts).
+    judge_max_tokens: int = DEFAULT_JUDGE_MAX_TOKENS
+    #: ``max_tokens`` of judge requests answered with one word (``A``, ``B`` or ``TIE``).
+    judge_short_max_tokens: int = DEFAULT_JUDGE_SHORT_MAX_TOKENS
+    #: The answering model's context window in tokens (``--lens-llm-context``); sizes the naive baseline's prompt.
+    context_tokens: int | None = None
+    #: The run fails when more than this fraction of an adapter's questions could not be measured (model unreachable).
+    max_not_measured_rate: float = 0.05
 
     @property
     def configured(self) -> bool:

@@ -20,8 +20,10 @@ class LLMCounts:
     cache_misses: int = 0
     #: HTTP requests sent, retries included.
     http_requests: int = 0
-    #: Attempts repeated after a 429, a 5xx, a timeout or a connection error.
+    #: Attempts repeated after a 429, a 5xx, a timeout, a connection error or a bad response.
     retries: int = 0
+    #: 200 responses that were no usable completion (not JSON, cut off, no choices); retried like a 5xx.
+    bad_responses: int = 0
     #: Requests that failed for good (after retries, or a replay miss).
     failures: int = 0
     #: Corrupted cache entries ignored.

@@ -9,6 +9,12 @@ as much as the agent may retrieve; tokens are counted like tool results (UTF-8 b
 Episodes are shown by position and timestamp, never by id or metadata, so dataset
 labels cannot leak into it.
 
+A model's context is measured in *its* tokens, and real tokenizers count more than bytes / 4
+(1.47x on LENS scope 01 for SmolLM2). Given the model's context (``--lens-llm-context``),
+:class:`LLMBaseline` keeps the prompt's estimate under ``(context - answer tokens) / CONTEXT_MARGIN``;
+and when the server still answers that the prompt is too long, it trims the records by what the
+server said (or by half) and retries once.
+
 :class:`LLMBaseline` asks the agent's model (cached per question, model and cap, in
 process and in the request cache); :class:`OfflineBaseline` is the offline agent's
 extractive answer over the same context.
@@ -25,9 +31,11 @@ if TYPE_CHECKING:
     from pytest_lens.cases import LensCase
     from pytest_lens.datasets.models import Episode
     from pytest_lens.llm.client import ChatClient
+    from pytest_lens.llm.errors import LLMContextLengthError
 
 __all__ = [
     "BASELINE_SYSTEM_PROMPT",
+    "CONTEXT_MARGIN",
     "BaselineAnswer",
     "BaselineError",
     "LLMBaseline",
@@ -43,6 +51,14 @@ BASELINE_SYSTEM_PROMPT = (
 )
 
 
+#: How many real tokens one estimated token (UTF-8 bytes / 4) may turn out to be, when sizing for a context window.
+CONTEXT_MARGIN = 1.5
+#: Estimated tokens of the chat template around the messages (role markers, separators).
+_TEMPLATE_TOKENS = 32
+#: After a context-length error, aim this far below what the server said fits.
+_RETRY_SLACK = 0.9
+
+
 class BaselineError(Exception):
     """The baseline answer could not be produced."""
 
@@ -55,6 +71,8 @@ class BaselineAnswer:
     episodes: int
     tokens: int
     first_position: int
+    #: The first prompt was refused as longer than the model's context, and this answer is the trimmed retry's.
+    trimmed: bool = False
 
 
 class NaiveBaseline(Protocol):
@@ -108,38 +126,71 @@ class _Memo:
 
 
 class LLMBaseline:
-    """The agent's model answering from the stuffed context (no tools)."""
+    """The agent's model answering from the stuffed context (no tools), sized for the model's context window."""
 
     name = "llm"
 
-    def __init__(self, client: ChatClient, cap_tokens: int | None = None, max_tokens: int | None = 1024) -> None:
+    def __init__(
+        self,
+        client: ChatClient,
+        cap_tokens: int | None = None,
+        max_tokens: int | None = None,
+        context_tokens: int | None = None,
+    ) -> None:
         self.client = client
         self.cap_tokens = cap_tokens
-        self.max_tokens = max_tokens
+        self.max_tokens = max_tokens if max_tokens is not None else client.max_tokens
+        self.context_tokens = context_tokens
         self._memo = _Memo()
+
+    def records_cap(self, case: LensCase) -> int:
+        """Estimated tokens of records to send: the budget's cap, or less when the model's context is smaller."""
+        cap = self.cap_tokens or case.budget.result_token_cap
+        if self.context_tokens is None:
+            return cap
+        fixed = result_tokens(BASELINE_SYSTEM_PROMPT) + result_tokens(f"\n\nQuestion: {case.question.prompt}") + _TEMPLATE_TOKENS
+        room = (self.context_tokens - self.max_tokens) / CONTEXT_MARGIN - fixed
+        return max(0, min(cap, int(room)))
 
     def answer(self, case: LensCase) -> BaselineAnswer:
         """Ask the model once per (question, checkpoint, cap); later calls reuse the answer."""
-        from pytest_lens.agents.llm import strip_reasoning
-        from pytest_lens.llm.errors import LLMError
+        from pytest_lens.llm.errors import LLMContextLengthError, LLMError
 
-        cap = self.cap_tokens or case.budget.result_token_cap
+        cap = self.records_cap(case)
         key = self._memo.key(case, cap)
         known = self._memo.get(key)
         if known is not None:
             return known
+        try:
+            try:
+                return self._memo.put(key, self._ask(case, cap))
+            except LLMContextLengthError as exc:
+                _, blocks = stuffed_context(case.scope.stream, case.checkpoint, cap)
+                sent = sum(result_tokens(block + "\n\n") for block in blocks)
+                return self._memo.put(key, self._ask(case, int(sent * self._shrink(exc)), trimmed=True))
+        except LLMError as exc:
+            raise BaselineError(str(exc)) from None
+
+    def _shrink(self, exc: LLMContextLengthError) -> float:
+        """The share of the records to keep after ``exc``: what the server says fits, else half."""
+        if exc.limit and exc.prompt_tokens and exc.limit > self.max_tokens:
+            share = (exc.limit - self.max_tokens) / exc.prompt_tokens * _RETRY_SLACK
+            if 0 < share < 1:
+                return share
+        return 0.5
+
+    def _ask(self, case: LensCase, cap: int, *, trimmed: bool = False) -> BaselineAnswer:
+        from pytest_lens.scoring.verdicts import strip_reasoning
+
         first, blocks = stuffed_context(case.scope.stream, case.checkpoint, cap)
         context = "\n\n".join(blocks) if blocks else "(no records fit in the context)"
         messages = [
             {"role": "system", "content": BASELINE_SYSTEM_PROMPT},
             {"role": "user", "content": f"{context}\n\nQuestion: {case.question.prompt}"},
         ]
-        try:
-            reply = self.client.complete(messages, max_tokens=self.max_tokens, purpose="baseline")
-        except LLMError as exc:
-            raise BaselineError(str(exc)) from None
+        reply = self.client.complete(messages, max_tokens=self.max_tokens, purpose="baseline")
         tokens = sum(result_tokens(block + "\n\n") for block in blocks)
-        return self._memo.put(key, BaselineAnswer(strip_reasoning(reply.content), len(blocks), tokens, first))
+        return BaselineAnswer(strip_reasoning(reply.content), len(blocks), tokens, first, trimmed)
 
 
 class OfflineBaseline:

@@ -17,10 +17,10 @@ implementation's mechanical definitions for insight and reasoning.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from pytest_lens.scoring.verdicts import JudgeError, TokenVerdict, UnusableReply, ask_judge
 from pytest_lens.text import normalize
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FACT_PROMPT",
     "INSIGHT",
+    "PAIRWISE",
     "REASONING",
     "RUBRIC_PROMPT",
     "WINNER_SCORES",
@@ -83,11 +84,8 @@ Which response is better on this criterion? Judge only the criterion, not length
 
 Respond with ONLY one word: A, B, or TIE"""
 
-REPAIR_PROMPT = "Respond with ONLY one word: A, B, or TIE"
-
-
-class JudgeError(Exception):
-    """A judgment could not be made (endpoint failure, replay miss, unusable verdict)."""
+#: The pairwise verdict: the reply must be exactly one of these (see :mod:`pytest_lens.scoring.verdicts`).
+PAIRWISE = TokenVerdict(("A", "B", "TIE"))
 
 
 @dataclass(frozen=True)
@@ -179,18 +177,13 @@ def candidate_first(seed: int, key: str) -> bool:
     return digest[0] & 1 == 0
 
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_VERDICT_TOKEN = re.compile(r"\b(TIE|A|B)\b")
-
-
 def parse_verdict(text: str) -> Literal["A", "B", "TIE"] | None:
-    """``A``, ``B`` or ``TIE`` from a judge's reply; ``None`` when absent or ambiguous."""
-    cleaned = _THINK.sub(" ", text).strip().upper()
-    tokens = set(_VERDICT_TOKEN.findall(re.sub(r"RESPONSE\s+", "", cleaned)))
-    if len(tokens) == 1:
-        token = tokens.pop()
-        return "A" if token == "A" else "B" if token == "B" else "TIE"
-    return None
+    """The pairwise verdict ``text`` is (``A``, ``B`` or ``TIE``, read by :data:`PAIRWISE`); ``None`` for anything else."""
+    try:
+        token = PAIRWISE.read(text)
+    except UnusableReply:
+        return None
+    return "A" if token == "A" else "B" if token == "B" else "TIE"
 
 
 class OfflineJudge:
@@ -251,8 +244,6 @@ class LLMJudge:
 
     def compare(self, comparison: Comparison) -> Judgment:
         """Ask the model; map its positional verdict back to candidate / reference / tie."""
-        from pytest_lens.llm.errors import LLMError
-
         first = candidate_first(self.seed, comparison.key)
         text_a, text_b = (comparison.candidate, comparison.reference) if first else (comparison.reference, comparison.candidate)
         template = FACT_PROMPT if comparison.criterion.kind == "fact" else RUBRIC_PROMPT
@@ -262,20 +253,15 @@ class LLMJudge:
             text_a=text_a.strip() or "(empty response)",
             text_b=text_b.strip() or "(empty response)",
         )
-        messages: list[dict[str, str]] = [{"role": "user", "content": prompt}]
-        raw = ""
-        for attempt in range(1, self.repairs + 2):
-            try:
-                reply = self.client.complete(messages, max_tokens=self.max_tokens, purpose="judge")
-            except LLMError as exc:
-                raise JudgeError(str(exc)) from None
-            raw = reply.content
-            verdict = parse_verdict(raw)
-            if verdict is not None:
-                position: Literal["A", "B"] = "A" if first else "B"
-                winner: Winner = "tie" if verdict == "TIE" else "candidate" if verdict == position else "reference"
-                return Judgment(winner, candidate_position=position, raw=raw.strip()[:200], attempts=attempt)
-            # A different request (not a resend, which the cache would answer the same way).
-            messages = [*messages, {"role": "assistant", "content": raw}, {"role": "user", "content": REPAIR_PROMPT}]
-        shown = " ".join(raw.split())[:80]
-        raise JudgeError(f"no usable verdict (A, B or TIE) after {self.repairs + 1} attempts; last reply {shown!r}")
+        asked = ask_judge(
+            self.client,
+            prompt,
+            PAIRWISE.read,
+            lambda problem: f"That reply could not be used: {problem}. {PAIRWISE.instruction}",
+            repairs=self.repairs,
+            max_tokens=self.max_tokens,
+            subject="verdict (A, B or TIE)",
+        )
+        position: Literal["A", "B"] = "A" if first else "B"
+        winner: Winner = "tie" if asked.verdict == "TIE" else "candidate" if asked.verdict == position else "reference"
+        return Judgment(winner, candidate_position=position, raw=asked.raw[:200], attempts=asked.attempts)

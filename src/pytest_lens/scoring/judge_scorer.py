@@ -93,6 +93,8 @@ class JudgeScorer:
                     "tokens": baseline.tokens,
                     "first_position": baseline.first_position,
                 }
+                if baseline.trimmed:
+                    details["baseline"]["trimmed"] = True
                 tasks.extend(task("naive_baseline_advantage", i, fact, baseline.text) for i, fact in enumerate(facts))
 
         outcomes = self._run(tasks)

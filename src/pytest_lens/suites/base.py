@@ -85,8 +85,8 @@ def question_type(result: QuestionResult) -> str:
 
 
 def answered(results: Sequence[QuestionResult]) -> list[QuestionResult]:
-    """The results that were not skipped (what statistics are computed over)."""
-    return [r for r in results if r.skipped is None]
+    """The results that were asked and measured (what statistics are computed over)."""
+    return [r for r in results if r.measured]
 
 
 @dataclass(frozen=True)

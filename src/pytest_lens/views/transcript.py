@@ -43,7 +43,7 @@ def call_signature(call: ToolCallRecord, limit: int = 160) -> str:
 
 
 def outcome_of(result: QuestionResult) -> Outcome:
-    """``failed`` (adapter fault or agent error), ``gated`` (a hard gate zeroed it), ``ok``, or ``skipped`` (not asked)."""
+    """``failed`` (adapter fault, agent error, or not measured), ``gated`` (a hard gate zeroed it), ``ok``, or ``skipped`` (not asked)."""
     if result.skipped is not None:
         return "skipped"
     if result.failed:
@@ -164,6 +164,8 @@ class Transcript:
         """``(kind, text)`` for everything that went wrong: faults, agent errors, violations, scoring failures, defects."""
         r = self.result
         found = [("fault", fault.describe()) for fault in r.faults]
+        if r.not_measured:  # the model could not be had: nothing was measured, nothing is the memory's fault
+            found.append(("not-measured", r.not_measured))
         if r.agent_error:
             found.append(("fault", f"agent {r.agent!r} failed: {r.agent_error}"))
         for violation in r.violations:

@@ -7,8 +7,9 @@ import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer, ScriptedAgentPolicy
 from pytest_lens.agents import create_agent
-from pytest_lens.agents.base import SYSTEM_PROMPT
+from pytest_lens.agents.base import SYSTEM_PROMPT, AgentAnswer, AgentQuestion
 from pytest_lens.agents.llm import LLMAgent, strip_reasoning
+from pytest_lens.bridge import ToolBridge
 from pytest_lens.budget import parse_budget
 from pytest_lens.cases import LensCase
 from pytest_lens.datasets.loader import load_dataset
@@ -111,19 +112,56 @@ def test_the_last_allowed_turn_switches_tools_off(tmp_path: Path) -> None:
     with OpenAITestServer() as server:
         result = run_llm(server, tmp_path, case_for("ccd_q05_temporal", budget="results=16000,turns=2"))
         bodies = [r.body for r in server.requests]
-    assert [body.get("tool_choice") for body in bodies] == [None, "none"]
+    assert [body.get("tool_choice") for body in bodies] == ["auto", "none"]
     assert result.turns == 2
     assert not result.violations
     assert [call.name for call in result.tool_calls] == ["memory_search"]
     assert result.cited_refs  # answered from the search snippets
 
 
-def test_an_unreachable_endpoint_fails_the_question_not_the_run(tmp_path: Path) -> None:
+def test_an_endpoint_that_keeps_failing_leaves_the_question_not_measured(tmp_path: Path) -> None:
     with OpenAITestServer(faults=[Fault("status", status=503, permanent=True)]) as server:
         result = run_llm(server, tmp_path, case_for("ccd_q05_temporal"))
+        url = server.base_url
     assert result.failed
-    assert "agent 'llm' failed: LLMRequestError" in result.failure_message()
-    assert "HTTP 503" in result.failure_message()
+    assert not result.measured
+    assert result.agent_error is None  # not an agent bug ...
+    assert (result.metrics, result.composite, result.gated) == ({}, 0.0, False)  # ... and nothing scored, not even a 0
+    assert result.failure_message() == (
+        f"not measured: agent 'llm' could not get an answer from its model: LLM request to {url} failed "
+        "after 3 attempts: HTTP 503: injected fault: HTTP 503"
+    )
+
+
+def test_an_endpoint_that_is_down_leaves_the_question_not_measured(tmp_path: Path) -> None:
+    with OpenAITestServer() as server:
+        down = server.base_url  # nothing listens there once the server stopped
+    runtime = LensRuntime({"bm25": AdapterSpec("bm25", "bm25")}, tmp_path / "storage")
+    endpoint = LLMEndpoint(down, api_key_env="LENS_TEST_KEY", retries=1, backoff_base_s=0.001)
+    client = ChatClient(endpoint, "scripted", cache=RequestCache(tmp_path / "c.sqlite", "off"), stats=LLMStats())
+    try:
+        result = run_case(case_for("ccd_q05_temporal"), runtime, LLMAgent(client), Scoring.default())
+    finally:
+        runtime.close()
+    assert result.not_measured is not None
+    assert f"LLM request to {down} failed after 2 attempts: APIConnectionError" in result.not_measured
+    assert not result.metrics
+    assert client.stats.snapshot().failures == 1
+
+
+def test_an_agent_bug_is_an_agent_error_not_a_missing_measurement(tmp_path: Path) -> None:
+    class Broken(LLMAgent):
+        def answer(self, question: AgentQuestion, bridge: ToolBridge) -> AgentAnswer:
+            raise KeyError("oops")
+
+    with OpenAITestServer() as server:
+        runtime = LensRuntime({"bm25": AdapterSpec("bm25", "bm25")}, tmp_path / "storage")
+        try:
+            result = run_case(case_for("ccd_q05_temporal"), runtime, Broken(client_for(server, tmp_path)), Scoring.default())
+        finally:
+            runtime.close()
+    assert result.measured
+    assert result.agent_error == "KeyError: 'oops'"
 
 
 def test_reasoning_blocks_are_stripped_from_answers() -> None:

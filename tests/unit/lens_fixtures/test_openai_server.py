@@ -271,3 +271,57 @@ def test_meme_judge_policy_misbehaves_as_asked() -> None:
     }
     assert json.loads(MemeJudgePolicy(flaw="prose", repairable=True)(ChatRequest(repaired)).content)["correct"] is True
     assert MemeJudgePolicy(flaw="prose")(ChatRequest(repaired)).content == prose
+
+
+SEARCH_TOOL = {"type": "function", "function": {"name": "memory_search", "parameters": {"type": "object"}}}
+
+
+def agent_chat(**extra: Any) -> dict[str, Any]:
+    return {"model": "m", "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "q?"}], **extra}
+
+
+def test_llama_cpp_mode_hides_the_tools_unless_a_tool_choice_is_sent() -> None:
+    with OpenAITestServer(tools_need_choice=True) as server:
+        _, hidden, _ = post(server, "/v1/chat/completions", agent_chat(tools=[SEARCH_TOOL]))
+        _, seen, _ = post(server, "/v1/chat/completions", agent_chat(tools=[SEARCH_TOOL], tool_choice="auto"))
+    assert "tool_calls" not in hidden["choices"][0]["message"]
+    assert seen["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "memory_search"
+    assert hidden["usage"]["prompt_tokens"] < seen["usage"]["prompt_tokens"]  # the tools were not in the prompt
+
+
+def test_strict_messages_refuses_null_assistant_content_like_llama_cpp_python() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "memory_search", "arguments": "{}"}}
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "q?"},
+        {"role": "assistant", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "[]"},
+    ]
+    with OpenAITestServer(strict_messages=True) as server:
+        status, body, _ = post(server, "/v1/chat/completions", {"model": "m", "messages": history})
+        history[1]["content"] = ""
+        accepted, _, _ = post(server, "/v1/chat/completions", {"model": "m", "messages": history})
+    assert status == 500
+    assert "('body', 'messages', 1, 'ChatCompletionRequestAssistantMessage', 'content')" in body["error"]["message"]
+    assert accepted == 200
+
+
+def test_a_rambling_model_stops_only_at_max_tokens_or_the_context() -> None:
+    with OpenAITestServer(faults=[Fault("ramble", permanent=True)], context_tokens=600) as server:
+        _, bounded, _ = post(server, "/v1/chat/completions", chat("Tell me.", max_tokens=40))
+        _, unbounded, _ = post(server, "/v1/chat/completions", chat("Tell me."))
+    assert (bounded["choices"][0]["finish_reason"], bounded["usage"]["completion_tokens"]) == ("length", 40)
+    assert "tool_calls" not in bounded["choices"][0]["message"]
+    assert unbounded["usage"]["completion_tokens"] + unbounded["usage"]["prompt_tokens"] == 600  # the context filled up
+
+
+def test_prompts_too_long_for_the_context_are_refused_with_the_servers_message() -> None:
+    long = "word " * 500
+    with OpenAITestServer(context_tokens=300, context_error="llama.cpp") as server:
+        status, body, _ = post(server, "/v1/chat/completions", chat(long, max_tokens=10))
+        fits, _, _ = post(server, "/v1/chat/completions", chat("short", max_tokens=10))
+    assert (status, fits) == (400, 200)
+    error = body["error"]
+    assert error["type"] == "exceed_context_size_error"
+    assert error["n_ctx"] == 300
+    prompt = error["n_prompt_tokens"]
+    assert error["message"] == f"request ({prompt} tokens) exceeds the available context size (300 tokens), try increasing it"

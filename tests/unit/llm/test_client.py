@@ -5,10 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from lens_fixtures.openai_server import Fault, OpenAITestServer, Reply, ScriptedAgentPolicy
+from lens_fixtures.openai_server import CONTEXT_ERROR_STYLES, Fault, OpenAITestServer, Reply, ScriptedAgentPolicy
 from pytest_lens.llm.cache import RequestCache
-from pytest_lens.llm.client import ChatClient, ChatReply, LLMEndpoint, LLMRequestError, LLMResponseError
-from pytest_lens.llm.errors import LLMCacheMiss
+from pytest_lens.llm.client import ChatClient, ChatReply, LLMEndpoint, LLMRequestError, LLMResponseError, context_overflow
+from pytest_lens.llm.errors import LLMCacheMiss, LLMContextLengthError
+from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS
 from pytest_lens.llm.stats import LLMCounts, LLMStats
 
 HELLO = [{"role": "user", "content": "hello"}]
@@ -57,6 +58,7 @@ def test_tool_calls_come_back_with_raw_arguments(tmp_path: Path) -> None:
     assert [(c.name, c.arguments) for c in reply.tool_calls] == [("memory_search", '{"query": "x"}'), ("memory_retrieve", '{"ref_id": ')]
     assert reply.finish_reason == "tool_calls"
     assert reply.assistant_message()["tool_calls"][1]["function"]["arguments"] == '{"ref_id": '
+    assert reply.assistant_message()["content"] == ""  # never null: llama-cpp-python refuses a null content
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503])
@@ -168,3 +170,75 @@ def test_reply_content_fault_replaces_text(tmp_path: Path) -> None:
 
 def test_policies_reply_dataclass_defaults() -> None:
     assert Reply() == Reply(content="", tool_calls=())
+
+
+@pytest.mark.parametrize(
+    ("kind", "problem"),
+    [
+        ("not_json", r"a body that is not JSON \(text/html, \d+ bytes: '<html><head><title>502 Bad Gateway"),
+        ("truncated", r"a body cut off mid-JSON \(application/json, \d+ bytes: '\{\"id\""),
+    ],
+)
+def test_a_200_that_is_not_a_completion_is_retried_and_counted(tmp_path: Path, kind: str, problem: str) -> None:
+    with OpenAITestServer(faults=[Fault(kind, times=2)]) as server:  # type: ignore[arg-type]
+        client = make_client(server, tmp_path)
+        reply = client.complete(HELLO)
+        assert server.count(status=200) == 3
+    assert reply.content == "OK"
+    assert client.stats.snapshot() == LLMCounts(requests=1, cache_misses=1, http_requests=3, retries=2, bad_responses=2)
+    with OpenAITestServer(faults=[Fault(kind, permanent=True)]) as server:  # type: ignore[arg-type]
+        client = make_client(server, tmp_path, mode="off")
+        with pytest.raises(LLMRequestError, match=f"failed after 4 attempts: unusable 200 response: {problem}"):
+            client.complete(HELLO)
+    assert client.stats.snapshot() == LLMCounts(requests=1, cache_misses=1, http_requests=4, retries=3, bad_responses=4, failures=1)
+
+
+@pytest.mark.parametrize("style", CONTEXT_ERROR_STYLES)
+def test_a_prompt_too_long_for_the_context_is_a_context_length_error_not_retried(tmp_path: Path, style: str) -> None:
+    long = [{"role": "user", "content": "word " * 400}]
+    with OpenAITestServer(context_tokens=300, context_error=style) as server:  # type: ignore[arg-type]
+        client = make_client(server, tmp_path, mode="off")
+        with pytest.raises(LLMContextLengthError) as caught:
+            client.complete(long, max_tokens=50)
+        assert server.count(status=400) == 1  # a resend would be just as long
+        prompt = server.prompt_tokens(server.requests[0].body)
+        assert client.complete(HELLO, max_tokens=50).content == "OK"  # short prompts still fit
+        url = server.base_url
+    assert caught.value.limit == 300
+    assert caught.value.prompt_tokens == prompt
+    assert str(caught.value).startswith(f"LLM request to {url} failed: HTTP 400: ")
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "message", "expected"),
+    [
+        (400, {"code": "context_length_exceeded"}, "This model's maximum context length is 8192 tokens. However, "
+         "your messages resulted in 12077 tokens.", (8192, 12077)),
+        (400, {}, "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens "
+         "(4000 in the messages, 1000 in the completion).", (4096, 4000)),
+        (400, {"type": "exceed_context_size_error", "n_prompt_tokens": 4476, "n_ctx": 4096},
+         "request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it", (4096, 4476)),
+        (400, {}, "Requested tokens (9000) exceed context window of 8192", (8192, 9000)),
+        (413, {}, "prompt is too long", (None, None)),
+        (400, {}, "temperature must be between 0 and 2", None),
+        (500, {"code": "context_length_exceeded"}, "maximum context length is 10", None),
+    ],
+)
+def test_context_length_errors_are_recognised_in_every_dialect(
+    status: int, body: dict[str, object], message: str, expected: tuple[int | None, int | None] | None
+) -> None:
+    assert context_overflow(status, body, message) == expected
+
+
+def test_every_request_carries_max_tokens(server: OpenAITestServer, tmp_path: Path) -> None:
+    client = make_client(server, tmp_path, mode="off")
+    client.complete(HELLO)
+    client.with_max_tokens(64).complete(HELLO)
+    client.complete(HELLO, max_tokens=8)
+    client.with_model("other").complete(HELLO, tools=[{"type": "function", "function": {"name": "f"}}], tool_choice="auto")
+    client.complete(HELLO, tool_choice="auto")  # no tools: no tool_choice (servers reject one)
+    bodies = [r.body for r in server.requests]
+    assert [body["max_tokens"] for body in bodies] == [DEFAULT_MAX_TOKENS, 64, 8, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TOKENS]
+    assert [body.get("tool_choice") for body in bodies] == [None, None, None, "auto", None]
+    with pytest.raises(ValueError, match="max_tokens must be at least 1"):
+        client.with_max_tokens(0)

@@ -22,7 +22,6 @@ from pytest_lens.scoring.judge import (
     LLMJudge,
     OfflineJudge,
     candidate_first,
-    parse_verdict,
 )
 
 STRONG = "Discharge pressure rose from 14.2 bar to 17.9 bar [a] while suction fell [b]."
@@ -46,26 +45,6 @@ def test_positions_are_a_fair_coin_stable_for_a_key_and_independent_of_order() -
     share = sum(draws.values()) / len(draws)
     assert 0.45 < share < 0.55
     assert sum(candidate_first(43, key) == draws[key] for key in keys) < len(keys) * 0.6  # the seed matters
-
-
-@pytest.mark.parametrize(
-    ("reply", "verdict"),
-    [
-        ("A", "A"),
-        (" b\n", "B"),
-        ("TIE", "TIE"),
-        ("**A**", "A"),
-        ("Response B", "B"),
-        ("<think>A or B? Both mention it.</think>\nTIE", "TIE"),
-        ("A.", "A"),
-        ("", None),
-        ("Both are fine", None),
-        ("A is better than B", None),
-        ("I cannot decide", None),
-    ],
-)
-def test_verdicts_are_parsed_strictly(reply: str, verdict: str | None) -> None:
-    assert parse_verdict(reply) == verdict
 
 
 @pytest.mark.parametrize(
@@ -142,13 +121,20 @@ def test_an_unusable_verdict_gets_one_repair_prompt(tmp_path: Path) -> None:
     assert judgment.winner == "candidate"
     assert judgment.attempts == 2
     assert [m["role"] for m in second] == ["user", "assistant", "user"]
-    assert second[2]["content"] == "Respond with ONLY one word: A, B, or TIE"
+    assert second[2]["content"] == (
+        "That reply could not be used: the reply 'Both responses are good.' is not one of A, B, TIE. "
+        "Respond with ONLY one word: A, B, or TIE"
+    )
 
 
 def test_a_judge_that_never_gives_a_verdict_fails_instead_of_tying(tmp_path: Path) -> None:
     with (
         OpenAITestServer(faults=[Fault("content", text="Hmm.")]) as server,
-        pytest.raises(JudgeError, match=r"no usable verdict .* after 2 attempts; last reply 'Hmm.'"),
+        pytest.raises(
+            JudgeError,
+            match=r"no usable verdict \(A, B or TIE\) after 2 attempts \(the reply 'Hmm\.' is not one of A, B, TIE\); "
+            r"last reply 'Hmm\.'",
+        ),
     ):
         judge_for(server, tmp_path).compare(comparison(fact("17.9 bar"), STRONG, WEAK))
 

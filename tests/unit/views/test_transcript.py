@@ -112,3 +112,12 @@ def test_view_is_json_ready(example_run: RunArtifact, adapter: str) -> None:
         assert view["anchor"] == item.anchor and view["prompt"] == item.result.prompt
         assert len(view["calls"]) == len(item.result.tool_calls)
         assert len(view["evidence"]) == len(item.evidence())
+
+
+def test_a_question_not_measured_says_so_and_blames_no_memory(example_run: RunArtifact) -> None:
+    reason = "agent 'llm' could not get an answer from its model: LLM request to http://127.0.0.1:9/v1 failed: APIConnectionError"
+    result = example_run.results[0].model_copy(update={"not_measured": reason, "metrics": {}, "composite": 0.0, "gated": False})
+    item = next(iter(transcripts(example_run.model_copy(update={"results": [result]}))))
+    assert item.outcome == "failed"
+    assert ("not-measured", reason) in item.problems()
+    assert not any(kind == "fault" for kind, _ in item.problems())

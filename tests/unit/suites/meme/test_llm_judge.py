@@ -103,7 +103,6 @@ def test_an_empty_answer_is_shown_as_such() -> None:
         ('{"correct": true, "reason": "States the new value only."}', True, "States the new value only."),
         ('```json\n{"correct": false, "reason": "Gives  both."}\n```', False, "Gives both."),
         ('<think>Both? {"correct": true}</think>{"correct": false, "reason": "Hedges."}', False, "Hedges."),
-        ('Verdict: {"correct": true, "reason": "ok"} (done)', True, "ok"),
     ],
 )
 def test_verdicts_are_read_from_the_json_object(reply: str, passed: bool, reason: str) -> None:
@@ -115,7 +114,8 @@ def test_verdicts_are_read_from_the_json_object(reply: str, passed: bool, reason
     ("reply", "problem"),
     [
         ("The answer is correct.", "not a JSON object"),
-        ("[true]", "not a JSON object"),
+        ('Verdict: {"correct": true, "reason": "ok"} (done)', "not only a JSON object"),  # the reply must be the verdict
+        ("[true]", "a JSON list, not an object"),
         ('{"correct": true}', '"reason" is missing'),
         ('{"correct": true, "reason": "  "}', '"reason" is missing'),
         ('{"reason": "fine"}', '"correct" is missing'),

