@@ -87,9 +87,11 @@ def test_the_hybrids_keep_the_adapter_contract(pytester: pytest.Pytester, cache_
 
 
 def test_the_example_vector_memory_shares_the_reference_adapters_embedding_cache(pytester: pytest.Pytester, cache_dir: Path) -> None:
-    # examples/vector_memory.py embeds through pytest_lens.embedding: after the `embedding` adapter it embeds nothing.
+    # examples/vector_memory.py embeds through pytest_lens.embedding: after the `embedding` adapter embedding whole
+    # episodes (pooling=none; by default it embeds section chunks and pools them) it embeds nothing.
     pytester.syspathinsert(Path(__file__).parents[2])
-    result, artifact = _run(pytester, "--lens-adapter=embedding", "--lens-adapter=examples.vector_memory:VectorMemory")
+    whole_episodes = ("--lens-adapter=embedding", "--lens-adapter-option=embedding.pooling=none")
+    result, artifact = _run(pytester, *whole_episodes, "--lens-adapter=examples.vector_memory:VectorMemory")
     assert_answered(result, 16)
     embedding, vector = artifact["summary"]["embedding"]["adapter_stats"], artifact["summary"]["VectorMemory"]["adapter_stats"]
     assert embedding["embed_cache_misses"] > 0
