@@ -7,6 +7,7 @@ imported here: the plugin loads this module on every pytest run.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, overload
 
@@ -26,6 +27,7 @@ __all__ = [
     "BUDGET",
     "CALL_TIMEOUT",
     "COMPARE_FAIL",
+    "CONCURRENCY",
     "DATASET",
     "FAIL_UNDER",
     "GATE_BUDGET",
@@ -43,6 +45,7 @@ __all__ = [
     "LLM_CONTEXT",
     "LLM_RETRIES",
     "LLM_TIMEOUT",
+    "MAX_CONNECTIONS",
     "MAX_DROP",
     "MAX_NOT_MEASURED",
     "OPAQUE_REFS",
@@ -94,6 +97,8 @@ JUDGE_MAX_TOKENS = "--lens-judge-max-tokens"
 JUDGE_SHORT_MAX_TOKENS = "--lens-judge-short-max-tokens"
 LLM_CONTEXT = "--lens-llm-context"
 MAX_NOT_MEASURED = "--lens-max-not-measured"
+CONCURRENCY = "--lens-concurrency"
+MAX_CONNECTIONS = "--lens-max-connections"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -177,6 +182,7 @@ def add_options(parser: pytest.Parser) -> None:
 
     _add_llm_options(group)
     _add_report_options(group, parser)
+    _add_concurrency_options(group, parser)
 
     parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
     parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
@@ -294,6 +300,36 @@ def _html_path(config: pytest.Config) -> Path | None:
     if missing:
         raise pytest.UsageError(f"{HTML} needs {' and '.join(missing)}: pip install 'pytest-lens[html]'")
     return Path(value)
+def _add_concurrency_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        CONCURRENCY,
+        type=int,
+        default=None,
+        metavar="N",
+        help="questions answered at once per process (default: 8 for --lens-agent=llm, 1 for the offline agent).",
+    )
+    group.addoption(
+        MAX_CONNECTIONS,
+        type=int,
+        default=None,
+        metavar="N",
+        help="most LLM requests in flight per process; adapts below it on 429/503 answers (default 16).",
+    )
+    parser.addini("lens_concurrency", default="", help="questions answered at once per process, as for --lens-concurrency.")
+    parser.addini("lens_max_connections", default="16", help="most LLM requests in flight per process.")
+
+
+def _positive_int(config: pytest.Config, option: str, ini: str) -> int | None:
+    value = _pick(config, option, ini)
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise pytest.UsageError(f"{option} (ini {ini}) must be a whole number, got {value!r}") from None
+    if number < 1:
+        raise pytest.UsageError(f"{option} must be at least 1, got {number}")
+    return number
 
 
 def lens_requested(config: pytest.Config) -> bool:
@@ -360,7 +396,8 @@ def read_settings(config: pytest.Config) -> LensSettings:
         rootdir=Path(config.rootpath),
         invocation_dir=Path(config.invocation_params.dir),
         suites=tuple(dict.fromkeys(config.getoption(SUITE) or config.getini("lens_suites"))),
-        llm=_llm_settings(config),
+        llm=replace(_llm_settings(config), max_connections=_positive_int(config, MAX_CONNECTIONS, "lens_max_connections") or 16),
+        concurrency=_positive_int(config, CONCURRENCY, "lens_concurrency"),
         **gating,
     )
 

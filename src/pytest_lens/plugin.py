@@ -177,9 +177,17 @@ class LensPlugin:
                     item.add_marker(pytest.mark.xdist_group(case.group))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Remember which questions were selected, to detect missing results."""
-        self.session.expect(case for item in session.items if (case := _case_of(item)) is not None)
-        if self.session.settings.html_path is not None and self._reporting and self.session.expected:
+        """Remember which questions were selected, to detect missing results, and plan concurrent answering."""
+        selected = [case for item in session.items if (case := _case_of(item)) is not None]
+        self.session.expect(selected)
+        if not _is_worker(self.config):
+            self.session.plan(selected)
+        elif self.xdist is not None and self.xdist.streams_stay_together():
+            # This worker runs whole (adapter, scope, budget) groups, but not necessarily a stream's other budgets.
+            self.session.plan(selected, by_budget=True)
+        if selected and not self.config.option.collectonly:
+            self.session.warm_up(summary=self._reporting)
+        if self.session.settings.html_path is not None and self._reporting and selected:
             from pytest_lens.html import REPORT_MODULES
             from pytest_lens.warm_up import warm_up
 
@@ -351,7 +359,7 @@ def lens_runtime(
 
         runtime.progress = Progress(sink, interval_s=progress_interval(pytestconfig))
     yield runtime
-    runtime.close()
+    lens_session.close_runtime(runtime)
 
 
 @pytest.fixture
@@ -382,8 +390,9 @@ def lens_run(request: pytest.FixtureRequest, lens_session: LensSession, lens_run
 
 
 @pytest.fixture
-def lens_adapter(lens_case: LensCase, lens_runtime: LensRuntime) -> Any:
+def lens_adapter(lens_case: LensCase, lens_session: LensSession, lens_runtime: LensRuntime) -> Any:
     """The adapter instance of ``lens_case``, fed exactly the episodes before its checkpoint."""
+    lens_session.settle(lens_runtime)  # no question may still be using the adapter
     unavailable = lens_runtime.slot(lens_case.adapter).unavailable
     if unavailable is not None:
         pytest.skip(unavailable)

@@ -60,6 +60,8 @@ class LensSettings:
     max_drop: float | None = None
     #: LLM endpoint, models, judge and request cache (``--lens-llm-*``, ``--lens-judge*``).
     llm: LLMSettings = field(default_factory=LLMSettings)
+    #: ``--lens-concurrency``: questions answered at once per process (``None``: the agent's default).
+    concurrency: int | None = None
 
     @property
     def import_paths(self) -> tuple[Path, ...]:
