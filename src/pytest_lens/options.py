@@ -320,16 +320,8 @@ def _add_concurrency_options(group: pytest.OptionGroup, parser: pytest.Parser) -
 
 
 def _positive_int(config: pytest.Config, option: str, ini: str) -> int | None:
-    value = _pick(config, option, ini)
-    if value in (None, ""):
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise pytest.UsageError(f"{option} (ini {ini}) must be a whole number, got {value!r}") from None
-    if number < 1:
-        raise pytest.UsageError(f"{option} must be at least 1, got {number}")
-    return number
+    number = _number(config, option, ini, 1, float("inf"), whole=True)
+    return None if number is None else int(number)
 
 
 def lens_requested(config: pytest.Config) -> bool:
@@ -477,16 +469,17 @@ def _tokens(config: pytest.Config, option: str, ini: str, default: int | None) -
     return count
 
 
-def _number(config: pytest.Config, option: str, ini: str, low: float, high: float) -> float | None:
+def _number(config: pytest.Config, option: str, ini: str, low: float, high: float, *, whole: bool = False) -> float | None:
     value = _pick(config, option, ini)
     if value in (None, ""):
         return None
     try:
-        number = float(value)
+        number = float(int(value) if whole else value)
     except ValueError:
-        raise pytest.UsageError(f"{option} (ini {ini}) must be a number, got {value!r}") from None
+        raise pytest.UsageError(f"{option} (ini {ini}) must be a {'whole ' if whole else ''}number, got {value!r}") from None
     if not low <= number <= high:
-        raise pytest.UsageError(f"{option} must be between {low:g} and {high:g}, got {number:g}")
+        bounds = f"at least {low:g}" if high == float("inf") else f"between {low:g} and {high:g}"
+        raise pytest.UsageError(f"{option} must be {bounds}, got {number:g}")
     return number
 
 

@@ -149,6 +149,12 @@ class LensPlugin:
 
         return None if may_hold_lens_tests(collection_path) else True
 
+    def pytest_sessionstart(self) -> None:
+        """In a process that will send LLM requests, start importing the LLM client while pytest collects."""
+        xdist_controller = self.xdist is not None and not _is_worker(self.config) and self.config.getvalue("dist") != "no"
+        if not self.config.option.collectonly and not xdist_controller:
+            self.session.warm_up(llm=True, summary=False)
+
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Parametrize every test that asks for ``lens_case`` over all cases."""
         if "lens_case" in metafunc.fixturenames:
@@ -185,8 +191,8 @@ class LensPlugin:
         elif self.xdist is not None and self.xdist.streams_stay_together():
             # This worker runs whole (adapter, scope, budget) groups, but not necessarily a stream's other budgets.
             self.session.plan(selected, by_budget=True)
-        if selected and not self.config.option.collectonly:
-            self.session.warm_up(summary=self._reporting)
+        if selected and self._reporting:
+            self.session.warm_up(llm=False, summary=True)
         if self.session.settings.html_path is not None and self._reporting and selected:
             from pytest_lens.html import REPORT_MODULES
             from pytest_lens.warm_up import warm_up

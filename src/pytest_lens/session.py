@@ -210,16 +210,17 @@ class LensSession:
             runner.close()
         return runtime.close()
 
-    def warm_up(self, *, summary: bool) -> None:
+    def warm_up(self, *, llm: bool, summary: bool) -> None:
         """Import in the background what this process will need: ``openai`` for LLM requests, the summary's statistics.
 
-        Questions wait on adapters and models meanwhile, so the imports cost the run nothing instead of delaying
-        the first request or the terminal summary. Nothing is started when there is nothing to import.
+        Collection, ingestion and questions waiting on models leave room for the imports, instead of the first LLM
+        request or the terminal summary waiting for them. ``llm`` is ignored when no request will be sent (no
+        endpoint, or the cache replays everything).
         """
         from pytest_lens.warm_up import LLM_MODULES, SUMMARY_MODULES, TEST_MODULES, warm_up
 
-        llm = self.settings.llm
-        modules = [*LLM_MODULES] if llm.configured and llm.cache_mode != "replay" else []
+        settings = self.settings.llm
+        modules = [*LLM_MODULES] if llm and settings.configured and settings.cache_mode != "replay" else []
         if summary:
             modules.extend(SUMMARY_MODULES + (TEST_MODULES if self.has_significance_tests else ()))
         if modules:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
+from tests.integration.test_llm_runs import llm_args as single_scope_llm_args
 from tests.integration.test_xdist import comparable
 from tests.support import COLD_CHAIN_DEMO, small_dataset, write_dataset
 
@@ -39,16 +40,8 @@ def server() -> Iterator[OpenAITestServer]:
 
 
 def llm_args(server: OpenAITestServer, datasets: list[str], *extra: str) -> list[str]:
-    return [
-        "--lens-adapter=bm25",
-        "--lens-agent=llm",
-        "--lens-agent-model=scripted",
-        "--lens-judge=llm",
-        f"--lens-llm-base-url={server.base_url}",
-        *datasets,
-        *QUIET,
-        *extra,
-    ]
+    """The LLM agent and judge as in ``test_llm_runs``, over both scopes (it adds the cold-chain demo itself)."""
+    return single_scope_llm_args(server, *datasets[1:], *extra)
 
 
 def artifact(path: Path) -> dict[str, Any]:

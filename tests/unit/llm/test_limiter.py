@@ -121,3 +121,25 @@ def test_the_maximum_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ConnectionLimiter(0)
     assert ConnectionLimiter(1).limit == 1
+
+
+def test_an_endpoint_answering_429_shrinks_the_limit_and_the_retries_still_succeed() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lens_fixtures.openai_server import Fault, OpenAITestServer
+    from pytest_lens.llm.client import LLMEndpoint
+    from pytest_lens.llm.stats import LLMStats
+
+    stats = LLMStats()
+    with OpenAITestServer(faults=[Fault("status", status=429, retry_after_ms=10)]) as server:  # every first attempt
+        endpoint = LLMEndpoint(server.base_url, api_key_env="LENS_TEST_KEY", retries=2, max_connections=8)
+        requests = [{"model": "scripted", "messages": [{"role": "user", "content": f"question {n}"}]} for n in range(12)]
+        with ThreadPoolExecutor(6) as pool:
+            replies = list(pool.map(lambda request: endpoint.create(request, stats), requests))
+        assert server.count(status=429) == 12
+    assert len(replies) == 12
+    assert stats.snapshot().retries == 12
+    throttles = [change for change in endpoint.limiter.changes if change.reason == "throttled"]
+    assert throttles
+    assert throttles[0] == LimitChange(4, 2, "throttled")
+    assert endpoint.limiter.peak <= 4  # the limit starts at half of --lens-max-connections
