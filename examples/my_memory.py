@@ -20,6 +20,11 @@ class DictMemory(MemoryAdapter):
     """Episodes in a dict; search ranks them by how many query words they contain."""
 
     max_results = 10
+    # Optional, for --lens-concurrency: searches only read the dict, so questions may search at once
+    # from several threads; and two instances share nothing, so one may answer at checkpoint 20 while
+    # another is fed up to checkpoint 40. Leave both out (False) when unsure: that is always safe.
+    lens_thread_safe = True
+    lens_isolated_instances = True
 
     def __init__(self, snippet_chars: int = 240) -> None:
         # Constructor options come from --lens-adapter-option, e.g. snippet_chars=400.

@@ -11,13 +11,25 @@ LENS adapter ports by changing its imports::
 
 Subclassing :class:`MemoryAdapter` is recommended but not required: any class
 with the five required methods is accepted.
+
+Two optional class attributes tell pytest-lens how far it may answer questions
+concurrently (``--lens-concurrency``); both default to ``False``, which is always safe:
+
+- ``lens_thread_safe = True``: ``search``, ``retrieve``, ``get_capabilities``,
+  ``call_extended_tool``, ``get_synthetic_refs`` and ``lens_stats`` may run at the same
+  time from several threads (never at the same time as ``reset``, ``ingest``, ``prepare``
+  or ``close``). Otherwise every call is made from the one thread that owns the adapter.
+- ``lens_isolated_instances = True``: two instances of the class, each with its own
+  ``storage_dir``, share no state, so pytest-lens may stream a second instance to a later
+  checkpoint while the first one answers. Do not declare it for an adapter whose instances
+  share a database, a server-side collection or files outside ``storage_dir``.
 """
 
 from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "REQUIRED_METHODS",
@@ -29,6 +41,8 @@ __all__ = [
     "MemoryAdapter",
     "SearchResult",
     "UnknownToolError",
+    "declares_isolated_instances",
+    "declares_thread_safe",
 ]
 
 #: Methods every adapter must define; ``prepare``, ``call_extended_tool``,
@@ -113,7 +127,16 @@ class MemoryAdapter(abc.ABC):
     ``__init__`` accepts ``storage_dir`` receives a private temporary directory.
     Only one scope is live at a time: the runner calls ``reset(scope_id)``
     before streaming a scope's episodes.
+
+    Set :attr:`lens_thread_safe` or :attr:`lens_isolated_instances` to let concurrent runs
+    use the adapter more freely (see the module docstring).
     """
+
+    #: ``search``/``retrieve``/``get_capabilities``/``call_extended_tool``/``get_synthetic_refs``/``lens_stats``
+    #: may be called from several threads at once (between ``prepare`` and the next ``ingest``).
+    lens_thread_safe: ClassVar[bool] = False
+    #: Separate instances (each with its own ``storage_dir``) share no state.
+    lens_isolated_instances: ClassVar[bool] = False
 
     @abc.abstractmethod
     def reset(self, scope_id: str) -> None:
@@ -164,3 +187,13 @@ class MemoryAdapter(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release files and connections at the end of the session. Default: nothing."""
+
+
+def declares_thread_safe(adapter: Any) -> bool:
+    """Whether ``adapter`` declares ``lens_thread_safe = True`` (only the boolean ``True`` counts)."""
+    return getattr(adapter, "lens_thread_safe", False) is True
+
+
+def declares_isolated_instances(adapter: Any) -> bool:
+    """Whether ``adapter`` declares ``lens_isolated_instances = True`` (only the boolean ``True`` counts)."""
+    return getattr(adapter, "lens_isolated_instances", False) is True

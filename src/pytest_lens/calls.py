@@ -7,6 +7,8 @@ the session.
 
 from __future__ import annotations
 
+import contextvars
+import copy
 import json
 import math
 import re
@@ -53,9 +55,13 @@ class AdapterCaller:
     """Calls one adapter instance with fault capture, return-type checks and a per-call timeout.
 
     The timeout uses ``SIGALRM`` and so applies only on the main thread of a
-    POSIX process (pytest's and xdist workers' case); elsewhere calls run unbounded.
-    Adapter state is never touched from another thread: many adapters hold
-    SQLite connections bound to the thread that opened them.
+    POSIX process (pytest's and xdist workers' case); elsewhere calls run unbounded,
+    except through a :meth:`concurrent` view. Adapter state is never touched from
+    another thread unless the adapter declares itself thread-safe
+    (:func:`~pytest_lens.adapter.declares_thread_safe`): many adapters hold SQLite
+    connections bound to the thread that opened them. Questions answered on worker
+    threads reach other adapters through a :meth:`via` view that hands every call to
+    the thread owning the adapter.
     """
 
     def __init__(self, adapter: Any, label: str, timeout_s: float | None = None) -> None:
@@ -64,6 +70,37 @@ class AdapterCaller:
         self.timeout_s = timeout_s if timeout_s and timeout_s > 0 else None
         #: Seconds spent per method, for latency reports.
         self.latencies: dict[str, list[float]] = {}
+        self._dispatch: Callable[[Callable[[], Any]], Any] | None = None
+        self._offload_timeouts = False
+
+    # -- views for concurrent questions ----------------------------------------------------
+    def via(self, dispatch: Callable[[Callable[[], Any]], Any]) -> AdapterCaller:
+        """A view whose calls run through ``dispatch`` (e.g. on the thread that owns the adapter).
+
+        ``dispatch`` receives a thunk performing the whole call (timeout, fault capture, latency)
+        and returns its result or raises what it raised. The view shares the adapter and latencies.
+        """
+        view = copy.copy(self)
+        view._dispatch = dispatch
+        return view
+
+    def concurrent(self) -> AdapterCaller:
+        """A view for a thread-safe adapter called from worker threads: the per-call timeout still holds.
+
+        Off the main thread ``SIGALRM`` cannot interrupt a call, so each call runs on a helper
+        thread and is abandoned (a ``timeout`` fault) when it outlives ``--lens-call-timeout``.
+        """
+        view = copy.copy(self)
+        view._offload_timeouts = True
+        return view
+
+    @property
+    def has_stats(self) -> bool:
+        """Whether the adapter reports counters (a ``lens_stats`` other than the base class's empty one)."""
+        from pytest_lens.adapter import MemoryAdapter
+
+        method = getattr(type(self.adapter), "lens_stats", None)
+        return method is not None and method is not MemoryAdapter.lens_stats
 
     # -- runner-side methods -------------------------------------------------------------
     def reset(self, scope_id: str) -> None:
@@ -132,8 +169,17 @@ class AdapterCaller:
 
     # -- machinery -------------------------------------------------------------------------
     def _call(self, method: str, thunk: Callable[[], T], episode_id: str | None = None) -> T:
+        dispatch = self._dispatch
+        if dispatch is not None:
+            result: T = dispatch(lambda: self._timed(method, thunk, episode_id))
+            return result
+        return self._timed(method, thunk, episode_id)
+
+    def _timed(self, method: str, thunk: Callable[[], T], episode_id: str | None) -> T:
         started = time.perf_counter()
         try:
+            if self._offload_timeouts and self.timeout_s is not None and threading.current_thread() is not threading.main_thread():
+                return _on_helper_thread(thunk, self.timeout_s, f"lens-adapter-{self.label}-{method}")
             with self._deadline():
                 return thunk()
         except _CallTimeout:
@@ -175,6 +221,32 @@ class AdapterCaller:
             signal.signal(signal.SIGALRM, previous_handler)
             if previous_delay:  # someone else's alarm (e.g. pytest-timeout) keeps running
                 signal.setitimer(signal.ITIMER_REAL, max(previous_delay - (time.monotonic() - started), 0.001))
+
+
+def _on_helper_thread(thunk: Callable[[], T], timeout_s: float, name: str) -> T:
+    """Run ``thunk`` on a daemon thread (in this context); :class:`_CallTimeout` if it is still running after ``timeout_s``.
+
+    A daemon thread, so that an abandoned call never holds up the interpreter's exit.
+    """
+    outcome: list[Any] = []
+    context = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            outcome.append((True, context.run(thunk)))
+        except BaseException as exc:  # handed back to the caller, whatever it is
+            outcome.append((False, exc))
+
+    helper = threading.Thread(target=target, name=name, daemon=True)
+    helper.start()
+    helper.join(timeout_s)
+    if not outcome:
+        raise _CallTimeout
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    result: T = value
+    return result
 
 
 def _field(item: Any, name: str, default: Any = ...) -> Any:

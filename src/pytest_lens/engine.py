@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.agents.base import Agent, AgentQuestion
-from pytest_lens.bridge import ToolBridge
+from pytest_lens.bridge import RefAliases, ToolBridge
 from pytest_lens.budget import BudgetTracker
-from pytest_lens.calls import AdapterCallError
+from pytest_lens.calls import AdapterCaller, AdapterCallError
 from pytest_lens.cases import LensCase
 from pytest_lens.citations import parse_citations
 from pytest_lens.datasets.models import KeyFact
@@ -22,7 +23,7 @@ from pytest_lens.scoring.metrics import FACTS_NOT_PRINTED, NO_SIGNAL_LABELS, Ans
 from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics, search_rankings
 from pytest_lens.text import normalize
 
-__all__ = ["QuestionScorer", "ScorerOutput", "Scoring", "run_case"]
+__all__ = ["AnsweredCase", "QuestionScorer", "ScorerOutput", "Scoring", "answer_case", "run_case", "score_case", "skipped_result"]
 
 
 @dataclass(frozen=True)
@@ -61,38 +62,84 @@ class Scoring:
 def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scoring) -> QuestionResult:
     """Answer ``case`` through ``runtime``'s adapter and score the answer. Never raises for adapter or agent faults."""
     started = time.perf_counter()
-    scope, question = case.scope, case.question
     unavailable = runtime.slot(case.adapter).unavailable
     if unavailable is not None:
-        return _skipped(case, agent, unavailable)
-    faults: list[AdapterFault] = list(runtime.advance(case.adapter, scope, case.checkpoint))
-    slot = runtime.slot(case.adapter)
+        return skipped_result(case, agent, unavailable)
+    stream_faults = runtime.advance(case.adapter, case.scope, case.checkpoint)
+    answered = answer_case(case, runtime.slot(case.adapter).caller, stream_faults, agent, runtime.aliases(case.scope), started=started)
+    adapter_stats, stats_fault = runtime.stats_delta(case.adapter)
+    if stats_fault is not None:
+        answered.faults.append(stats_fault)
+    return score_case(answered, scoring, adapter_stats)
+
+
+@dataclass
+class AnsweredCase:
+    """What the agent did for one case: the part of a question that needs the adapter (see :func:`answer_case`)."""
+
+    case: LensCase
+    agent: Agent
+    started: float
+    answer: str
+    agent_error: str | None
+    faults: list[AdapterFault]
+    tracker: BudgetTracker
+    bridge: ToolBridge | None
+    synthetic: dict[str, str]
+    #: Why the question could not be measured (the agent's model could not be had), or ``None``.
+    not_measured: str | None = None
+
+
+def answer_case(
+    case: LensCase,
+    caller: AdapterCaller | None,
+    stream_faults: Sequence[AdapterFault],
+    agent: Agent,
+    aliases: RefAliases,
+    *,
+    started: float | None = None,
+) -> AnsweredCase:
+    """Let ``agent`` answer ``case`` through ``caller`` (an adapter already streamed to the case's checkpoint).
+
+    Every adapter call of a question happens here; :func:`score_case` needs the adapter no more,
+    so a concurrent runner may move the adapter on as soon as all of a checkpoint's questions are answered.
+    ``caller`` is ``None`` when the adapter could not be constructed (``stream_faults`` say why).
+    """
+    started = time.perf_counter() if started is None else started
+    faults = list(stream_faults)
     tracker = BudgetTracker(case.budget)
     answer_text = ""
     agent_error: str | None = None
     not_measured: str | None = None
     synthetic: dict[str, str] = {}
     bridge: ToolBridge | None = None
-    if slot.caller is not None:
-        manifest, manifest_fault = runtime.manifest(case.adapter)
-        if manifest_fault:
-            faults.append(manifest_fault)
+    if caller is not None:
         try:
-            synthetic = slot.caller.synthetic_refs()
+            manifest = caller.capabilities()
+        except AdapterCallError as exc:
+            manifest = CapabilityManifest()
+            faults.append(exc.fault)
+        try:
+            synthetic = caller.synthetic_refs()
         except AdapterCallError as exc:
             faults.append(exc.fault)
-        bridge = ToolBridge(slot.caller, manifest, tracker, label_keys=scope.label_keys, aliases=runtime.aliases(scope))
+        bridge = ToolBridge(caller, manifest, tracker, label_keys=case.scope.label_keys, aliases=aliases)
         try:
-            answer_text = agent.answer(AgentQuestion(question.question_id, question.prompt), bridge).text
+            answer_text = agent.answer(AgentQuestion(case.question.question_id, case.question.prompt), bridge).text
         except LLMError as exc:  # the model could not be had: nothing was measured, the memory is not to blame
             not_measured = f"agent {agent.name!r} could not get an answer from its model: {exc}"
         except Exception as exc:  # an agent bug: record, keep the run going
             agent_error = f"{type(exc).__name__}: {exc}"
         faults.extend(bridge.faults)
+    return AnsweredCase(case, agent, started, answer_text, agent_error, faults, tracker, bridge, synthetic, not_measured)
 
-    adapter_stats, stats_fault = runtime.stats_delta(case.adapter)
-    if stats_fault is not None:
-        faults.append(stats_fault)
+
+def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[str, int]) -> QuestionResult:
+    """Score an answered case (mechanical metrics, then ``scoring``'s scorers, then the composite); touches no adapter."""
+    case, bridge, tracker = answered.case, answered.bridge, answered.tracker
+    scope, question = case.scope, case.question
+    answer_text = answered.answer
+    not_measured = answered.not_measured
     resolve = bridge.resolve_ref if bridge is not None else str
     citations = parse_citations(answer_text)
     cited = list(dict.fromkeys(resolve(ref) for ref in citations))
@@ -111,7 +158,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         answer=answer_text,
         cited=cited,
         returned=set(returned),
-        known=stored | synthetic.keys(),
+        known=stored | answered.synthetic.keys(),
         required=required,
         key_facts=key_facts,
         violations=len(tracker.violations),
@@ -146,7 +193,7 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         category=question.category,
         suite=scope.suite,
         budget=case.budget.name,
-        agent=agent.name,
+        agent=answered.agent.name,
         prompt=question.prompt,
         canonical_answer=question.ground_truth.canonical_answer,
         key_facts=_fact_checks(question.ground_truth.key_facts, answer_text) if not_measured is None else [],
@@ -160,8 +207,8 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         turns=tracker.turns,
         agent_tokens=tracker.agent_tokens,
         violations=tracker.violations,
-        faults=faults,
-        agent_error=agent_error,
+        faults=answered.faults,
+        agent_error=answered.agent_error,
         not_measured=not_measured,
         malformed_tool_calls=bridge.malformed_calls if bridge is not None else 0,
         defects=list(scope.defects.get(question.question_id, ())),
@@ -170,9 +217,9 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
         composite=round(score.value, 6) if not_measured is None else 0.0,
         gated=score.gated and not_measured is None,
         scorer_details=details,
-        adapter_stats=adapter_stats,
+        adapter_stats=dict(adapter_stats),
         scoring_failures=scoring_failures,
-        duration_s=round(time.perf_counter() - started, 4),
+        duration_s=round(time.perf_counter() - answered.started, 4),
     )
 
 
@@ -190,7 +237,7 @@ def _aliases_used(bridge: ToolBridge, citations: Sequence[str]) -> dict[str, str
     return {alias: real for alias in dict.fromkeys([*shown, *citations]) if (real := bridge.resolve_ref(alias)) != alias}
 
 
-def _skipped(case: LensCase, agent: Agent, reason: str) -> QuestionResult:
+def skipped_result(case: LensCase, agent: Agent, reason: str) -> QuestionResult:
     """The record of a question not asked because its adapter cannot run here."""
     question = case.question
     return QuestionResult(

@@ -7,6 +7,7 @@ imported here: the plugin loads this module on every pytest run.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, overload
 
@@ -27,6 +28,7 @@ __all__ = [
     "CALL_TIMEOUT",
     "COMPARE_FAIL",
     "CONTROLS",
+    "CONCURRENCY",
     "DATASET",
     "FAIL_UNDER",
     "GATE_BUDGET",
@@ -45,6 +47,7 @@ __all__ = [
     "LLM_CONTEXT",
     "LLM_RETRIES",
     "LLM_TIMEOUT",
+    "MAX_CONNECTIONS",
     "MAX_DROP",
     "MAX_NOT_MEASURED",
     "MUTANTS",
@@ -100,6 +103,8 @@ JUDGE_MAX_TOKENS = "--lens-judge-max-tokens"
 JUDGE_SHORT_MAX_TOKENS = "--lens-judge-short-max-tokens"
 LLM_CONTEXT = "--lens-llm-context"
 MAX_NOT_MEASURED = "--lens-max-not-measured"
+CONCURRENCY = "--lens-concurrency"
+MAX_CONNECTIONS = "--lens-max-connections"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -205,6 +210,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="NAME,...",
         help="which mutants --lens-controls adds: top2, reversed, shuffled, half-random, stale, cut200 (default all; none for none).",
     )
+    _add_concurrency_options(group, parser)
 
     parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
     parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
@@ -325,6 +331,28 @@ def _html_path(config: pytest.Config) -> Path | None:
     if missing:
         raise pytest.UsageError(f"{HTML} needs {' and '.join(missing)}: pip install 'pytest-lens[html]'")
     return Path(value)
+def _add_concurrency_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        CONCURRENCY,
+        type=int,
+        default=None,
+        metavar="N",
+        help="questions answered at once per process (default: 8 for --lens-agent=llm, 1 for the offline agent).",
+    )
+    group.addoption(
+        MAX_CONNECTIONS,
+        type=int,
+        default=None,
+        metavar="N",
+        help="most LLM requests in flight per process; adapts below it on 429/503 answers (default 16).",
+    )
+    parser.addini("lens_concurrency", default="", help="questions answered at once per process, as for --lens-concurrency.")
+    parser.addini("lens_max_connections", default="16", help="most LLM requests in flight per process.")
+
+
+def _positive_int(config: pytest.Config, option: str, ini: str) -> int | None:
+    number = _number(config, option, ini, 1, float("inf"), whole=True)
+    return None if number is None else int(number)
 
 
 def lens_requested(config: pytest.Config) -> bool:
@@ -394,7 +422,8 @@ def read_settings(config: pytest.Config) -> LensSettings:
         rootdir=Path(config.rootpath),
         invocation_dir=Path(config.invocation_params.dir),
         suites=tuple(dict.fromkeys(config.getoption(SUITE) or config.getini("lens_suites"))),
-        llm=_llm_settings(config),
+        llm=replace(_llm_settings(config), max_connections=_positive_int(config, MAX_CONNECTIONS, "lens_max_connections") or 16),
+        concurrency=_positive_int(config, CONCURRENCY, "lens_concurrency"),
         headline=headline,
         **gating,
         **_control_settings(config),
@@ -495,16 +524,17 @@ def _tokens(config: pytest.Config, option: str, ini: str, default: int | None) -
     return count
 
 
-def _number(config: pytest.Config, option: str, ini: str, low: float, high: float) -> float | None:
+def _number(config: pytest.Config, option: str, ini: str, low: float, high: float, *, whole: bool = False) -> float | None:
     value = _pick(config, option, ini)
     if value in (None, ""):
         return None
     try:
-        number = float(value)
+        number = float(int(value) if whole else value)
     except ValueError:
-        raise pytest.UsageError(f"{option} (ini {ini}) must be a number, got {value!r}") from None
+        raise pytest.UsageError(f"{option} (ini {ini}) must be a {'whole ' if whole else ''}number, got {value!r}") from None
     if not low <= number <= high:
-        raise pytest.UsageError(f"{option} must be between {low:g} and {high:g}, got {number:g}")
+        bounds = f"at least {low:g}" if high == float("inf") else f"between {low:g} and {high:g}"
+        raise pytest.UsageError(f"{option} must be {bounds}, got {number:g}")
     return number
 
 

@@ -149,6 +149,12 @@ class LensPlugin:
 
         return None if may_hold_lens_tests(collection_path) else True
 
+    def pytest_sessionstart(self) -> None:
+        """In a process that will send LLM requests, start importing the LLM client while pytest collects."""
+        xdist_controller = self.xdist is not None and not _is_worker(self.config) and self.config.getvalue("dist") != "no"
+        if not self.config.option.collectonly and not xdist_controller:
+            self.session.warm_up(llm=True, summary=False)
+
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Parametrize every test that asks for ``lens_case`` over all cases."""
         if "lens_case" in metafunc.fixturenames:
@@ -177,9 +183,17 @@ class LensPlugin:
                     item.add_marker(pytest.mark.xdist_group(case.group))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Remember which questions were selected, to detect missing results."""
-        self.session.expect(case for item in session.items if (case := _case_of(item)) is not None)
-        if self.session.settings.html_path is not None and self._reporting and self.session.expected:
+        """Remember which questions were selected, to detect missing results, and plan concurrent answering."""
+        selected = [case for item in session.items if (case := _case_of(item)) is not None]
+        self.session.expect(selected)
+        if not _is_worker(self.config):
+            self.session.plan(selected)
+        elif self.xdist is not None and self.xdist.streams_stay_together():
+            # This worker runs whole (adapter, scope, budget) groups, but not necessarily a stream's other budgets.
+            self.session.plan(selected, by_budget=True)
+        if selected and self._reporting:
+            self.session.warm_up(llm=False, summary=True)
+        if self.session.settings.html_path is not None and self._reporting and selected:
             from pytest_lens.html import REPORT_MODULES
             from pytest_lens.warm_up import warm_up
 
@@ -351,7 +365,7 @@ def lens_runtime(
 
         runtime.progress = Progress(sink, interval_s=progress_interval(pytestconfig))
     yield runtime
-    runtime.close()
+    lens_session.close_runtime(runtime)
 
 
 @pytest.fixture
@@ -382,8 +396,9 @@ def lens_run(request: pytest.FixtureRequest, lens_session: LensSession, lens_run
 
 
 @pytest.fixture
-def lens_adapter(lens_case: LensCase, lens_runtime: LensRuntime) -> Any:
+def lens_adapter(lens_case: LensCase, lens_session: LensSession, lens_runtime: LensRuntime) -> Any:
     """The adapter instance of ``lens_case``, fed exactly the episodes before its checkpoint."""
+    lens_session.settle(lens_runtime)  # no question may still be using the adapter
     unavailable = lens_runtime.slot(lens_case.adapter).unavailable
     if unavailable is not None:
         pytest.skip(unavailable)

@@ -5,6 +5,11 @@ keeps each one fed with exactly the first N episodes of one scope. Whatever
 subset or order of questions pytest runs (``-k``, ``--lf``, ``-x``, random
 order, xdist groups), a question at checkpoint N sees exactly the first N
 episodes: going backwards, or switching scope, resets and replays.
+
+An adapter may have several instances ("replicas", numbered from 0): replica 0 is
+the one every serial question uses; concurrent runs stream further replicas of an
+adapter declaring ``lens_isolated_instances`` to later checkpoints, each with its
+own storage directory.
 """
 
 from __future__ import annotations
@@ -67,23 +72,23 @@ class LensRuntime:
         self.lens_llm = lens_llm
         #: Where ingestion progress lines go (``None``: nowhere, e.g. under ``-q``); set by the pytest layer.
         self.progress: Progress | None = None
-        self._slots: dict[str, AdapterSlot] = {}
+        self._slots: dict[tuple[str, int], AdapterSlot] = {}
         self._aliases: dict[str, RefAliases] = {}
 
-    def slot(self, label: str) -> AdapterSlot:
-        """The adapter slot for ``label``, constructing the adapter on first use."""
-        slot = self._slots.get(label)
+    def slot(self, label: str, replica: int = 0) -> AdapterSlot:
+        """The adapter slot for ``label`` (instance number ``replica``), constructing the adapter on first use."""
+        slot = self._slots.get((label, replica))
         if slot is None:
-            slot = self._slots[label] = self._construct(self.adapters[label])
+            slot = self._slots[(label, replica)] = self._construct(self.adapters[label], replica)
         return slot
 
-    def advance(self, label: str, scope: LoadedScope, checkpoint: int) -> list[AdapterFault]:
-        """Bring ``label``'s adapter to exactly ``checkpoint`` episodes of ``scope`` and prepare it.
+    def advance(self, label: str, scope: LoadedScope, checkpoint: int, replica: int = 0) -> list[AdapterFault]:
+        """Bring ``label``'s adapter (instance ``replica``) to exactly ``checkpoint`` episodes of ``scope`` and prepare it.
 
         Returns the faults of the stream this question sees (construction, reset,
         ingest or prepare failures since the scope was last reset).
         """
-        slot = self.slot(label)
+        slot = self.slot(label, replica)
         if slot.caller is None:
             return [slot.construct_fault] if slot.construct_fault else []
         caller = slot.caller
@@ -98,7 +103,7 @@ class LensRuntime:
             slot.scope_id, slot.ingested, slot.prepared_at, slot.stream_faults = scope.scope_id, 0, None, faults
         if slot.ingested >= checkpoint and slot.prepared_at == checkpoint:
             return list(slot.stream_faults)
-        with self._progress(label, scope, restart) as stream:
+        with self._progress(label, scope, restart, replica) as stream:
             while slot.ingested < checkpoint:
                 episode = scope.stream[slot.ingested]
                 slot.ingested += 1
@@ -117,8 +122,8 @@ class LensRuntime:
                     slot.stream_faults.append(exc.fault)
         return list(slot.stream_faults)
 
-    def _progress(self, label: str, scope: LoadedScope, restart: bool) -> AbstractContextManager[StreamProgress | None]:
-        if self.progress is None:
+    def _progress(self, label: str, scope: LoadedScope, restart: bool, replica: int) -> AbstractContextManager[StreamProgress | None]:
+        if self.progress is None or replica:  # extra instances of concurrent runs replay quietly: one line per stream
             return nullcontext()
         # The stream ends at the scope's last checkpoint: episodes after it are never ingested.
         total = min(max(scope.checkpoints, default=len(scope.stream)), len(scope.stream))
@@ -134,9 +139,9 @@ class LensRuntime:
         except AdapterCallError as exc:
             return CapabilityManifest(), exc.fault
 
-    def stats_delta(self, label: str) -> tuple[dict[str, int], AdapterFault | None]:
+    def stats_delta(self, label: str, replica: int = 0) -> tuple[dict[str, int], AdapterFault | None]:
         """How much the adapter's ``lens_stats()`` counters grew since the last call (a counter that shrank restarts)."""
-        slot = self.slot(label)
+        slot = self.slot(label, replica)
         if slot.caller is None:
             return {}, None
         try:
@@ -167,10 +172,12 @@ class LensRuntime:
         shutil.rmtree(self.storage_root, ignore_errors=True)
         return faults
 
-    def _construct(self, spec: AdapterSpec) -> AdapterSlot:
+    def _construct(self, spec: AdapterSpec, replica: int) -> AdapterSlot:
         slot = AdapterSlot(spec.label)
+        # "@" never occurs in a safe name, so a replica's directory cannot be another adapter's.
+        storage = self.storage_root / (safe_name(spec.label) + (f"@{replica}" if replica else ""))
         try:
-            adapter = construct_adapter(spec, self.storage_root / safe_name(spec.label), lens_llm=self.lens_llm)
+            adapter = construct_adapter(spec, storage, lens_llm=self.lens_llm)
         except AdapterUnavailable as exc:
             slot.unavailable = str(exc) or f"adapter {spec.label!r} is unavailable"
             return slot

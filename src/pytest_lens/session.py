@@ -22,10 +22,10 @@ from pytest_lens.evidence import collect_evidence
 from pytest_lens.llm.errors import LLMCacheError
 from pytest_lens.llm.services import LLMServices
 from pytest_lens.llm.settings import display_url
-from pytest_lens.llm.stats import LLMCounts
+from pytest_lens.llm.stats import LLMCounts, counting
 from pytest_lens.registry import AdapterLoadError, accepts_keyword, load_adapter_class
 from pytest_lens.report import LensReport, ReportSection, Verdict
-from pytest_lens.results import AdapterSummary, QuestionResult, RecordedVerdict, RunArtifact
+from pytest_lens.results import AdapterFault, AdapterSummary, QuestionResult, RecordedVerdict, RunArtifact
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 from pytest_lens.scoring.headline import choose_headline
@@ -36,6 +36,7 @@ from pytest_lens.summary import GroupMetric, summarize
 
 if TYPE_CHECKING:
     from pytest_lens.analysis.models import BaselineComparison, RunStatistics, Sensitivity
+    from pytest_lens.concurrency import ConcurrentRunner
     from pytest_lens.gates import GateCheck
     from pytest_lens.scoring.judge import Judge
     from pytest_lens.storage import Baseline, RunStore
@@ -92,6 +93,10 @@ class LensSession:
         self.baseline: Baseline | None = None
         #: Statistics and comparison computed from the results so far (cleared by :meth:`record`).
         self._derived: dict[str, Any] = {}
+        #: Cases this process will run (:meth:`plan`), and the concurrent runner of each runtime.
+        self._planned: list[LensCase] = []
+        self._plan_by_budget = False
+        self._runners: dict[int, ConcurrentRunner] = {}
 
     @classmethod
     def open(cls, settings: LensSettings) -> LensSession:
@@ -184,22 +189,92 @@ class LensSession:
         )
 
     def run(self, case: LensCase, runtime: LensRuntime) -> QuestionResult:
-        """Answer and score one case (a sibling suite's question with that suite's scoring)."""
-        before = self.llm.counts()
-        scoring = self.suites.scoring(case.scope.suite, self.scoring)
-        result = run_case(case, runtime, self.agent, scoring)
-        used = self.llm.counts() - before
-        judge: str | None = None
-        if result.skipped is None:
-            if scoring is self.scoring:
-                judge = self._judge.name if self._judge is not None else None
-            elif (suite_judge := self.suites.judge(case.scope.suite)) is not None:
-                judge = suite_judge.name
-        return result.model_copy(update={"judge": judge, "llm": used or None, "control": self._controls.get(case.adapter)})
+        """Answer and score one case (a sibling suite's question with that suite's scoring).
+
+        With a concurrency above 1 the case is answered together with the other planned
+        cases of its (adapter, scope) stream (see :mod:`pytest_lens.concurrency`); the result is the same.
+        """
+        if self.concurrency > 1:
+            return self._runner(runtime).result(case)
+        with counting() as used:
+            result = run_case(case, runtime, self.agent, self._scoring_for(case))
+        return self._finish(case, result, used.snapshot())
 
     def close(self) -> None:
         """Release what the session holds open (the LLM request cache's connection)."""
         self.llm.close()
+
+    # -- concurrent questions ----------------------------------------------------------------
+    @property
+    def concurrency(self) -> int:
+        """Questions answered at once (``--lens-concurrency``; else the agent's ``default_concurrency``, else 1)."""
+        if self.settings.concurrency is not None:
+            return self.settings.concurrency
+        default = getattr(self.agent, "default_concurrency", 1)
+        return default if isinstance(default, int) and default > 0 else 1
+
+    def plan(self, cases: Iterable[LensCase], *, by_budget: bool = False) -> None:
+        """The cases this process will run (pytest's selection): concurrent runs answer a stream's planned questions together.
+
+        ``by_budget``: on an xdist worker, which receives whole (adapter, scope, budget) groups.
+        """
+        order = {case.key: index for index, case in enumerate(self.cases)}
+        self._planned = sorted(cases, key=lambda case: order.get(case.key, len(order)))
+        self._plan_by_budget = by_budget
+        for runner in self._runners.values():
+            runner.plan(self._planned, by_budget=by_budget)
+
+    def settle(self, runtime: LensRuntime) -> None:
+        """Let every question being answered on ``runtime`` finish, so its adapters can be used directly."""
+        runner = self._runners.get(id(runtime))
+        if runner is not None:
+            runner.settle()
+
+    def close_runtime(self, runtime: LensRuntime) -> list[AdapterFault]:
+        """Stop answering on ``runtime``, then close its adapters (returns close faults)."""
+        runner = self._runners.pop(id(runtime), None)
+        if runner is not None:
+            runner.close()
+        return runtime.close()
+
+    def warm_up(self, *, llm: bool, summary: bool) -> None:
+        """Import in the background what this process will need: ``openai`` for LLM requests, the summary's statistics.
+
+        Collection, ingestion and questions waiting on models leave room for the imports, instead of the first LLM
+        request or the terminal summary waiting for them. ``llm`` is ignored when no request will be sent (no
+        endpoint, or the cache replays everything).
+        """
+        from pytest_lens.warm_up import LLM_MODULES, SUMMARY_MODULES, TEST_MODULES, warm_up
+
+        settings = self.settings.llm
+        modules = [*LLM_MODULES] if llm and settings.configured and settings.cache_mode != "replay" else []
+        if summary:
+            modules.extend(SUMMARY_MODULES + (TEST_MODULES if self.has_significance_tests else ()))
+        if modules:
+            warm_up(modules)
+
+    def _runner(self, runtime: LensRuntime) -> ConcurrentRunner:
+        runner = self._runners.get(id(runtime))
+        if runner is None:
+            from pytest_lens.concurrency import ConcurrentRunner
+
+            runner = ConcurrentRunner(runtime, self.agent, scoring=self._scoring_for, finish=self._finish, concurrency=self.concurrency)
+            runner.plan(self._planned, by_budget=self._plan_by_budget)
+            self._runners[id(runtime)] = runner
+        return runner
+
+    def _scoring_for(self, case: LensCase) -> Scoring:
+        return self.suites.scoring(case.scope.suite, self.scoring)
+
+    def _finish(self, case: LensCase, result: QuestionResult, used: LLMCounts) -> QuestionResult:
+        """``result`` with the judge that scored it and the LLM requests it made."""
+        judge: str | None = None
+        if result.skipped is None:
+            if self._scoring_for(case) is self.scoring:
+                judge = self._judge.name if self._judge is not None else None
+            elif (suite_judge := self.suites.judge(case.scope.suite)) is not None:
+                judge = suite_judge.name
+        return result.model_copy(update={"judge": judge, "llm": used or None, "control": self._controls.get(case.adapter)})
 
     # -- judging -----------------------------------------------------------------------------
     def _make_judge(self) -> Judge | None:

@@ -98,6 +98,8 @@ class LensSettings:
     controls: bool = False
     #: ``--lens-mutants``: which mutants ``--lens-controls`` adds (empty: all of them).
     mutants: tuple[str, ...] | None = None
+    #: ``--lens-concurrency``: questions answered at once per process (``None``: the agent's default).
+    concurrency: int | None = None
 
     @property
     def import_paths(self) -> tuple[Path, ...]:

@@ -1,4 +1,10 @@
-"""Importing heavy modules in the background while tests run, so the summary or report that needs them does not wait."""
+"""Importing what a run will need later on a background thread, while the run waits on something else.
+
+The summary's statistics import scipy (most of a second), the LLM client imports ``openai``, the HTML
+report matplotlib; a run that waits on model latency or on xdist workers can pay for those imports in
+the meantime instead of on its serial tail. Python's import lock makes a later import of the same
+module wait for the background one to finish; it never runs twice.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,14 @@ import importlib
 import threading
 from collections.abc import Sequence
 
-__all__ = ["warm_up"]
+__all__ = ["LLM_MODULES", "SUMMARY_MODULES", "TEST_MODULES", "warm_up"]
+
+#: What the terminal summary imports: the bootstrap (numpy), the statistics and their rendering.
+SUMMARY_MODULES = ("numpy", "pytest_lens.analysis.run", "pytest_lens.analysis.baseline", "pytest_lens.analysis.render")
+#: What it imports too when the run has significance tests (two adapters, or a baseline): scipy.stats.
+TEST_MODULES = ("scipy.stats",)
+#: What the first LLM request imports.
+LLM_MODULES = ("openai",)
 
 
 def warm_up(modules: Sequence[str], name: str = "lens-warm-up") -> threading.Thread:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-from pytest_lens.warm_up import warm_up
+from pytest_lens.warm_up import SUMMARY_MODULES, TEST_MODULES, warm_up
 
 if TYPE_CHECKING:
     from xdist.remote import Producer
@@ -35,6 +35,7 @@ __all__ = [
     "LensXdist",
     "case_id_of",
     "dist_mode_given",
+    "groups_stay_together",
     "split_groups",
     "threads_per_worker",
     "warm_up_statistics",
@@ -43,6 +44,8 @@ __all__ = [
 
 #: ``workerinput`` key telling workers how many torch threads to use.
 THREADS_KEY = "lens_torch_threads"
+#: ``workerinput`` key telling workers whether each (adapter, scope, budget) group runs whole on one worker.
+GROUPS_KEY = "lens_groups_together"
 
 
 def case_id_of(nodeid: str) -> str | None:
@@ -75,12 +78,6 @@ class LensGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist s
         return self._group_of(nodeid)
 
 
-#: What the controller's summary imports: the bootstrap (numpy), the statistics and their rendering.
-SUMMARY_MODULES = ("numpy", "pytest_lens.analysis.run", "pytest_lens.analysis.baseline", "pytest_lens.analysis.render")
-#: What it imports too when the run has significance tests (two adapters, or a baseline): scipy.stats.
-TEST_MODULES = ("scipy.stats",)
-
-
 def warm_up_statistics(tests: bool = True) -> threading.Thread:
     """Import :data:`SUMMARY_MODULES` (and :data:`TEST_MODULES` with ``tests``) in a daemon thread.
 
@@ -88,6 +85,19 @@ def warm_up_statistics(tests: bool = True) -> threading.Thread:
     a run without paired tests never needs it.
     """
     return warm_up(SUMMARY_MODULES + (TEST_MODULES if tests else ()))
+
+
+def groups_stay_together(dist: str, user_chose_dist: bool) -> bool:
+    """Whether, under this distribution mode, all tests of one (adapter, scope, budget) group go to one worker.
+
+    ``load`` chosen by default gets :class:`LensGroupScheduling`; ``loadgroup`` follows our
+    ``xdist_group`` marks; ``loadscope`` and ``loadfile`` keep a test module together (the built-in
+    LENS tests are one module); ``each`` runs everything everywhere. ``load`` chosen explicitly
+    and ``worksteal`` spread tests freely.
+    """
+    if dist == "load":
+        return not user_chose_dist
+    return dist in ("loadgroup", "loadscope", "loadfile", "each")
 
 
 def dist_mode_given(args: Iterable[str]) -> bool:
@@ -118,8 +128,9 @@ class LensXdist:
         warm_up_statistics(tests=self.session.has_significance_tests)
 
     def pytest_configure_node(self, node: WorkerController) -> None:
-        """Tell each worker its share of the cores."""
+        """Tell each worker its share of the cores, and whether stream groups stay whole (concurrent answering relies on it)."""
         node.workerinput[THREADS_KEY] = threads_per_worker(os.cpu_count(), len(node.nodemanager.specs))
+        node.workerinput[GROUPS_KEY] = groups_stay_together(str(self.config.getvalue("dist")), self.user_chose_dist)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Producer) -> LoadScopeScheduling | None:
@@ -141,6 +152,12 @@ class LensXdist:
         """Remember crashed workers: their groups may legitimately be rescheduled elsewhere."""
         if error is not None and (wid := worker_id(node)) is not None:
             self.crashed.add(wid)
+
+    # -- worker ------------------------------------------------------------------------------------
+    def streams_stay_together(self) -> bool:
+        """On a worker: whether every selected test of an (adapter, scope, budget) group runs on this worker if one does."""
+        workerinput = getattr(self.config, "workerinput", None) or {}
+        return bool(workerinput.get(GROUPS_KEY, False))
 
     # -- shared helpers ------------------------------------------------------------------------
     def case_of(self, nodeid: str) -> LensCase | None:

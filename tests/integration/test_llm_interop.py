@@ -256,5 +256,6 @@ def test_a_context_length_error_trims_the_baseline_and_retries_once(pytester: py
     baselines = [r["scorer_details"]["judge"]["baseline"] for r in out["results"]]
     trimmed = [b for b in baselines if b.get("trimmed")]
     assert len(trimmed) == 2  # checkpoints 63 and 111 overflow, checkpoint 17 fits
-    assert [status for status, _ in baseline_requests] == [200, 400, 200, 400, 200]  # one retry each, and it fits
+    # One retry each, and it fits (concurrent questions may interleave the checkpoints' requests).
+    assert sorted(status for status, _ in baseline_requests) == [200, 200, 200, 400, 400]
     assert all("naive_baseline_advantage" in r["metrics"] for r in out["results"])

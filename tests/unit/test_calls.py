@@ -51,3 +51,59 @@ def test_meta_passed_to_ingest_is_a_copy() -> None:
 def test_manifest_validation_messages(manifest: CapabilityManifest, message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message):
         validate_manifest(manifest)
+
+
+def test_a_view_via_another_thread_runs_every_call_there() -> None:
+    import threading
+    from collections.abc import Callable
+    from typing import Any
+
+    memory = RecordingMemory()
+    ran: list[str] = []
+
+    def on_worker(thunk: Callable[[], Any]) -> Any:
+        outcome: list[object] = []
+        worker = threading.Thread(target=lambda: outcome.append(thunk()), name="owner")
+        worker.start()
+        worker.join()
+        ran.append(threading.current_thread().name)
+        return outcome[0]
+
+    view = AdapterCaller(memory, "rec").via(on_worker)
+    memory.ingest("e1", "s", "2025-01-01T00:00:00", "pump pressure")
+    assert [r.ref_id for r in view.search("pump", None, 5)] == ["e1"]
+    assert view.retrieve("e1") is not None
+    assert len(ran) == 2
+    assert set(view.latencies) == {"search", "retrieve"}
+
+
+def test_a_concurrent_view_still_times_out_off_the_main_thread() -> None:
+    import threading
+    import time
+
+    caller = AdapterCaller(SlowSearch(), "slow", timeout_s=0.2).concurrent()
+    failures: list[AdapterCallError] = []
+
+    def search() -> None:
+        try:
+            caller.search("q", None, 1)
+        except AdapterCallError as exc:
+            failures.append(exc)
+
+    started = time.perf_counter()
+    worker = threading.Thread(target=search)
+    worker.start()
+    worker.join(10)
+    assert time.perf_counter() - started < 5
+    (failure,) = failures
+    assert (failure.fault.method, failure.fault.kind) == ("search", "timeout")
+
+
+def test_has_stats_only_for_adapters_that_report_counters() -> None:
+    class Counting(RecordingMemory):
+        def lens_stats(self) -> dict[str, int]:
+            return {"n": 1}
+
+    assert AdapterCaller(Counting(), "c").has_stats
+    assert not AdapterCaller(RecordingMemory(), "r").has_stats  # the base class's empty default
+    assert not AdapterCaller(object(), "o").has_stats

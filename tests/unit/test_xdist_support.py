@@ -7,7 +7,7 @@ pytest.importorskip("xdist", reason="pytest-xdist is an optional dependency")
 import sys
 
 from pytest_lens import xdist_support
-from pytest_lens.xdist_support import case_id_of, dist_mode_given, split_groups, threads_per_worker
+from pytest_lens.xdist_support import case_id_of, dist_mode_given, groups_stay_together, split_groups, threads_per_worker
 
 
 @pytest.mark.parametrize(
@@ -33,6 +33,24 @@ def test_threads_per_worker(cpus: int | None, workers: int, threads: int) -> Non
 )
 def test_dist_mode_given(args: list[str], given: bool) -> None:
     assert dist_mode_given(args) is given
+
+
+@pytest.mark.parametrize(
+    ("dist", "chosen", "together"),
+    [
+        ("load", False, True),  # our group scheduler
+        ("load", True, False),  # plain --dist load spreads a group's tests
+        ("loadgroup", True, True),
+        ("loadscope", True, True),
+        ("loadfile", True, True),
+        ("each", True, True),
+        ("worksteal", True, False),
+        ("no", False, False),
+    ],
+)
+def test_groups_stay_together(dist: str, chosen: bool, together: bool) -> None:
+    # Concurrent answering on a worker relies on it: a group split over workers would be answered twice.
+    assert groups_stay_together(dist, chosen) is together
 
 
 def test_split_groups_fail_the_self_check_unless_a_worker_crashed() -> None:

@@ -44,6 +44,8 @@ class BM25Adapter(MemoryAdapter):
 
     #: File name prefix of the database under ``storage_dir`` (subclasses name their own).
     database_prefix = "bm25"
+    #: Each instance has its own database file: concurrent runs may stream several to different checkpoints.
+    lens_isolated_instances = True
 
     def __init__(self, storage_dir: str | None = None, snippet_tokens: int = 48, max_results: int = 20) -> None:
         self._db = scratch_database(storage_dir, self.database_prefix)

@@ -20,6 +20,8 @@ class EmbeddedEpisodeStore(MemoryAdapter):
 
     _db: sqlite_utils.Database
     _embedder: CachedEmbedder
+    #: Each instance has its own database and embedder (the embedding cache is shared safely between processes).
+    lens_isolated_instances = True
 
     def retrieve(self, ref_id: str) -> Document | None:
         """The stored episode text, verbatim."""

@@ -12,6 +12,10 @@ __all__ = ["NullAdapter"]
 class NullAdapter(MemoryAdapter):
     """Any system scoring below this one is actively harmful."""
 
+    # Stores nothing: any number of instances and threads is safe.
+    lens_thread_safe = True
+    lens_isolated_instances = True
+
     def reset(self, scope_id: str) -> None:
         """Nothing to forget."""
 

@@ -44,7 +44,10 @@ class Agent(Protocol):
     """Answers questions through a :class:`~pytest_lens.bridge.ToolBridge`.
 
     ``name`` identifies the agent in reports and artifacts; ``description`` says
-    what produced the scores (e.g. that no LLM was involved).
+    what produced the scores (e.g. that no LLM was involved). An agent may set
+    ``default_concurrency`` (an int): how many questions to answer at once when
+    ``--lens-concurrency`` is not given (1 when absent). ``answer`` must then be safe
+    to call from several threads at once, each with its own bridge.
     """
 
     name: str

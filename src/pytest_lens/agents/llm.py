@@ -28,6 +28,9 @@ class LLMAgent:
     """``--lens-agent=llm``: the paper's system prompt, the memory's tools, temperature 0, a fixed seed."""
 
     name = "llm"
+    #: Questions answered at once unless ``--lens-concurrency`` says otherwise: the model's latency, not
+    #: this process, is what an LLM agent waits on, so overlapping questions is nearly free.
+    default_concurrency = 8
 
     def __init__(self, lens_llm: ChatClient | None = None, max_tokens: int | None = None) -> None:
         if lens_llm is None:

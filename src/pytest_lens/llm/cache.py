@@ -232,7 +232,8 @@ class RequestCache:
                     problem = "response is not a chat completion"
                 else:
                     return response
-        self.corrupted += 1
+        with self._lock:  # questions answered concurrently may both find corrupted entries
+            self.corrupted += 1
         warnings.warn(
             LLMCacheWarning(f"LLM cache {self.path}: ignoring corrupted entry {key[:16]} ({problem})"),
             stacklevel=4,

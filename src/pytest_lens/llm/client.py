@@ -25,6 +25,7 @@ from typing import Any
 
 from pytest_lens.llm.cache import RequestCache, request_key
 from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError
+from pytest_lens.llm.limiter import ConnectionLimiter
 from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, display_url
 from pytest_lens.llm.stats import LLMStats
 
@@ -136,6 +137,7 @@ class LLMEndpoint:
         retries: int = 4,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 30.0,
+        max_connections: int = 16,
     ) -> None:
         self.base_url = base_url.rstrip("/") if base_url else None
         self.api_key_env = api_key_env
@@ -146,6 +148,8 @@ class LLMEndpoint:
         self._client: Any = None
         self._api_key: str | None = None
         self._lock = threading.Lock()
+        #: Requests in flight at once, adapting to 429/503 answers (``--lens-max-connections``).
+        self.limiter = ConnectionLimiter(max_connections)
 
     def __repr__(self) -> str:
         return f"LLMEndpoint({display_url(self.base_url)!r}, api_key_env={self.api_key_env!r})"
@@ -170,8 +174,9 @@ class LLMEndpoint:
         while True:
             stats.add(http_requests=1)
             try:
-                raw = client.chat.completions.with_raw_response.create(**request)
-                response = _completion_json(raw.http_response)
+                with self.limiter.slot():
+                    raw = client.chat.completions.with_raw_response.create(**request)
+                    response = _completion_json(raw.http_response)
                 ChatReply.from_response(response)  # no choices, no message: a malformed body
                 return response
             except openai.APIStatusError as exc:

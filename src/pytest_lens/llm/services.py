@@ -25,7 +25,11 @@ class LLMServices:
         self.cache = RequestCache(path if path.is_absolute() else rootdir / path, settings.cache_mode)
         self.stats = LLMStats()
         self.endpoint = LLMEndpoint(
-            settings.base_url, api_key_env=settings.api_key_env, timeout_s=settings.timeout_s, retries=settings.retries
+            settings.base_url,
+            api_key_env=settings.api_key_env,
+            timeout_s=settings.timeout_s,
+            retries=settings.retries,
+            max_connections=settings.max_connections,
         )
         self._clients: dict[tuple[str, int], ChatClient] = {}
 

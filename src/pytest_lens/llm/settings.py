@@ -68,6 +68,8 @@ class LLMSettings:
     context_tokens: int | None = None
     #: The run fails when more than this fraction of an adapter's questions could not be measured (model unreachable).
     max_not_measured_rate: float = 0.05
+    #: ``--lens-max-connections``: LLM requests in flight at once per process (the adaptive limit's ceiling).
+    max_connections: int = 16
 
     @property
     def configured(self) -> bool:

@@ -1,11 +1,21 @@
-"""Counting LLM requests: cache hits and misses, HTTP attempts, retries and failures."""
+"""Counting LLM requests: cache hits and misses, HTTP attempts, retries and failures.
+
+Counts are kept per process (:class:`LLMStats`) and, with :func:`counting`, per piece of
+work: every request made in that context, or in a context copied from it (a worker thread
+answering the question, a judge thread, the adapter thread running a call on its behalf),
+is counted there too. That is how each question gets its own counts when questions run
+concurrently.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
-__all__ = ["LLMCounts", "LLMStats"]
+__all__ = ["LLMCounts", "LLMStats", "counting"]
 
 
 @dataclass(frozen=True)
@@ -45,9 +55,18 @@ class LLMStats:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {f.name: 0 for f in fields(LLMCounts)}
+        self._outer: LLMStats | None = None
 
     def add(self, **increments: int) -> None:
-        """Increase named counters, e.g. ``add(requests=1, cache_hits=1)``."""
+        """Increase named counters, e.g. ``add(requests=1, cache_hits=1)`` (and those of the current :func:`counting`)."""
+        self._add(increments)
+        local = _CURRENT.get()
+        while local is not None:  # the innermost counting() block and every block around it
+            if local is not self:
+                local._add(increments)
+            local = local._outer
+
+    def _add(self, increments: dict[str, int]) -> None:
         with self._lock:
             for name, value in increments.items():
                 self._counts[name] += value
@@ -56,3 +75,22 @@ class LLMStats:
         """The counts so far."""
         with self._lock:
             return LLMCounts(**self._counts)
+
+
+_CURRENT: ContextVar[LLMStats | None] = ContextVar("lens_llm_counting", default=None)
+
+
+@contextmanager
+def counting() -> Iterator[LLMStats]:
+    """Count, apart, the LLM requests made inside the block (in this context and contexts copied from it).
+
+    Threads start with an empty context: code that hands work to other threads copies its
+    context (``contextvars.copy_context().run``) to keep that work counted here.
+    """
+    stats = LLMStats()
+    stats._outer = _CURRENT.get()
+    token = _CURRENT.set(stats)
+    try:
+        yield stats
+    finally:
+        _CURRENT.reset(token)

@@ -18,6 +18,8 @@ facts) is absent too.
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -60,6 +62,8 @@ class JudgeScorer:
         self.judge = judge
         self.baseline = baseline
         self.concurrency = max(1, concurrency)
+        self._gates_lock = threading.Lock()
+        self._baseline_gates: dict[tuple[str, str, int], threading.Lock] = {}
 
     def score(self, case: LensCase, answer: str, metrics: Mapping[str, float]) -> ScorerOutput:
         """Judge ``answer``; metrics whose judgments failed stay absent and the failures are returned."""
@@ -82,7 +86,10 @@ class JudgeScorer:
         details: dict[str, Any] = {"judge": self.judge.name}
         if facts and self.baseline is not None:
             try:
-                baseline = self.baseline.answer(case)
+                # Questions sharing a baseline answer (other budgets, repetitions) ask one after the other, so
+                # the baseline's memo answers the later ones exactly as in a serial run, even when answered concurrently.
+                with self._baseline_gate(case):
+                    baseline = self.baseline.answer(case)
             except BaselineError as exc:
                 failures.append(f"naive_baseline_advantage: the naive baseline could not answer: {exc}")
             else:
@@ -127,6 +134,11 @@ class JudgeScorer:
             results["action_quality"] = results["answer_quality"]
         return ScorerOutput(metrics=results, details=details, failures=failures)
 
+    def _baseline_gate(self, case: LensCase) -> threading.Lock:
+        key = (case.scope.scope_id, case.question.question_id, case.checkpoint)
+        with self._gates_lock:
+            return self._baseline_gates.setdefault(key, threading.Lock())
+
     def _run(self, tasks: Sequence[_Task]) -> list[Judgment | JudgeError]:
         def one(item: _Task) -> Judgment | JudgeError:
             try:
@@ -136,8 +148,10 @@ class JudgeScorer:
 
         if self.concurrency == 1 or len(tasks) < 2:
             return [one(item) for item in tasks]
+        # Each judgment runs in a copy of this context, so its LLM requests count for this question.
+        contexts = [contextvars.copy_context() for _ in tasks]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(tasks)), thread_name_prefix="lens-judge") as pool:
-            return list(pool.map(one, tasks))
+            return list(pool.map(lambda context, item: context.run(one, item), contexts, tasks))
 
 
 def longitudinal_advantage(results: Sequence[QuestionResult]) -> dict[str, float]:

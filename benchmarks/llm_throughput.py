@@ -1,0 +1,194 @@
+"""Serial vs concurrent questions with the LLM agent, side by side, in one invocation.
+
+Runs LENS scope 01 (``../shared/datasets/lens/scope_01_with_distractors.json``, or ``--dataset``)
+at 16k with ``--lens-agent=llm`` through the project's local OpenAI-compatible test server, which
+adds ``--latency-ms`` to every completion (a stand-in for a remote model), once with
+``--lens-concurrency=1`` and once with ``--lens-concurrency=N``, as whole ``pytest`` commands with
+the request cache off (every request reaches the server). It prints the wall times, the requests
+the server received and pytest-lens counted, the ratio, and whether every question's result is
+identical (answer, citations, tool calls, metrics, composite, LLM counts; timings aside).
+
+    python benchmarks/llm_throughput.py                          # 300 ms, concurrency 8, bm25
+    python benchmarks/llm_throughput.py --latency-ms 0 300 --repeat 3 --judge
+    python benchmarks/llm_throughput.py --offline                # also the offline agent (no server), serial vs concurrent
+
+With ``--repeat`` the two modes alternate and the medians are shown. The machine may be shared:
+quote ratios measured in one invocation. The pytest commands may write bytecode caches
+(``PYTHONDONTWRITEBYTECODE`` is dropped for them) and one untimed collection runs first, so both
+modes start warm, as a user's repeated runs do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+SCOPE = Path("shared") / "datasets" / "lens" / "scope_01_with_distractors.json"
+# ../shared beside the repository (a worktree may sit one level deeper).
+DEFAULT_DATASET = next((base / SCOPE for base in REPO.parents if (base / SCOPE).exists()), REPO.parent / SCOPE)
+_SESSION_TIME = re.compile(r" in ([0-9.]+)s")
+#: The benchmark's commands may cache bytecode, as a user's Python does.
+ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
+@dataclass
+class Run:
+    wall_s: float
+    session_s: float
+    server_requests: int
+    counted: dict[str, int]
+    results: dict[str, Any]
+
+
+def pytest_command(args: argparse.Namespace, workdir: Path, base_url: str | None, concurrency: int, name: str) -> list[str]:
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
+        "-p",
+        "no:xdist",
+        "-q",
+        f"--lens-adapter={args.adapter}",
+        f"--lens-dataset={args.dataset}",
+        f"--lens-budget={args.budget}",
+        f"--lens-concurrency={concurrency}",
+        f"--lens-json={workdir / name}.json",
+    ]
+    if base_url is not None:
+        command += [
+            "--lens-agent=llm",
+            "--lens-agent-model=scripted",
+            f"--lens-llm-base-url={base_url}",
+            "--lens-llm-cache-mode=off",
+            f"--lens-max-connections={args.max_connections}",
+        ]
+        if args.judge:
+            command.append("--lens-judge=llm")
+    elif args.judge:
+        command.append("--lens-judge=offline")
+    return command
+
+
+def run_once(args: argparse.Namespace, server: Any, concurrency: int, name: str) -> Run:
+    with tempfile.TemporaryDirectory(prefix="lens-throughput-") as tmp:
+        workdir = Path(tmp)
+        if server is not None:
+            server.reset()
+        command = pytest_command(args, workdir, server.base_url if server is not None else None, concurrency, name)
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False, env=ENV)
+        wall = time.perf_counter() - started
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        artifact = json.loads((workdir / f"{name}.json").read_text())
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    session = _SESSION_TIME.search(last)
+    llm = (artifact["run"].get("llm") or {}).get("requests") or {}
+    return Run(
+        wall_s=wall,
+        session_s=float(session.group(1)) if session else float("nan"),
+        server_requests=server.count(path="/v1/chat/completions") if server is not None else 0,
+        counted=llm,
+        results={r["question_id"]: comparable(r) for r in artifact["results"]},
+    )
+
+
+def comparable(result: dict[str, Any]) -> dict[str, Any]:
+    """A question's result without its timings."""
+    data = {key: value for key, value in result.items() if key != "duration_s"}
+    data["tool_calls"] = [{k: v for k, v in call.items() if k != "duration_ms"} for call in result["tool_calls"]]
+    return data
+
+
+def measure(args: argparse.Namespace, server: Any, label: str) -> list[tuple[str, ...]]:
+    modes = {"serial": 1, "concurrent": args.concurrency}
+    runs: dict[str, list[Run]] = {mode: [] for mode in modes}
+    for repetition in range(args.repeat):
+        order = list(modes) if repetition % 2 == 0 else list(reversed(modes))  # alternate, so drift hits both
+        for mode in order:
+            runs[mode].append(run_once(args, server, modes[mode], mode))
+    serial, concurrent = runs["serial"], runs["concurrent"]
+    identical = all(run.results == serial[0].results for run in serial + concurrent)
+    rows = []
+    for mode, mode_runs in runs.items():
+        wall = statistics.median(run.wall_s for run in mode_runs)
+        session = statistics.median(run.session_s for run in mode_runs)
+        rows.append(
+            (
+                label,
+                f"{mode} ({modes[mode]})",
+                f"{wall:.2f}",
+                f"{session:.2f}",
+                str(mode_runs[0].server_requests) if server is not None else "-",
+                str(mode_runs[0].counted.get("requests", 0)),
+                str(mode_runs[0].counted.get("http_requests", 0)),
+                str(len(mode_runs[0].results)),
+            )
+        )
+    wall_ratio = statistics.median(r.wall_s for r in serial) / statistics.median(r.wall_s for r in concurrent)
+    session_ratio = statistics.median(r.session_s for r in serial) / statistics.median(r.session_s for r in concurrent)
+    rows.append(
+        (label, "serial / concurrent", f"{wall_ratio:.2f}x", f"{session_ratio:.2f}x", "", "", "", "identical" if identical else "DIFFERENT")
+    )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--latency-ms", type=float, nargs="+", default=[300.0], help="added to every completion (default 300)")
+    parser.add_argument("--concurrency", type=int, default=8, help="--lens-concurrency of the concurrent runs (default 8)")
+    parser.add_argument("--max-connections", type=int, default=16, help="--lens-max-connections (default 16)")
+    parser.add_argument("--adapter", default="bm25")
+    parser.add_argument("--budget", default="16k")
+    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per mode; medians are shown (default 1)")
+    parser.add_argument("--judge", action="store_true", help="also judge with the LLM judge (offline judge for --offline)")
+    parser.add_argument("--offline", action="store_true", help="also time the offline agent (no LLM) serial vs concurrent")
+    args = parser.parse_args()
+    if not args.dataset.exists():
+        raise SystemExit(f"no dataset at {args.dataset}: pass --dataset PATH")
+    args.dataset = args.dataset.resolve()
+
+    from lens_fixtures.openai_server import OpenAITestServer
+
+    rows: list[tuple[str, ...]] = []
+    for index, latency in enumerate(args.latency_ms):
+        with OpenAITestServer(latency_s=latency / 1000) as server:
+            if index == 0:  # untimed: one question in each mode compiles and caches what both import
+                with tempfile.TemporaryDirectory(prefix="lens-throughput-") as tmp:
+                    for concurrency in (1, 2):
+                        warm = pytest_command(args, Path(tmp), server.base_url, concurrency, "warm")
+                        subprocess.run([*warm, "-k", "q01"], cwd=tmp, capture_output=True, check=False, env=ENV)
+            rows.extend(measure(args, server, f"llm agent, {latency:g} ms"))
+    if args.offline:
+        rows.extend(measure(args, None, "offline agent"))
+
+    headers = ("agent", "mode (concurrency)", "wall s", "pytest s", "server requests", "llm requests", "http requests", "questions")
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    judge = "; LLM judge" if args.judge else ""
+    print(
+        f"dataset: {args.dataset.name}; adapter {args.adapter}; budget {args.budget}{judge}; "
+        f"{args.repeat} run(s) per mode (medians); request cache off; wall = the whole pytest command, pytest s = its session"
+    )
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+
+
+if __name__ == "__main__":
+    main()

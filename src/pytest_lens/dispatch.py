@@ -1,0 +1,123 @@
+"""Handing work to the thread that owns the adapters.
+
+Questions answered concurrently run their agents on worker threads, but an adapter that
+has not declared itself thread-safe must only ever be called from one thread: many hold
+SQLite connections bound to the thread that opened them, and ``--lens-call-timeout``
+(``SIGALRM``) only interrupts the main thread. :class:`OwnerThreadCalls` lets a worker
+thread run a function on the owning thread and wait for its result; the owning thread runs
+what it is handed, in arrival order, while it waits for something (:meth:`serve_until`).
+Each function runs in a copy of the requesting thread's context, so what it does is counted
+for the question that asked (see :func:`pytest_lens.llm.stats.counting`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["Cancelled", "OwnerThreadCalls"]
+
+T = TypeVar("T")
+
+
+class Cancelled(BaseException):
+    """The owning thread stopped serving (the run ended or was interrupted) before the call could run.
+
+    A BaseException, so an agent's or adapter's ``except Exception`` cannot swallow it.
+    """
+
+
+class _Item:
+    """One function to run on the owning thread; ``reply`` is set for a call someone waits on."""
+
+    def __init__(self, function: Callable[[], Any], context: contextvars.Context, waited: bool) -> None:
+        self.function = function
+        self.context = context
+        self.reply: threading.Event | None = threading.Event() if waited else None
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        if self.reply is None:
+            self.context.run(self.function)  # a posted notification: its errors are the owner's
+            return
+        try:
+            self.value = self.context.run(self.function)
+        except Exception as exc:
+            self.error = exc
+        except BaseException:
+            # KeyboardInterrupt and the like belong to the owning thread; the caller is told it was cancelled.
+            self.cancel("the owning thread was interrupted")
+            raise
+        self.reply.set()
+
+    def cancel(self, why: str) -> None:
+        self.error = Cancelled(why)
+        if self.reply is not None:
+            self.reply.set()
+
+    def wait(self) -> Any:
+        assert self.reply is not None
+        self.reply.wait()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class OwnerThreadCalls:
+    """Functions handed to the thread that created this object, run when it serves them."""
+
+    def __init__(self) -> None:
+        self.owner = threading.get_ident()
+        self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def call(self, function: Callable[[], T]) -> T:
+        """Run ``function`` on the owning thread and return its result (or raise its exception).
+
+        Called on the owning thread itself, it runs at once. Raises :class:`Cancelled` once closed.
+        """
+        if threading.get_ident() == self.owner:
+            return function()
+        item = _Item(function, contextvars.copy_context(), waited=True)
+        self._put(item)
+        result: T = item.wait()
+        return result
+
+    def post(self, function: Callable[[], object]) -> None:
+        """Have the owning thread run ``function`` when it next serves, without waiting (ignored once closed)."""
+        with contextlib.suppress(Cancelled):
+            self._put(_Item(function, contextvars.copy_context(), waited=False))
+
+    def serve_until(self, done: Callable[[], bool]) -> None:
+        """On the owning thread: run handed-over functions, in arrival order, until ``done()`` is true.
+
+        ``done()`` is checked before each function, so it must become true through something this
+        thread runs (a posted notification), never only through another thread's work.
+        """
+        if threading.get_ident() != self.owner:
+            raise RuntimeError("serve_until() must run on the thread that owns the calls")
+        while not done():
+            self._queue.get().run()
+
+    def close(self) -> None:
+        """Stop serving: calls waiting now, and calls made later, raise :class:`Cancelled`."""
+        with self._lock:
+            self._closed = True
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            item.cancel("the run ended before this adapter call could be made")
+
+    def _put(self, item: _Item) -> None:
+        with self._lock:
+            if self._closed:
+                raise Cancelled("the run ended before this adapter call could be made")
+            self._queue.put(item)
