@@ -16,6 +16,7 @@ from pytest_lens.cases import LensCase
 from pytest_lens.citations import parse_citations
 from pytest_lens.datasets.models import KeyFact
 from pytest_lens.llm.errors import LLMError
+from pytest_lens.llm.repetition import at_repetition
 from pytest_lens.results import AdapterFault, FactCheck, QuestionResult
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
@@ -124,7 +125,8 @@ def answer_case(
             faults.append(exc.fault)
         bridge = ToolBridge(caller, manifest, tracker, label_keys=case.scope.label_keys, aliases=aliases)
         try:
-            answer_text = agent.answer(AgentQuestion(case.question.question_id, case.question.prompt), bridge).text
+            with at_repetition(case.repetition):
+                answer_text = agent.answer(AgentQuestion(case.question.question_id, case.question.prompt, case.repetition), bridge).text
         except LLMError as exc:  # the model could not be had: nothing was measured, the memory is not to blame
             not_measured = f"agent {agent.name!r} could not get an answer from its model: {exc}"
         except Exception as exc:  # an agent bug: record, keep the run going
@@ -168,7 +170,8 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
         metrics = {}
     else:
         for scorer in scoring.scorers:
-            output = scorer.score(case, answer_text, dict(metrics))
+            with at_repetition(case.repetition):
+                output = scorer.score(case, answer_text, dict(metrics))
             metrics.update(output.metrics)
             if output.details:
                 details[scorer.name] = output.details
@@ -209,6 +212,7 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
         adapter_stats=dict(adapter_stats),
         scoring_failures=scoring_failures,
         duration_s=round(time.perf_counter() - answered.started, 4),
+        repetition=case.repetition,
     )
 
 
@@ -241,4 +245,5 @@ def skipped_result(case: LensCase, agent: Agent, reason: str) -> QuestionResult:
         agent=agent.name,
         prompt=question.prompt,
         skipped=reason,
+        repetition=case.repetition,
     )

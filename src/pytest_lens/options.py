@@ -49,6 +49,7 @@ __all__ = [
     "MAX_DROP",
     "MAX_NOT_MEASURED",
     "OPAQUE_REFS",
+    "REPEAT",
     "SAVE",
     "SEED",
     "STORAGE",
@@ -99,6 +100,7 @@ LLM_CONTEXT = "--lens-llm-context"
 MAX_NOT_MEASURED = "--lens-max-not-measured"
 CONCURRENCY = "--lens-concurrency"
 MAX_CONNECTIONS = "--lens-max-connections"
+REPEAT = "--lens-repeat"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -183,6 +185,7 @@ def add_options(parser: pytest.Parser) -> None:
     _add_llm_options(group)
     _add_report_options(group, parser)
     _add_concurrency_options(group, parser)
+    _add_repeat_option(group, parser)
 
     parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
     parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
@@ -324,6 +327,28 @@ def _positive_int(config: pytest.Config, option: str, ini: str) -> int | None:
     return None if number is None else int(number)
 
 
+def _add_repeat_option(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        REPEAT,
+        type=int,
+        default=None,
+        metavar="M",
+        help="answer each question M times (one test each, distinct seeds); statistics use per-question means (default 1).",
+    )
+    parser.addini("lens_repeat", default="1", help="answers per question, as for --lens-repeat.")
+
+
+def _repeat(config: pytest.Config) -> int:
+    raw = _pick(config, REPEAT, "lens_repeat")
+    try:
+        repeat = int(raw)
+    except (TypeError, ValueError):
+        repeat = 0
+    if repeat < 1:
+        raise pytest.UsageError(f"{REPEAT} must be a whole number of answers per question, at least 1; got {raw!r}")
+    return repeat
+
+
 def lens_requested(config: pytest.Config) -> bool:
     """pytest-lens does anything only when an adapter is configured."""
     return bool(config.getoption(ADAPTER) or config.getini("lens_adapters"))
@@ -390,6 +415,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
         suites=tuple(dict.fromkeys(config.getoption(SUITE) or config.getini("lens_suites"))),
         llm=replace(_llm_settings(config), max_connections=_positive_int(config, MAX_CONNECTIONS, "lens_max_connections") or 16),
         concurrency=_positive_int(config, CONCURRENCY, "lens_concurrency"),
+        repeat=_repeat(config),
         **gating,
     )
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_lens.analysis.models import BaselineComparison, RunStatistics
+from pytest_lens.analysis.models import BaselineComparison, RepetitionVariance, RunStatistics
 from pytest_lens.llm.stats import LLMCounts
 
 __all__ = [
@@ -167,16 +167,23 @@ class QuestionResult(_Record):
     duration_s: float = 0.0
     #: Growth of the adapter's ``lens_stats()`` counters while this question ran (its stream's ingest included).
     adapter_stats: dict[str, int] = Field(default_factory=dict)
+    #: Which answer of the question this is (``--lens-repeat``; 0 without repetitions).
+    repetition: int = 0
 
     @property
     def key(self) -> tuple[str, str, str, str]:
-        """Identity of the result within a run (and across runs, for baselines)."""
+        """Identity of the question within a run (and across runs, for baselines); repetitions share it."""
         return (self.adapter, self.scope_id, self.budget, self.question_id)
 
     @property
     def measured(self) -> bool:
         """Asked and answered through the model: what composites, summaries and statistics are computed over."""
         return self.skipped is None and self.not_measured is None
+
+    @property
+    def item_key(self) -> tuple[str, str, str, str, int]:
+        """Identity of this answer within a run: the question and the repetition."""
+        return (*self.key, self.repetition)
 
     @property
     def failed(self) -> bool:
@@ -224,6 +231,8 @@ class AdapterSummary(_Record):
     not_measured: int = 0
     #: The adapter's ``lens_stats()`` counters summed over the questions (and so over xdist workers).
     adapter_stats: dict[str, int] = Field(default_factory=dict)
+    #: Answers per question (``--lens-repeat``); above 1, composite and metrics are over per-question means.
+    repetitions: int = 1
 
 
 class MachineInfo(_Record):
@@ -302,3 +311,5 @@ class RunArtifact(_Record):
     evidence: dict[str, ScopeEvidence] = Field(default_factory=dict)
     #: The verdict and the gate lines (``None`` in artifacts written before they were recorded).
     verdict: RecordedVerdict | None = None
+    #: With ``--lens-repeat``: per (adapter, budget), the variance of per-answer scores within and between questions.
+    repetitions: list[RepetitionVariance] = Field(default_factory=list)

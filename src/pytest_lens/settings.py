@@ -62,6 +62,8 @@ class LensSettings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     #: ``--lens-concurrency``: questions answered at once per process (``None``: the agent's default).
     concurrency: int | None = None
+    #: ``--lens-repeat``: answers per question (each its own test, with its own seed).
+    repeat: int = 1
 
     @property
     def import_paths(self) -> tuple[Path, ...]:

@@ -33,6 +33,7 @@ from lens_fixtures.openai_server.policies import (
     Reply,
     RetrievalAgentPolicy,
     ScriptedAgentPolicy,
+    StochasticAgentPolicy,
     SummaryPolicy,
     classify,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "Reply",
     "RetrievalAgentPolicy",
     "ScriptedAgentPolicy",
+    "StochasticAgentPolicy",
     "SummaryPolicy",
     "classify",
     "hashed_embedding",

@@ -25,6 +25,7 @@ __all__ = [
     "Reply",
     "RetrievalAgentPolicy",
     "ScriptedAgentPolicy",
+    "StochasticAgentPolicy",
     "SummaryPolicy",
     "classify",
 ]
@@ -209,12 +210,33 @@ class RetrievalAgentPolicy:
             if not hits and searches < 2:
                 query = question if searches == 0 else " ".join(content_terms(question)) or question
                 return Reply(tool_calls=(("memory_search", {"query": query, "limit": self.search_limit}),))
-            wanted = [ref for ref, _ in hits[: self.top_k] if ref not in documents]
+            wanted = [ref for ref in self.choose(request, [ref for ref, _ in hits]) if ref not in documents]
             if wanted and retrievals < 2:
                 if "batch_retrieve" in request.tool_names:
                     return Reply(tool_calls=(("batch_retrieve", {"ref_ids": wanted}),))
                 return Reply(tool_calls=tuple(("memory_retrieve", {"ref_id": ref}) for ref in wanted))
         return Reply(content=extractive_answer(question, documents or dict(hits)))
+
+    def choose(self, request: ChatRequest, hits: list[str]) -> list[str]:
+        """The hits to retrieve and cite: the best ``top_k``."""
+        return hits[: self.top_k]
+
+
+@dataclass
+class StochasticAgentPolicy(RetrievalAgentPolicy):
+    """A sampling model: retrieves and cites ``top_k`` hits drawn at random from the search results.
+
+    The draw is seeded by the request's ``seed`` and the question, so one seed always gives the same
+    answer (cached runs replay it) and distinct seeds (``--lens-repeat``) give different answers.
+    """
+
+    def choose(self, request: ChatRequest, hits: list[str]) -> list[str]:
+        """``top_k`` hits sampled without replacement, in search order."""
+        import random
+
+        rng = random.Random(f"{request.body.get('seed')}/{request.first_user}")
+        picked = set(rng.sample(range(len(hits)), min(self.top_k, len(hits))))
+        return [ref for index, ref in enumerate(hits) if index in picked]
 
 
 @dataclass

@@ -30,6 +30,9 @@ class AgentQuestion:
 
     question_id: str
     prompt: str
+    #: Which answer of the question this is (``--lens-repeat``); a stochastic agent of your own can seed on it.
+    #: LLM requests made while answering already get a seed and a cache key of their own for it.
+    repetition: int = 0
 
 
 @dataclass(frozen=True)
