@@ -673,7 +673,7 @@ class LensSession:
         return [
             str(issue)
             for dataset in self.datasets
-            if dataset.path in files
+            if dataset.path in files or not dataset.scopes  # a skipped scope directory has no questions to select
             for issue in dataset.warnings
             if issue.question_id is None or (dataset.path, issue.question_id) in questions
         ]

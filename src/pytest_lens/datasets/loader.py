@@ -10,7 +10,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pytest_lens.datasets.models import Dataset, Episode, Question
-from pytest_lens.datasets.scope_dir import SPEC_FILE, ScopeDirectoryError, find_scope_dirs, looks_like_scope_dir, read_scope_dir
+from pytest_lens.datasets.scope_dir import (
+    SPEC_FILE,
+    ScopeDirectoryError,
+    find_scope_dirs,
+    looks_like_scope_dir,
+    older_layout,
+    read_scope_dir,
+)
 from pytest_lens.datasets.validator import LABEL_META_KEYS, DatasetIssue, Severity, stream_order, validate_dataset
 
 __all__ = [
@@ -184,7 +191,23 @@ def load_datasets(paths: Iterable[Path], *, strict: bool = False) -> list[Loaded
 
 
 def _load_scope_dir(path: Path, *, strict: bool) -> LoadedDataset:
-    """A scope directory read, validated like any dataset, its defects pointed at the files they are about."""
+    """A scope directory read, validated like any dataset, its defects pointed at the files they are about.
+
+    A directory in the reference's first layout (compiled lists, no episode files) is skipped with a warning:
+    the V2 harness cannot read it either, and its scope is released as a LENS JSON file.
+    """
+    if older_layout(path):
+        skipped = DatasetIssue(
+            str(path),
+            "-",
+            "older_layout",
+            "skipped: a scope directory of the first LENS release (generated/episodes.json, no generated/episodes/*.txt); "
+            "its scope is released as a LENS JSON file (datasets/scope_NN_with_distractors.json), use that",
+            Severity.WARNING,
+        )
+        if strict:
+            raise DatasetError([skipped])
+        return LoadedDataset(path=str(path), sha256="", dataset=Dataset(scopes=()), issues=(skipped,), scopes=())
     try:
         directory = read_scope_dir(path)
     except ScopeDirectoryError as exc:

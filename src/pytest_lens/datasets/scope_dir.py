@@ -48,6 +48,7 @@ __all__ = [
     "find_scope_dirs",
     "is_scope_dir",
     "looks_like_scope_dir",
+    "older_layout",
     "read_scope_dir",
     "stream_checkpoint",
 ]
@@ -83,6 +84,15 @@ def is_scope_dir(path: Path) -> bool:
 def looks_like_scope_dir(path: Path) -> bool:
     """A directory with a ``spec.yaml`` or a ``generated/`` folder (a scope directory, perhaps a broken one)."""
     return path.is_dir() and ((path / SPEC_FILE).exists() or (path / "generated").is_dir())
+
+
+def older_layout(path: Path) -> bool:
+    """A scope directory of the reference's first release: compiled ``generated/episodes.json``, no ``generated/episodes/``.
+
+    The reference's V2 harness cannot read these (scopes 01-06 of its ``datasets/scopes/``); their episodes and
+    questions are released as LENS JSON files (``datasets/scope_NN_with_distractors.json``).
+    """
+    return (path / "generated" / "episodes.json").is_file() and not (path / EPISODES_DIR).exists()
 
 
 def find_scope_dirs(path: Path) -> list[Path]:

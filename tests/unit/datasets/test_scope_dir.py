@@ -346,3 +346,18 @@ def test_lens_import_lens_dir_refuses_a_broken_directory(tmp_path: Path, capsys:
     assert "no generated/questions.json file" in capsys.readouterr().out
     assert not (tmp_path / "x.json").exists()
     assert main(["import", "lens-dir", str(tmp_path / "nothing"), "--out", str(tmp_path / "x.json")]) == 2
+
+
+def test_scope_directories_of_the_first_release_are_skipped_with_a_warning(tmp_path: Path) -> None:
+    """The reference's datasets/scopes/ also holds scopes 01-06, compiled lists without episode files."""
+    write_scope_dir(tmp_path, "16_new")
+    old = tmp_path / "01_old" / "generated"
+    old.mkdir(parents=True)
+    (old.parent / "spec.yaml").write_text("scope_id: old_01\n", encoding="utf-8")
+    (old / "episodes.json").write_text("[]", encoding="utf-8")
+    first, second = load_datasets([tmp_path])
+    assert [s.scope_id for s in first.scopes] == [] and codes(first.warnings) == ["older_layout"]
+    assert "scope_NN_with_distractors.json" in first.warnings[0].message
+    assert [s.scope_id for s in second.scopes] == ["16_new"]
+    with pytest.raises(DatasetError):
+        load_datasets([tmp_path], strict=True)
