@@ -21,6 +21,7 @@ from pytest_lens.adapter import (
     SearchResult,
     UnknownToolError,
 )
+from pytest_lens.deadline import outside_call_timeout
 
 __version__ = "0.1.0"
 
@@ -41,6 +42,7 @@ __all__ = [
     "SearchResult",
     "UnknownToolError",
     "__version__",
+    "outside_call_timeout",
 ]
 
 # Names that need pydantic are imported on first access, keeping plugin start-up cheap.

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from pytest_lens.adapter import CapabilityManifest, Document, ExtraTool, FilterField, SearchResult
+from pytest_lens.deadline import armed_call
 from pytest_lens.results import AdapterFault
 
 __all__ = ["BUILTIN_TOOL_NAMES", "FILTER_FIELD_TYPES", "AdapterCallError", "AdapterCaller", "validate_manifest"]
@@ -207,7 +208,8 @@ class AdapterCaller:
         previous_delay, _ = signal.setitimer(signal.ITIMER_REAL, self.timeout_s)
         started = time.monotonic()
         try:
-            yield
+            with armed_call():  # lets the adapter pause the timer for one-time setup (pytest_lens.outside_call_timeout)
+                yield
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous_handler)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
+from lens_fixtures.adapters.chunk_index import DEFAULT_EMBED_QUEUE, ChunkIndex, date_bounds
 from lens_fixtures.adapters.embedded_store import EmbeddedEpisodeStore
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.snippets import excerpt
@@ -27,7 +27,8 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
     Options: ``embedding_model`` (a local sentence-transformers model; default the
     bundled MiniLM), ``embedding_base_url`` (an OpenAI-compatible endpoint instead),
     ``embedding_batch_size``, ``cache`` / ``cache_dir`` (the shared embedding cache),
-    ``snippet_chars`` (length of a search result's excerpt), ``max_results``.
+    ``snippet_chars`` (length of a search result's excerpt), ``max_results``, ``embed_queue`` (32: episodes
+    queued before they are embedded, which bounds the work of one ``ingest`` call).
     """
 
     def __init__(
@@ -42,6 +43,7 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
         embedder: Embedder | None = None,
         snippet_chars: int = 500,
         max_results: int = 20,
+        embed_queue: int = DEFAULT_EMBED_QUEUE,
     ) -> None:
         self._embedder = embedder_from_options(
             embedder=embedder,
@@ -55,7 +57,7 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
         self._snippet_chars = snippet_chars
         self._max_results = max_results
         self._create()
-        self._index = ChunkIndex(self._db, self._embedder, table="episode_vectors")
+        self._index = ChunkIndex(self._db, self._embedder, table="episode_vectors", flush_at=embed_queue)
 
     def _create(self) -> None:
         self._db.table("episodes").drop(ignore=True)
