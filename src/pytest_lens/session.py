@@ -568,12 +568,11 @@ class LensSession:
                 + f", failures {counts.failures}"
             )
         notes.extend(llm_agent_notes(self.ordered_results()))
-        skipped: dict[str, tuple[int, str]] = {}
+        skipped: dict[str, tuple[set[tuple[str, str, str, str]], str]] = {}
         for result in self.results.values():
-            if result.skipped is not None:
-                count, _ = skipped.get(result.adapter, (0, ""))
-                skipped[result.adapter] = (count + 1, result.skipped)
-        notes.extend(f"skipped {adapter} ({count} questions): {reason}" for adapter, (count, reason) in skipped.items())
+            if result.skipped is not None:  # questions, not their repetitions
+                skipped.setdefault(result.adapter, (set(), result.skipped))[0].add(result.key)
+        notes.extend(f"skipped {adapter} ({len(keys)} questions): {reason}" for adapter, (keys, reason) in skipped.items())
         return notes
 
     def artifact(self) -> RunArtifact:
