@@ -43,6 +43,7 @@ ADAPTERS = ["null", "bm25", "embedding", "sqlite-hybrid", "cognis-hybrid", "mem0
 #: Adapters whose chunk queue ``--embed-queue`` sets.
 QUEUED = {"embedding", "sqlite-hybrid", "cognis-hybrid"}
 TIMEOUT_S = 120.0
+HEADERS = ["adapter", "ingest p50 ms", "p95 ms", "max ms", "prepare max ms", "slowest/timeout", "total s", "encode s", "x encode", "faults"]
 
 _WORDS = (  # noqa: SIM905 (a paragraph reads better than 270 quoted words)
     "the a to and of in it for on that with is was this at my so be just have but can not do about what get like we if "
@@ -227,10 +228,9 @@ def report(label: str, scope: Any, names: list[str], embed_queue: int | None, ba
             )
             for fault in found["faults"][:3]:
                 print(f"  {fault}", file=sys.stderr)
-            print(f"  measured {name}: {found['total']:.1f} s", file=sys.stderr)
-    headers = ["adapter", "ingest p50 ms", "p95 ms", "max ms", "prepare max ms", "slowest/timeout", "total s", "encode s", "x encode"]
-    headers.append("faults")
-    print("\n".join(format_table(headers, rows, [False, *([True] * (len(headers) - 1))])))
+            # Each adapter's figures as soon as they exist: a long run on a busy machine may not reach the table.
+            print(f"  {name}: " + ", ".join(f"{h} {v}" for h, v in zip(HEADERS[1:], rows[-1][1:], strict=True)), flush=True)
+    print("\n".join(format_table(HEADERS, rows, [False, *([True] * (len(HEADERS) - 1))])))
     queue = f"embed queue {embed_queue} chunks" if embed_queue is not None else "adapters' default embed queue"
     after = os.getloadavg()[0]
     print(f"(cache off, {queue}, call timeout {TIMEOUT_S:g} s; load average {load:.1f} -> {after:.1f} on {os.cpu_count()} cores)")
