@@ -12,7 +12,7 @@ import pytest
 from lens_fixtures.openai_server import LensPolicy, OpenAITestServer, StochasticAgentPolicy
 from pytest_lens.llm.repetition import repetition_seed
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, composite
-from tests.support import COLD_CHAIN_DEMO
+from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}")
 
@@ -49,7 +49,7 @@ def llm_run(server: OpenAITestServer, *extra: str) -> list[str]:
 
 def test_three_repetitions_with_a_stochastic_model(pytester: pytest.Pytester, sampling_server: OpenAITestServer) -> None:
     result = pytester.runpytest(*llm_run(sampling_server, "--lens-repeat=3"))
-    result.assert_outcomes(passed=24)
+    assert_answered(result, 24)
     result.stdout.fnmatch_lines(
         [
             "*bm25-cold_chain_demo-cp*-r1? PASSED*",
@@ -100,7 +100,7 @@ def test_three_repetitions_with_a_stochastic_model(pytester: pytest.Pytester, sa
     # Each repetition recorded its own requests: a replay reproduces all 24 answers without the server.
     sampling_server.reset()
     replay = pytester.runpytest(*llm_run(sampling_server, "--lens-repeat=3", "--lens-llm-cache-mode=replay"))
-    replay.assert_outcomes(passed=24)
+    assert_answered(replay, 24)
     assert sampling_server.count() == 0
     replayed = json.loads((pytester.path / "out.json").read_text())
     assert [(r["question_id"], r["repetition"], r["answer"]) for r in replayed["results"]] == [
@@ -110,17 +110,17 @@ def test_three_repetitions_with_a_stochastic_model(pytester: pytest.Pytester, sa
 
 def test_one_repetition_can_be_selected_and_rerun_alone(pytester: pytest.Pytester, sampling_server: OpenAITestServer) -> None:
     full = pytester.runpytest(*llm_run(sampling_server, "--lens-repeat=3"))
-    full.assert_outcomes(passed=24)
+    assert_answered(full, 24)
     answers = {(r["question_id"], r["repetition"]): r["answer"] for r in json.loads((pytester.path / "out.json").read_text())["results"]}
     alone = pytester.runpytest(*llm_run(sampling_server, "--lens-repeat=3", "-k", "r2", "--lens-llm-cache-mode=replay"))
-    alone.assert_outcomes(passed=8, deselected=16)
+    assert_answered(alone, 8, deselected=16)
     for record in json.loads((pytester.path / "out.json").read_text())["results"]:
         assert record["repetition"] == 1 and record["answer"] == answers[(record["question_id"], 1)]
 
 
 def test_a_deterministic_agent_repeats_itself_and_the_report_says_so(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--lens-adapter=bm25", "--lens-adapter=null", "--lens-repeat=2", "--lens-json=out.json", *QUIET)
-    result.assert_outcomes(passed=32)
+    assert_answered(result, 32)
     result.stdout.fnmatch_lines(["bm25 * 8 * 16 * 0.0000 * - (no variance)"])
     artifact = json.loads((pytester.path / "out.json").read_text())
     (pair,) = artifact["statistics"]["pairs"]
@@ -128,10 +128,10 @@ def test_a_deterministic_agent_repeats_itself_and_the_report_says_so(pytester: p
     parallel = pytester.runpytest(
         "--lens-adapter=bm25", "--lens-adapter=null", "--lens-repeat=2", "--lens-json=par.json", "-n", "2", *QUIET
     )
-    parallel.assert_outcomes(passed=32)
+    assert_answered(parallel, 32)
     assert json.loads((pytester.path / "par.json").read_text())["statistics"] == artifact["statistics"]
     single = pytester.runpytest("--lens-adapter=bm25", "--lens-adapter=null", "--lens-json=single.json", *QUIET)
-    single.assert_outcomes(passed=16)
+    assert_answered(single, 16)
     once = json.loads((pytester.path / "single.json").read_text())
     assert artifact["statistics"]["adapters"] == once["statistics"]["adapters"]  # same information, same CIs
 

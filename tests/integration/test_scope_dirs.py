@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.scope_dirs import reference_visible, write_scope_dir
+from tests.support import assert_answered
 
 NO_CACHE = ("-p", "no:cacheprovider")
 
@@ -34,7 +35,7 @@ def test_the_shared_scope_directory_runs_and_holds_the_reference_set_at_each_che
     result = pytester.runpytest(
         "--lens-adapter=recorder:Recorder", "--lens-adapter=bm25", f"--lens-dataset={lens_v2_scope_path}", "--lens-json=out.json", *NO_CACHE
     )
-    result.assert_outcomes(passed=20)
+    assert_answered(result, 20)
     result.stdout.fnmatch_lines(
         ["*= LENS summary =*", "data: 1 scope(s), 40 episodes, 10 questions (16_parking_friction)", "*evidence_after_checkpoint*"]
     )
@@ -60,7 +61,7 @@ def test_a_directory_of_scope_directories_runs_every_scope(pytester: pytest.Pyte
     (first_release.parent / "spec.yaml").write_text("scope_id: first_01\n", encoding="utf-8")
     (first_release / "episodes.json").write_text("[]", encoding="utf-8")
     result = pytester.runpytest("--lens-adapter=bm25", "--lens-dataset=scopes", "-v", *NO_CACHE)
-    result.assert_outcomes(passed=5)
+    assert_answered(result, 5)
     result.stdout.fnmatch_lines(
         [
             "*bm25-alpha_01-cp002-q_cp1? PASSED*",
