@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_lens.adapter import (
     AdapterUnavailable,
     CapabilityManifest,
+    ContextBlock,
     Document,
     ExtraTool,
     FilterField,
@@ -29,6 +30,7 @@ __all__ = [
     "AdapterUnavailable",
     "Budget",
     "CapabilityManifest",
+    "ContextBlock",
     "Document",
     "Episode",
     "ExtraTool",

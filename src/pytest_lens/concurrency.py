@@ -48,7 +48,7 @@ from pytest_lens.datasets.loader import LoadedScope
 from pytest_lens.dispatch import OwnerThreadCalls
 from pytest_lens.engine import Scoring, answer_case, score_case, skipped_result
 from pytest_lens.llm.stats import LLMCounts, counting
-from pytest_lens.results import AdapterFault, QuestionResult
+from pytest_lens.results import AdapterFault, MemoryContext, QuestionResult
 from pytest_lens.runner import LensRuntime
 
 __all__ = ["MAX_INSTANCES", "ConcurrentRunner"]
@@ -266,7 +266,7 @@ class ConcurrentRunner:
         if not stream.thread_safe:
             self._charge_stats(batch, batch.first)
         aliases = runtime.aliases(scope)
-        caller = slot.caller
+        caller, context = slot.caller, slot.context  # the replica's block at this checkpoint, before it moves on
         batch.answering = len(batch.cases)
         pool = self._executor()
         for case in batch.cases:
@@ -274,7 +274,7 @@ class ConcurrentRunner:
             if caller is not None:
                 view = caller.concurrent() if stream.thread_safe else caller.via(partial(self._on_owner, batch, case.item_key))
             # Scoring is looked up here: suites build theirs lazily, and this thread is the only one that may.
-            pool.submit(self._question, batch, case, view, faults, aliases, self.scoring(case))
+            pool.submit(self._question, batch, case, view, faults, aliases, self.scoring(case), context)
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -310,11 +310,12 @@ class ConcurrentRunner:
         faults: list[AdapterFault],
         aliases: RefAliases,
         scoring: Scoring,
+        context: MemoryContext | None,
     ) -> None:
         outcome: Outcome
         with counting() as llm:
             try:
-                answered = answer_case(case, caller, faults, self.agent, aliases, started=time.perf_counter())
+                answered = answer_case(case, caller, faults, self.agent, aliases, started=time.perf_counter(), context=context)
             except BaseException as exc:  # Cancelled when the run ended, or a bug: the question's test reports it
                 self._calls.post(partial(self._answered, batch))
                 self._calls.post(partial(self._done, batch, case, exc, llm.snapshot()))

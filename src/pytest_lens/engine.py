@@ -17,7 +17,7 @@ from pytest_lens.citations import parse_citations
 from pytest_lens.datasets.models import KeyFact
 from pytest_lens.llm.errors import LLMError
 from pytest_lens.llm.repetition import at_repetition
-from pytest_lens.results import AdapterFault, FactCheck, QuestionResult
+from pytest_lens.results import AdapterFault, FactCheck, MemoryContext, QuestionResult
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
 from pytest_lens.scoring.metrics import AnswerEvidence, fact_matched, mechanical_metrics
@@ -66,7 +66,8 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
     if unavailable is not None:
         return skipped_result(case, agent, unavailable)
     stream_faults = runtime.advance(case.adapter, case.scope, case.checkpoint)
-    answered = answer_case(case, runtime.slot(case.adapter).caller, stream_faults, agent, runtime.aliases(case.scope), started=started)
+    slot = runtime.slot(case.adapter)
+    answered = answer_case(case, slot.caller, stream_faults, agent, runtime.aliases(case.scope), started=started, context=slot.context)
     adapter_stats, stats_fault = runtime.stats_delta(case.adapter)
     if stats_fault is not None:
         answered.faults.append(stats_fault)
@@ -98,12 +99,14 @@ def answer_case(
     aliases: RefAliases,
     *,
     started: float | None = None,
+    context: MemoryContext | None = None,
 ) -> AnsweredCase:
     """Let ``agent`` answer ``case`` through ``caller`` (an adapter already streamed to the case's checkpoint).
 
     Every adapter call of a question happens here; :func:`score_case` needs the adapter no more,
     so a concurrent runner may move the adapter on as soon as all of a checkpoint's questions are answered.
     ``caller`` is ``None`` when the adapter could not be constructed (``stream_faults`` say why).
+    ``context`` is the adapter's block of context at the checkpoint (``context()``, fetched when it was prepared).
     """
     started = time.perf_counter() if started is None else started
     faults = list(stream_faults)
@@ -123,7 +126,10 @@ def answer_case(
             synthetic = caller.synthetic_refs()
         except AdapterCallError as exc:
             faults.append(exc.fault)
-        bridge = ToolBridge(caller, manifest, tracker, label_keys=case.scope.label_keys, aliases=aliases)
+        # The adapter's block of context is a synthetic ref like its summaries: citing it is grounded.
+        if context is not None:
+            synthetic[context.ref_id] = context.text
+        bridge = ToolBridge(caller, manifest, tracker, label_keys=case.scope.label_keys, aliases=aliases, context=context)
         try:
             with at_repetition(case.repetition):
                 answer_text = agent.answer(AgentQuestion(case.question.question_id, case.question.prompt, case.repetition), bridge).text
@@ -196,6 +202,7 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
         required_refs=required,
         aliases=aliases,
         tool_calls=bridge.records if bridge is not None else [],
+        context=bridge.context if bridge is not None else None,
         result_tokens=tracker.result_tokens,
         turns=tracker.turns,
         agent_tokens=tracker.agent_tokens,

@@ -23,6 +23,7 @@ __all__ = [
     "FactCheck",
     "GroupSummary",
     "MachineInfo",
+    "MemoryContext",
     "QuestionResult",
     "RecordedVerdict",
     "RefHit",
@@ -115,6 +116,17 @@ class FactCheck(_Record):
     found: bool
 
 
+class MemoryContext(_Record):
+    """The block of context an adapter gave the agent at a checkpoint (``context()``), as the agent got it."""
+
+    #: The synthetic ref the manifest's ``context_block`` declares; the agent cites the block by it.
+    ref_id: str
+    title: str
+    text: str
+    #: Result tokens the block was charged (UTF-8 bytes // 4, as a tool result).
+    tokens: int
+
+
 class QuestionResult(_Record):
     """Everything measured for one (adapter, scope, budget, question)."""
 
@@ -141,6 +153,8 @@ class QuestionResult(_Record):
     #: Ids the agent saw and cited instead of stored ids (``--lens-opaque-refs``), alias -> stored id; empty without aliases.
     aliases: dict[str, str] = Field(default_factory=dict)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    #: The adapter's block of context in the agent's prompt (``None``: it gave none); its tokens are in ``result_tokens``.
+    context: MemoryContext | None = None
     result_tokens: int = 0
     turns: int = 0
     agent_tokens: int = 0
