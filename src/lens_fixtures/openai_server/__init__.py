@@ -16,11 +16,12 @@ The default policy, :class:`LensPolicy`, plays every role pytest-lens asks of a 
 an agent that searches the question, batch-retrieves the top hits and answers citing
 them; a judge that compares key-fact coverage; MEME's and LongMemEval's judges (:class:`MemeJudgePolicy`:
 JSON verdicts by MEME's mechanical rules, with misbehaving variants); the naive baseline;
-and the compaction adapter's summariser. ``/v1/embeddings`` returns deterministic hashed bag-of-words
-vectors.
+the compaction adapter's summariser, and the memory policies' folds (:class:`FoldPolicy`). ``/v1/embeddings``
+returns deterministic hashed bag-of-words vectors.
 """
 
 from lens_fixtures.openai_server.faults import Fault
+from lens_fixtures.openai_server.folds import FoldPolicy
 from lens_fixtures.openai_server.policies import (
     BaselinePolicy,
     ChatRequest,
@@ -44,6 +45,7 @@ __all__ = [
     "BaselinePolicy",
     "ChatRequest",
     "Fault",
+    "FoldPolicy",
     "JudgePolicy",
     "LensPolicy",
     "LongMemEvalJudgePolicy",

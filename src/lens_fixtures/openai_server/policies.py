@@ -28,6 +28,7 @@ __all__ = [
     "StochasticAgentPolicy",
     "SummaryPolicy",
     "classify",
+    "context_documents",
 ]
 
 NO_EVIDENCE = "I could not find sufficient information in memory to answer this question."
@@ -125,9 +126,10 @@ def classify(request: ChatRequest) -> str:
     """The role a request asks the model to play.
 
     ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``lme_judge`` (LongMemEval's), ``baseline``,
-    ``summary`` or ``other``.
+    ``summary``, ``policy`` (the memory policies' folds) or ``other``.
     """
     from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
+    from lens_fixtures.openai_server.folds import policy_kind
     from pytest_lens.agents.base import SYSTEM_PROMPT
     from pytest_lens.scoring.baseline import BASELINE_SYSTEM_PROMPT
     from pytest_lens.suites.longmemeval import JUDGE_PREAMBLE as LME_PREAMBLE
@@ -136,6 +138,8 @@ def classify(request: ChatRequest) -> str:
     system = request.system
     if request.tool_names or system == SYSTEM_PROMPT:
         return "agent"
+    if policy_kind(system) is not None:
+        return "policy"
     if request.first_user.startswith("You are comparing two analyst responses"):
         return "judge"
     if request.first_user.startswith(JUDGE_PREAMBLE):
@@ -168,6 +172,15 @@ def extractive_answer(question: str, documents: Mapping[str, str], *, cite: bool
             shown = shown.translate(_NO_BRACKETS)
             lines.append(f"- {shown} [{ref}]" if cite else f"- {shown} ({ref})")
     return "\n".join(lines) if lines else NO_EVIDENCE
+
+
+_CONTEXT_BLOCK = re.compile(r'<memory_context ref_id="(?P<ref>[^"]+)">\n(?P<text>.*?)\n</memory_context>', re.DOTALL)
+
+
+def context_documents(system: str) -> dict[str, str]:
+    """The memory's block of context in an agent's system prompt, as ``{ref_id: text}`` (empty when there is none)."""
+    match = _CONTEXT_BLOCK.search(system)
+    return {match.group("ref"): match.group("text")} if match else {}
 
 
 @dataclass
@@ -215,7 +228,8 @@ class RetrievalAgentPolicy:
                 if "batch_retrieve" in request.tool_names:
                     return Reply(tool_calls=(("batch_retrieve", {"ref_ids": wanted}),))
                 return Reply(tool_calls=tuple(("memory_retrieve", {"ref_id": ref}) for ref in wanted))
-        return Reply(content=extractive_answer(question, documents or dict(hits)))
+        # The memory's block of context in the system prompt is read like a retrieved document, first.
+        return Reply(content=extractive_answer(question, {**context_documents(request.system), **(documents or dict(hits))}))
 
     def choose(self, request: ChatRequest, hits: list[str]) -> list[str]:
         """The hits to retrieve and cite: the best ``top_k``."""
@@ -471,6 +485,12 @@ class LongMemEvalJudgePolicy:
         return Reply(content=json.dumps({"correct": correct, "reason": f"Mechanical rule: {reason}."}))
 
 
+def _fold_policy() -> Policy:
+    from lens_fixtures.openai_server.folds import FoldPolicy  # folds.py imports this module
+
+    return FoldPolicy()
+
+
 @dataclass
 class LensPolicy:
     """Routes each request to the policy for its role (see :func:`classify`)."""
@@ -481,6 +501,7 @@ class LensPolicy:
     lme_judge: Policy = field(default_factory=LongMemEvalJudgePolicy)
     baseline: Policy = field(default_factory=BaselinePolicy)
     summary: Policy = field(default_factory=SummaryPolicy)
+    policy: Policy = field(default_factory=lambda: _fold_policy())
     other: Policy = field(default_factory=lambda: lambda request: Reply(content="OK"))
 
     def __call__(self, request: ChatRequest) -> Reply:
