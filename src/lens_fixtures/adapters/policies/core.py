@@ -32,10 +32,7 @@ class CorePolicy(PolicyAdapter[str]):
     def fold(self, state: str, records: Sequence[Record]) -> str:
         """The block rewritten to take in ``records``."""
         limit = self.context_max_tokens
-        user = (
-            f"Core memory block (at most {words_for(limit)} words):\n{state or '(empty)'}\n\n"
-            f"{NEW_RECORDS}\n{self.records_text(records)}"
-        )
+        user = f"Core memory block (at most {words_for(limit)} words):\n{state or '(empty)'}\n\n{NEW_RECORDS}\n{self.records_text(records)}"
         block, _ = self.ask(CORE_SYSTEM_PROMPT, user, limit)
         return block or state
 
