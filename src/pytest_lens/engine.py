@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.agents.base import Agent, AgentQuestion
@@ -22,6 +22,10 @@ from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
 from pytest_lens.scoring.metrics import AnswerEvidence, fact_matched, mechanical_metrics
 from pytest_lens.text import normalize
+
+if TYPE_CHECKING:
+    from pytest_lens.datasets.loader import LoadedScope
+    from pytest_lens.scoring.v2 import CitedSources
 
 __all__ = ["AnsweredCase", "QuestionScorer", "ScorerOutput", "Scoring", "answer_case", "run_case", "score_case", "skipped_result"]
 
@@ -158,12 +162,13 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
         for ref in question.ground_truth.required_evidence_refs
         if (position := scope.position(ref)) is not None and position <= case.checkpoint
     ]
+    known = scope.available_refs(case.checkpoint) | answered.synthetic.keys()
     metrics = mechanical_metrics(
         AnswerEvidence(
             answer=answer_text,
             cited=cited,
             returned=set(returned),
-            known=scope.available_refs(case.checkpoint) | answered.synthetic.keys(),
+            known=known,
             required=required,
             key_facts=question.ground_truth.key_facts,
             violations=len(tracker.violations),
@@ -177,7 +182,10 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
     else:
         for scorer in scoring.scorers:
             with at_repetition(case.repetition):
-                output = scorer.score(case, answer_text, dict(metrics))
+                if getattr(scorer, "reads_citations", False):  # the V2 scorer: which citations resolve, and their texts
+                    output = scorer.score(case, answer_text, dict(metrics), sources=_cited_sources(scope, cited, known, answered.synthetic))  # type: ignore[call-arg]
+                else:
+                    output = scorer.score(case, answer_text, dict(metrics))
             metrics.update(output.metrics)
             if output.details:
                 details[scorer.name] = output.details
@@ -221,6 +229,15 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
         duration_s=round(time.perf_counter() - answered.started, 4),
         repetition=case.repetition,
     )
+
+
+def _cited_sources(scope: LoadedScope, cited: Sequence[str], known: Collection[str], synthetic: Mapping[str, str]) -> CitedSources:
+    from pytest_lens.scoring.v2 import CitedSources
+
+    valid = [ref for ref in cited if ref in known]
+    texts = {episode.episode_id: episode.text for episode in scope.stream if episode.episode_id in valid}
+    texts.update({ref: synthetic[ref] for ref in valid if ref in synthetic})
+    return CitedSources(cited=cited, valid=valid, texts=texts)
 
 
 def _fact_checks(key_facts: Sequence[KeyFact], answer: str) -> list[FactCheck]:

@@ -51,6 +51,7 @@ __all__ = [
     "OPAQUE_REFS",
     "REPEAT",
     "SAVE",
+    "SCORING",
     "SEED",
     "STORAGE",
     "STRICT",
@@ -74,6 +75,7 @@ GATE_BUDGET = "--lens-gate-budget"
 CALL_TIMEOUT = "--lens-call-timeout"
 OPAQUE_REFS = "--lens-opaque-refs"
 SEED = "--lens-seed"
+SCORING = "--lens-scoring"
 NO_BUILTIN = "--lens-no-builtin"
 SUITE = "--lens-suite"
 SAVE = "--lens-save"
@@ -139,6 +141,14 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(JSON, default=None, metavar="PATH", help="write the run artifact (per-question results and summary) as JSON.")
     group.addoption(STRICT, action="store_true", default=None, help="treat dataset defects (e.g. evidence after its checkpoint) as errors.")
     group.addoption(WEIGHTS, action="append", default=[], metavar="METRIC=W,...", help="override composite weights.")
+    group.addoption(
+        SCORING,
+        choices=("paper", "v2"),
+        default=None,
+        help="composite preset: paper (LENS paper's weights, default) or v2 (LENS V2: judged fact recall, evidence support, "
+        "citation validity); --lens-weights apply on top.",
+    )
+    parser.addini("lens_scoring", default="paper", help="composite preset, as for --lens-scoring: paper or v2.")
     group.addoption(GATE_BUDGET, action="store_true", default=None, help="also gate the composite on budget_compliance < 0.5.")
     group.addoption(CALL_TIMEOUT, type=float, default=None, metavar="SECONDS", help="per adapter call timeout (default 120; 0 disables).")
     group.addoption(
@@ -376,9 +386,13 @@ def read_settings(config: pytest.Config) -> LensSettings:
 
     weights_entries = list(config.getini("lens_weights")) + list(config.getoption(WEIGHTS))
     from pytest_lens.scoring.composite import parse_weights
+    from pytest_lens.scoring.v2 import SCORING_PRESETS, preset_weights
 
+    scoring = _pick(config, SCORING, "lens_scoring")
+    if scoring not in SCORING_PRESETS:
+        raise pytest.UsageError(f"lens_scoring must be one of {', '.join(SCORING_PRESETS)}, got {scoring!r}")
     try:
-        weights = parse_weights(weights_entries)
+        weights = parse_weights(weights_entries, preset_weights(scoring))
     except ValueError as exc:
         raise pytest.UsageError(f"{WEIGHTS}: {exc}") from None
 
@@ -404,6 +418,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
         html_path=_html_path(config),
         strict=bool(_pick(config, STRICT, "lens_strict")),
         weights=weights,
+        scoring=scoring,
         gate_budget=bool(_pick(config, GATE_BUDGET, "lens_gate_budget")),
         call_timeout=timeout_s if timeout_s > 0 else None,
         opaque_refs=opaque,

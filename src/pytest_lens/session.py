@@ -266,7 +266,15 @@ class LensSession:
         return LLMJudge(client, seed=self.settings.seed, max_tokens=self.settings.llm.judge_short_max_tokens)
 
     def _judging(self) -> tuple[tuple[QuestionScorer, ...], tuple[GroupMetric, ...]]:
-        """The judge scorer and run-level metrics for ``--lens-judge`` (nothing for ``none``)."""
+        """The judge scorer and run-level metrics for ``--lens-judge`` (nothing for ``none``).
+
+        ``--lens-scoring=v2`` scores V2's metrics instead (citation validity even without a judge), and asks the
+        judge none of the paper's pairwise questions: they weigh nothing in V2's composite.
+        """
+        if self.settings.scoring == "v2":
+            from pytest_lens.scoring.v2 import V2Scorer
+
+            return (V2Scorer(self._judge),), ()
         if self._judge is None:
             return (), ()
         from pytest_lens.scoring.baseline import LLMBaseline, NaiveBaseline, OfflineBaseline

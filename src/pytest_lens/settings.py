@@ -34,6 +34,8 @@ class LensSettings:
     html_path: Path | None = None
     strict: bool = False
     weights: Mapping[str, float] | None = None
+    #: ``--lens-scoring``: ``paper`` or ``v2`` (which metrics are scored and their base weights).
+    scoring: str = "paper"
     gate_budget: bool = False
     call_timeout: float | None = 120.0
     opaque_refs: str = "auto"

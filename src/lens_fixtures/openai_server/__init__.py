@@ -25,6 +25,7 @@ from lens_fixtures.openai_server.folds import FoldPolicy
 from lens_fixtures.openai_server.policies import (
     BaselinePolicy,
     ChatRequest,
+    FactCheckPolicy,
     JudgePolicy,
     LensPolicy,
     LongMemEvalJudgePolicy,
@@ -36,6 +37,7 @@ from lens_fixtures.openai_server.policies import (
     ScriptedAgentPolicy,
     StochasticAgentPolicy,
     SummaryPolicy,
+    SupportPolicy,
     classify,
 )
 from lens_fixtures.openai_server.server import CONTEXT_ERROR_STYLES, OpenAITestServer, RecordedRequest, hashed_embedding
@@ -44,6 +46,7 @@ __all__ = [
     "CONTEXT_ERROR_STYLES",
     "BaselinePolicy",
     "ChatRequest",
+    "FactCheckPolicy",
     "Fault",
     "FoldPolicy",
     "JudgePolicy",
@@ -59,6 +62,7 @@ __all__ = [
     "ScriptedAgentPolicy",
     "StochasticAgentPolicy",
     "SummaryPolicy",
+    "SupportPolicy",
     "classify",
     "hashed_embedding",
 ]

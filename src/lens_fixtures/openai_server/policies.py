@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BaselinePolicy",
     "ChatRequest",
+    "FactCheckPolicy",
     "JudgePolicy",
     "LensPolicy",
     "LongMemEvalJudgePolicy",
@@ -27,6 +28,7 @@ __all__ = [
     "ScriptedAgentPolicy",
     "StochasticAgentPolicy",
     "SummaryPolicy",
+    "SupportPolicy",
     "classify",
     "context_documents",
 ]
@@ -126,7 +128,8 @@ def classify(request: ChatRequest) -> str:
     """The role a request asks the model to play.
 
     ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``lme_judge`` (LongMemEval's), ``baseline``,
-    ``summary``, ``policy`` (the memory policies' folds) or ``other``.
+    ``summary``, ``policy`` (the memory policies' folds), ``fact_judge`` and ``support_judge`` (LENS V2's
+    per-fact and evidence-support judges) or ``other``.
     """
     from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
     from lens_fixtures.openai_server.folds import policy_kind
@@ -142,6 +145,10 @@ def classify(request: ChatRequest) -> str:
         return "policy"
     if request.first_user.startswith("You are comparing two analyst responses"):
         return "judge"
+    if request.first_user.startswith("You are checking whether an analyst's answer contains"):
+        return "fact_judge"
+    if request.first_user.startswith("You are checking whether the sources an analyst cited"):
+        return "support_judge"
     if request.first_user.startswith(JUDGE_PREAMBLE):
         return "meme_judge"
     if request.first_user.startswith(LME_PREAMBLE):
@@ -318,6 +325,49 @@ def _coverage(finding: str, text: str) -> float:
         elif normalize(pattern) and normalize(pattern) in normalize(text):
             best = 1.0
     return best
+
+
+_FACT_CHECK = re.compile(r"Finding to check: (?P<finding>.*?)\n\nAnswer:\n(?P<answer>.*?)\n\nDoes the answer", re.DOTALL)
+_SUPPORT = re.compile(r"\nAnswer:\n(?P<answer>.*?)\n\nCited sources:\n(?P<sources>.*?)\n\nHow well", re.DOTALL)
+
+
+@dataclass
+class FactCheckPolicy:
+    """Answers LENS V2's per-fact question: ``YES`` when the answer covers at least ``threshold`` of the finding's words.
+
+    ``prose_for``: findings (substrings) answered with a sentence instead of a verdict, every time (a judge
+    that will not follow the format).
+    """
+
+    threshold: float = 0.6
+    prose_for: tuple[str, ...] = ()
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The verdict for the fact-check prompt in the first user message."""
+        match = _FACT_CHECK.search(request.first_user)
+        if match is None:
+            return Reply(content="NO")
+        finding = match.group("finding")
+        if any(part in finding for part in self.prose_for):
+            return Reply(content="The answer touches on this finding in places, but I would not say it states it outright.")
+        return Reply(content="YES" if _coverage(finding, match.group("answer")) >= self.threshold else "NO")
+
+
+@dataclass
+class SupportPolicy:
+    """Rates evidence support 0-4: the share of the answer's cited sentences whose content words all appear in the sources."""
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The rating for the support prompt in the first user message."""
+        match = _SUPPORT.search(request.first_user)
+        if match is None:
+            return Reply(content="0")
+        sources = set(content_terms(match.group("sources")))
+        sentences = [s for s in split_sentences(match.group("answer")) if content_terms(s.text)]
+        if not sentences:
+            return Reply(content="0")
+        supported = sum(1 for s in sentences if len(set(content_terms(s.text)) - sources) <= len(set(content_terms(s.text))) // 4)
+        return Reply(content=str(round(4 * supported / len(sentences))))
 
 
 _RECORD = re.compile(r"^### Record (\d+) \(([^)]*)\)\n", re.MULTILINE)
@@ -497,6 +547,8 @@ class LensPolicy:
 
     agent: Policy = field(default_factory=RetrievalAgentPolicy)
     judge: Policy = field(default_factory=JudgePolicy)
+    fact_judge: Policy = field(default_factory=FactCheckPolicy)
+    support_judge: Policy = field(default_factory=SupportPolicy)
     meme_judge: Policy = field(default_factory=MemeJudgePolicy)
     lme_judge: Policy = field(default_factory=LongMemEvalJudgePolicy)
     baseline: Policy = field(default_factory=BaselinePolicy)
