@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lens_fixtures.adapters.policies.base import PolicyAdapter, Record, words_for
 from lens_fixtures.adapters.policies.prompts import FACET_SYSTEM_PROMPT, FACETS, MERGE_SYSTEM_PROMPT, NEW_RECORDS
+
+if TYPE_CHECKING:
+    from pytest_lens.llm.client import ChatClient
 
 __all__ = ["FACETED_REF", "FacetedPolicy", "Facets"]
 
@@ -32,8 +35,11 @@ class FacetedPolicy(PolicyAdapter[Facets]):
     context_ref = FACETED_REF
     context_title = "faceted memory (entities, relations, events, causes)"
 
-    def __init__(self, storage_dir: str | None = None, *, facet_max_tokens: int | None = None, **options: Any) -> None:
-        super().__init__(storage_dir, **options)
+    def __init__(
+        self, storage_dir: str | None = None, *, lens_llm: ChatClient | None = None, facet_max_tokens: int | None = None, **options: Any
+    ) -> None:
+        # lens_llm is named, not left in **options: the runner passes the run's client only to a constructor that names it.
+        super().__init__(storage_dir, lens_llm=lens_llm, **options)
         if facet_max_tokens is None:
             facet_max_tokens = max(50, self.context_max_tokens // 2)
         if isinstance(facet_max_tokens, bool) or not isinstance(facet_max_tokens, int) or facet_max_tokens < 20:

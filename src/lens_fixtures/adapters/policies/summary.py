@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lens_fixtures.adapters.policies.base import PolicyAdapter, Record, fit_tokens, words_for
 from lens_fixtures.adapters.policies.prompts import NEW_RECORDS, SECTION_SYSTEM_PROMPT, SQUEEZE_SYSTEM_PROMPT
 from pytest_lens.budget import result_tokens
+
+if TYPE_CHECKING:
+    from pytest_lens.llm.client import ChatClient
 
 __all__ = ["SUMMARY_REF", "Section", "SummaryPolicy"]
 
@@ -49,8 +52,11 @@ class SummaryPolicy(PolicyAdapter[tuple[Section, ...]]):
     context_ref = SUMMARY_REF
     context_title = "progressive summary"
 
-    def __init__(self, storage_dir: str | None = None, *, section_max_tokens: int | None = None, **options: Any) -> None:
-        super().__init__(storage_dir, **options)
+    def __init__(
+        self, storage_dir: str | None = None, *, lens_llm: ChatClient | None = None, section_max_tokens: int | None = None, **options: Any
+    ) -> None:
+        # lens_llm is named, not left in **options: the runner passes the run's client only to a constructor that names it.
+        super().__init__(storage_dir, lens_llm=lens_llm, **options)
         if section_max_tokens is None:
             section_max_tokens = max(50, self.context_max_tokens // 4)
         if isinstance(section_max_tokens, bool) or not isinstance(section_max_tokens, int) or section_max_tokens < 20:

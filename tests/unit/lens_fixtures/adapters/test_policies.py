@@ -168,3 +168,16 @@ def test_fold_requests_are_recorded_and_replayed_by_the_request_cache(server: Op
 def test_bad_options_are_clear_errors(options: dict[str, Any], message: str, server: OpenAITestServer, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=message):
         CorePolicy(None, lens_llm=client(server, tmp_path), **options)
+
+
+@pytest.mark.parametrize("cls", POLICIES)
+def test_the_runner_hands_every_policy_the_runs_client(cls: type[PolicyAdapter[Any]], server: OpenAITestServer, tmp_path: Path) -> None:
+    from pytest_lens.runner import construct_adapter
+    from pytest_lens.settings import AdapterSpec
+
+    (tmp_path / "store").mkdir()
+    policy = construct_adapter(AdapterSpec("p", f"{cls.__module__}:{cls.__name__}"), tmp_path / "store", lens_llm=client(server, tmp_path))
+    try:
+        assert policy.get_capabilities().context_block is not None
+    finally:
+        policy.close()
