@@ -385,8 +385,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
             raise pytest.UsageError(f"{BUDGET}: {exc}") from None
 
     weights_entries = list(config.getini("lens_weights")) + list(config.getoption(WEIGHTS))
-    from pytest_lens.scoring.composite import parse_weights
-    from pytest_lens.scoring.v2 import SCORING_PRESETS, preset_weights
+    from pytest_lens.scoring.composite import SCORING_PRESETS, parse_weights, preset_weights
 
     scoring = _pick(config, SCORING, "lens_scoring")
     if scoring not in SCORING_PRESETS:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_lens.citations import parse_citations
 from pytest_lens.engine import ScorerOutput
+from pytest_lens.scoring.composite import SCORING_PRESETS, V2_WEIGHTS, preset_weights
 from pytest_lens.scoring.fact_judge import FactVerdict, judge_fact, rate_support
 from pytest_lens.scoring.judge import Criterion, Judge, JudgeError
 
@@ -36,24 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["SCORING_PRESETS", "V2_METRICS", "V2_WEIGHTS", "CitedSources", "V2Scorer", "preset_weights"]
 
 V2_METRICS = ("fact_recall_judged", "evidence_support", "citation_validity")
-
-#: LENS V2's composite weights. Metrics absent from a run drop out and the rest renormalise, as for the paper's.
-V2_WEIGHTS: dict[str, float] = {"fact_recall_judged": 0.5, "evidence_support": 0.3, "citation_validity": 0.2}
-
-#: ``--lens-scoring`` values.
-SCORING_PRESETS = ("paper", "v2")
-
-
-def preset_weights(preset: str) -> dict[str, float]:
-    """The base weights of a ``--lens-scoring`` preset (``--lens-weights`` overrides apply on top)."""
-    from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
-
-    if preset == "paper":
-        return dict(DEFAULT_WEIGHTS)
-    if preset == "v2":
-        # The paper's metrics stay computed and shown, weighted 0, so the V2 composite is V2's alone.
-        return {**{name: 0.0 for name in DEFAULT_WEIGHTS}, **V2_WEIGHTS}
-    raise ValueError(f"unknown scoring preset {preset!r}: use {' or '.join(SCORING_PRESETS)}")
 
 
 @dataclass(frozen=True)
