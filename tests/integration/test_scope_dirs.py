@@ -64,8 +64,8 @@ def test_a_directory_of_scope_directories_runs_every_scope(pytester: pytest.Pyte
     assert_answered(result, 5)
     result.stdout.fnmatch_lines(
         [
-            "*bm25-alpha_01-cp002-q_cp1? PASSED*",
-            "*bm25-beta_02-cp005-q_cp3? PASSED*",
+            "*bm25-alpha_01-cp002-q_cp1? GATED*",  # bm25 cites nothing it was shown in these tiny scopes
+            "*bm25-beta_02-cp005-q_cp3? GATED*",
             "*01_first_release: -: skipped: a scope directory of the first LENS release*older_layout?",
         ]
     )
