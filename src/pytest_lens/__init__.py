@@ -22,7 +22,6 @@ from pytest_lens.adapter import (
     SearchResult,
     UnknownToolError,
 )
-from pytest_lens.deadline import outside_call_timeout
 
 __version__ = "0.1.0"
 
@@ -56,12 +55,15 @@ _LAZY = {
     "Question": "pytest_lens.datasets.models",
     "QuestionResult": "pytest_lens.results",
     "LensCase": "pytest_lens.cases",
+    # Lazy too, though stdlib-only: what the plugin imports before its first hook, pytest rewrites (slower start-up).
+    "outside_call_timeout": "pytest_lens.deadline",
 }
 
 if TYPE_CHECKING:
     from pytest_lens.budget import Budget
     from pytest_lens.cases import LensCase
     from pytest_lens.datasets.models import Episode, GroundTruth, KeyFact, Question
+    from pytest_lens.deadline import outside_call_timeout
     from pytest_lens.results import QuestionResult
 
 
