@@ -1,28 +1,26 @@
 """LENS V2's judge questions, answered strictly: is each key fact in the answer, and how well do the cited texts support it.
 
 - :func:`judge_fact`: for one key fact, the judge says whether the answer states or
-  implies it. The verdict must be exactly ``YES`` or ``NO`` (case, surrounding
-  whitespace and a final full stop aside); anything else, prose included, gets one
-  repair prompt, and a second unusable reply raises :class:`JudgeError`. A failed
+  implies it. The verdict must be exactly ``YES`` or ``NO``, read by the project's one
+  strict reader (:class:`~pytest_lens.scoring.verdicts.TokenVerdict`); anything else,
+  prose included, gets one repair prompt (:func:`~pytest_lens.scoring.verdicts.ask_judge`),
+  and a second unusable reply raises :class:`JudgeError`. A failed
   or ambiguous verdict is never read as "absent" (the reference V2 harness's defect).
   The offline judge decides by matching the fact and its aliases, as ``fact_recall`` does.
 - :func:`rate_support`: the judge rates, on a fixed 0-4 scale, how well the texts of
-  the episodes the answer cites support its claims; strict single digit, one repair.
+  the episodes the answer cites support its claims; one digit, read by the same reader, one repair.
   The offline judge has no way to read support and gives none (the metric stays absent).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from pytest_lens.scoring.judge import Criterion, Judge, JudgeError, LLMJudge, OfflineJudge
+from pytest_lens.scoring.verdicts import TokenVerdict, UnusableReply, ask_judge
 from pytest_lens.text import normalize
-
-if TYPE_CHECKING:
-    from pytest_lens.llm.client import ChatClient
 
 __all__ = [
     "FACT_CHECK_PROMPT",
@@ -49,7 +47,8 @@ Does the answer state or clearly imply this finding? Different wording is fine; 
 
 Respond with ONLY one word: YES or NO"""
 
-FACT_REPAIR = "Respond with ONLY one word: YES or NO"
+#: The per-fact verdict, and the 0-4 support rating, as the strict reader reads them.
+YES_NO = TokenVerdict(("YES", "NO"))
 
 #: The fixed scale of ``evidence_support`` (the score is the rating divided by its top).
 SUPPORT_SCALE = {
@@ -75,7 +74,7 @@ How well do the cited sources support the answer's claims? Use this scale:
 
 Respond with ONLY one digit from 0 to 4"""
 
-SUPPORT_REPAIR = "Respond with ONLY one digit from 0 to 4"
+SUPPORT_RATING = TokenVerdict(tuple(str(value) for value in range(5)))
 
 #: A cited source is shown up to this many characters; all of them together up to :data:`SOURCES_CHARS`.
 SOURCE_CHARS = 6000
@@ -83,23 +82,33 @@ SOURCES_CHARS = 24000
 
 T = TypeVar("T")
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+def _lenient(read: Callable[[str], T]) -> Callable[[str], T | None]:
+    def parse(text: str) -> T | None:
+        try:
+            return read(text)
+        except UnusableReply:
+            return None
+
+    return parse
 
 
-def _bare(text: str) -> str:
-    return _THINK.sub(" ", text).strip().rstrip(".").strip().strip("*").strip().upper()
+def _yes(text: str) -> bool:
+    return YES_NO.read(text) == "YES"
+
+
+def _rating(text: str) -> int:
+    return int(SUPPORT_RATING.read(text))
 
 
 def parse_yes_no(text: str) -> bool | None:
     """``True`` for ``YES``, ``False`` for ``NO``; ``None`` for anything else (prose, both, neither)."""
-    bare = _bare(text)
-    return True if bare == "YES" else False if bare == "NO" else None
+    return _lenient(_yes)(text)
 
 
 def parse_support(text: str) -> int | None:
     """The rating, one digit 0-4 alone; ``None`` for anything else."""
-    bare = _bare(text)
-    return int(bare) if len(bare) == 1 and bare in "01234" else None
+    return _lenient(_rating)(text)
 
 
 @dataclass(frozen=True)
@@ -125,26 +134,8 @@ class SupportRating:
         return self.rating / max(SUPPORT_SCALE)
 
 
-def _ask(
-    client: ChatClient, prompt: str, repair: str, parse: Callable[[str], T | None], repairs: int, max_tokens: int | None
-) -> tuple[T, str, int]:
-    from pytest_lens.llm.errors import LLMError
-
-    messages: list[dict[str, str]] = [{"role": "user", "content": prompt}]
-    raw = ""
-    for attempt in range(1, repairs + 2):
-        try:
-            reply = client.complete(messages, max_tokens=max_tokens, purpose="judge")
-        except LLMError as exc:
-            raise JudgeError(str(exc)) from None
-        raw = reply.content
-        value = parse(raw)
-        if value is not None:
-            return value, raw.strip()[:200], attempt
-        # A different request (a resend would be answered from the cache the same way).
-        messages = [*messages, {"role": "assistant", "content": raw}, {"role": "user", "content": repair}]
-    shown = " ".join(raw.split())[:80]
-    raise JudgeError(f"no usable verdict ({repair.removeprefix('Respond with ONLY ')}) after {repairs + 1} attempts; last reply {shown!r}")
+def _repair(instruction: str) -> Callable[[str], str]:
+    return lambda problem: f"That reply could not be used: {problem}. {instruction}"
 
 
 def judge_fact(judge: Judge, question: str, fact: Criterion, answer: str) -> FactVerdict:
@@ -156,8 +147,16 @@ def judge_fact(judge: Judge, question: str, fact: Criterion, answer: str) -> Fac
     if not isinstance(judge, LLMJudge):
         raise JudgeError(f"the {judge.name} judge cannot check facts one by one")
     prompt = FACT_CHECK_PROMPT.format(question=question, finding=fact.describe(), answer=answer.strip() or "(empty answer)")
-    value, raw, attempts = _ask(judge.client, prompt, FACT_REPAIR, parse_yes_no, judge.repairs, judge.max_tokens)
-    return FactVerdict(value, raw, attempts)
+    asked = ask_judge(
+        judge.client,
+        prompt,
+        _yes,
+        _repair(YES_NO.instruction),
+        repairs=judge.repairs,
+        max_tokens=judge.max_tokens,
+        subject="verdict (YES or NO)",
+    )
+    return FactVerdict(asked.verdict, asked.raw[:200], asked.attempts)
 
 
 def rate_support(judge: Judge, question: str, answer: str, sources: Mapping[str, str]) -> SupportRating | None:
@@ -181,5 +180,13 @@ def rate_support(judge: Judge, question: str, answer: str, sources: Mapping[str,
         shown.append(f"[{ref}]\n{cut}{more}")
     scale = "\n".join(f"{value} - {meaning}" for value, meaning in SUPPORT_SCALE.items())
     prompt = SUPPORT_PROMPT.format(question=question, answer=answer.strip() or "(empty answer)", sources="\n\n".join(shown), scale=scale)
-    value, raw, attempts = _ask(judge.client, prompt, SUPPORT_REPAIR, parse_support, judge.repairs, judge.max_tokens)
-    return SupportRating(value, raw, attempts)
+    asked = ask_judge(
+        judge.client,
+        prompt,
+        _rating,
+        _repair("Respond with ONLY one digit from 0 to 4"),
+        repairs=judge.repairs,
+        max_tokens=judge.max_tokens,
+        subject="rating (one digit from 0 to 4)",
+    )
+    return SupportRating(asked.verdict, asked.raw[:200], asked.attempts)
