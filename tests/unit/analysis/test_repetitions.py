@@ -55,6 +55,19 @@ def test_collapse_averages_each_question_and_keeps_single_answers() -> None:
     assert collapse_repetitions(single, DEFAULT_WEIGHTS, DEFAULT_GATES) == single
 
 
+def test_answers_not_measured_are_left_out_of_their_question_and_of_the_variance() -> None:
+    q1 = answers("q1", [0.0, 1.0, 1.0])
+    down = {"metrics": {}, "composite": 0.0, "gated": False, "not_measured": "model down"}
+    q1[0] = q1[0].model_copy(update=down)
+    q2 = [r.model_copy(update=down) for r in answers("q2", [1.0, 1.0])]
+    merged = collapse_repetitions(q1 + q2, DEFAULT_WEIGHTS, DEFAULT_GATES)
+    assert merged[0].measured and merged[0].metrics["evidence_coverage"] == 1.0  # the two measured answers, not a 0 for the third
+    assert not merged[1].measured  # no answer measured: the question is not measured
+    (variance,) = repetition_variance(q1 + q2, DEFAULT_WEIGHTS, DEFAULT_GATES)
+    assert (variance.questions, variance.answers) == (1, 2)
+    assert variance.composite.share is None  # both measured answers agree
+
+
 def test_a_metric_absent_in_some_repetitions_is_averaged_where_present() -> None:
     first, second = answers("q1", [1.0, 0.0])
     first = first.model_copy(update={"metrics": {**first.metrics, "answer_quality": 1.0}})
