@@ -41,3 +41,14 @@ def locomo_path() -> Path:
     if not LOCOMO_FILE.exists():
         pytest.skip(f"the LoCoMo file is not available at {LOCOMO_FILE}")
     return LOCOMO_FILE
+
+
+LENS_V2_SCOPE = SHARED / "datasets" / "lens-v2" / "16_parking_friction"
+
+
+@pytest.fixture(scope="session")
+def lens_v2_scope_path() -> Path:
+    """A real LENS scope directory (the reference's V2 layout; read from ../shared, never copied into the package)."""
+    if not (LENS_V2_SCOPE / "spec.yaml").exists():
+        pytest.skip(f"the LENS V2 scope directory is not available at {LENS_V2_SCOPE} (set LENS_SHARED_DIR)")
+    return LENS_V2_SCOPE

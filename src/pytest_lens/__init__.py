@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_lens.adapter import (
     AdapterUnavailable,
     CapabilityManifest,
+    ContextBlock,
     Document,
     ExtraTool,
     FilterField,
@@ -28,6 +29,7 @@ __all__ = [
     "AdapterUnavailable",
     "Budget",
     "CapabilityManifest",
+    "ContextBlock",
     "Document",
     "Episode",
     "ExtraTool",
@@ -41,6 +43,7 @@ __all__ = [
     "SearchResult",
     "UnknownToolError",
     "__version__",
+    "outside_call_timeout",
 ]
 
 # Names that need pydantic are imported on first access, keeping plugin start-up cheap.
@@ -52,12 +55,15 @@ _LAZY = {
     "Question": "pytest_lens.datasets.models",
     "QuestionResult": "pytest_lens.results",
     "LensCase": "pytest_lens.cases",
+    # Lazy too, though stdlib-only: what the plugin imports before its first hook, pytest rewrites (slower start-up).
+    "outside_call_timeout": "pytest_lens.deadline",
 }
 
 if TYPE_CHECKING:
     from pytest_lens.budget import Budget
     from pytest_lens.cases import LensCase
     from pytest_lens.datasets.models import Episode, GroundTruth, KeyFact, Question
+    from pytest_lens.deadline import outside_call_timeout
     from pytest_lens.results import QuestionResult
 
 

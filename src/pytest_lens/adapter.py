@@ -35,6 +35,7 @@ __all__ = [
     "REQUIRED_METHODS",
     "AdapterUnavailable",
     "CapabilityManifest",
+    "ContextBlock",
     "Document",
     "ExtraTool",
     "FilterField",
@@ -45,7 +46,7 @@ __all__ = [
     "declares_thread_safe",
 ]
 
-#: Methods every adapter must define; ``prepare``, ``call_extended_tool``,
+#: Methods every adapter must define; ``prepare``, ``context``, ``call_extended_tool``,
 #: ``get_synthetic_refs``, ``lens_stats`` and ``close`` have defaults.
 REQUIRED_METHODS = ("reset", "ingest", "search", "retrieve", "get_capabilities")
 
@@ -96,14 +97,33 @@ class ExtraTool:
 
 
 @dataclass(frozen=True)
+class ContextBlock:
+    """Declares the block of context an adapter writes into the agent's prompt (:meth:`MemoryAdapter.context`).
+
+    ``ref_id`` is the synthetic ref the agent cites the block by; ``max_tokens`` is the
+    most the block may hold, counted as tool results are (UTF-8 bytes // 4);
+    ``title`` names it in the prompt (e.g. ``core memory``).
+    """
+
+    ref_id: str
+    max_tokens: int
+    title: str = "memory context"
+
+
+@dataclass(frozen=True)
 class CapabilityManifest:
-    """What a memory system offers; the agent reads it through ``memory_capabilities``."""
+    """What a memory system offers; the agent reads it through ``memory_capabilities``.
+
+    ``context_block`` declares a block of context the adapter gives the agent at every
+    checkpoint (see :meth:`MemoryAdapter.context`); ``None``: it gives none.
+    """
 
     search_modes: list[str] = field(default_factory=lambda: ["semantic"])
     filter_fields: list[FilterField] = field(default_factory=list)
     max_results_per_search: int = 10
     supports_date_range: bool = False
     extra_tools: list[ExtraTool] = field(default_factory=list)
+    context_block: ContextBlock | None = None
 
 
 class UnknownToolError(LookupError):
@@ -155,6 +175,18 @@ class MemoryAdapter(abc.ABC):
 
     def prepare(self, scope_id: str, checkpoint: int) -> None:  # noqa: B027 - optional hook
         """Consolidate before a checkpoint's questions (summaries, graphs). Default: nothing."""
+
+    def context(self, scope_id: str, checkpoint: int) -> str | None:
+        """The block of context the agent gets in its prompt at this checkpoint, or ``None``. Default: none.
+
+        Called once per checkpoint, after :meth:`prepare`, before the checkpoint's
+        questions. A memory policy (a core-memory block, a running summary) returns
+        what it consolidated; the agent reads it before searching, it is charged to
+        the question's result tokens like a tool result, and cited by the ref the
+        manifest's ``context_block`` declares (required whenever a block is returned).
+        It must be deterministic and at most ``context_block.max_tokens`` long.
+        """
+        return None
 
     @abc.abstractmethod
     def search(

@@ -20,7 +20,7 @@ from typing import Any
 from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.budget import BudgetTracker
 from pytest_lens.calls import AdapterCaller, AdapterCallError
-from pytest_lens.results import SNIPPET_CHARS, AdapterFault, RefHit, ToolCallRecord
+from pytest_lens.results import SNIPPET_CHARS, AdapterFault, MemoryContext, RefHit, ToolCallRecord
 from pytest_lens.schema import schema_error
 
 __all__ = ["RefAliases", "ToolBridge", "ToolOutcome", "ToolSpec"]
@@ -94,6 +94,7 @@ class ToolBridge:
         *,
         label_keys: frozenset[str] = frozenset(),
         aliases: RefAliases | None = None,
+        context: MemoryContext | None = None,
     ) -> None:
         self.caller = caller
         self.manifest = manifest
@@ -107,6 +108,11 @@ class ToolBridge:
         #: Refs whose text a record already holds: later hits of them keep no snippet (the artifact stays small).
         self._snipped: set[str] = set()
         self._tools = {spec.name: spec for spec in self._build_tools()}
+        #: The adapter's block of context for the agent's prompt; delivered before any tool call, so charged first.
+        self.context = context
+        if context is not None:
+            self.tracker.charge_result(context.text)
+            self._returned[context.ref_id] = None
 
     # -- what the agent sees -------------------------------------------------------------
     @property
@@ -238,6 +244,8 @@ class ToolBridge:
 
     def _capabilities_payload(self) -> dict[str, Any]:
         manifest = asdict(self.manifest)
+        if manifest["context_block"] is None:  # what adapters without a context block always answered
+            del manifest["context_block"]
         manifest["extra_tools"] = [{"name": t.name, "description": t.description} for t in self.manifest.extra_tools]
         return manifest
 

@@ -19,7 +19,9 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from pytest_lens.adapter import CapabilityManifest, Document, ExtraTool, FilterField, SearchResult
+from pytest_lens.adapter import CapabilityManifest, ContextBlock, Document, ExtraTool, FilterField, SearchResult
+from pytest_lens.citations import citable
+from pytest_lens.deadline import armed_call
 from pytest_lens.results import AdapterFault
 
 __all__ = [
@@ -145,6 +147,14 @@ class AdapterCaller:
         raw = self._call("call_extended_tool", lambda: method(name, args))
         return self._checked("call_extended_tool", lambda: json.loads(json.dumps(raw, default=_jsonable)))
 
+    def context(self, scope_id: str, checkpoint: int) -> str | None:
+        """``adapter.context`` when the adapter defines it: the block for the agent's prompt, or ``None``."""
+        method = getattr(self.adapter, "context", None)
+        if method is None:
+            return None
+        raw = self._call("context", lambda: method(scope_id, checkpoint))
+        return self._checked("context", lambda: _optional_text(raw))
+
     def synthetic_refs(self) -> dict[str, str]:
         """Adapter-made documents the agent may cite, ``ref_id -> text``."""
         method = getattr(self.adapter, "get_synthetic_refs", None)
@@ -215,7 +225,8 @@ class AdapterCaller:
         previous_delay, _ = signal.setitimer(signal.ITIMER_REAL, self.timeout_s)
         started = time.monotonic()
         try:
-            yield
+            with armed_call():  # lets the adapter pause the timer for one-time setup (pytest_lens.outside_call_timeout)
+                yield
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous_handler)
@@ -272,6 +283,12 @@ def _metadata(value: Any, what: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(f"{what}.metadata must be a dict, got {type(value).__name__}")
     return {str(key): val for key, val in value.items()}
+
+
+def _optional_text(raw: Any) -> str | None:
+    if raw is not None and not isinstance(raw, str):
+        raise TypeError(f"context() must return str or None, got {type(raw).__name__}")
+    return raw
 
 
 def _counters(raw: Any) -> dict[str, int]:
@@ -358,7 +375,22 @@ def validate_manifest(raw: Any) -> CapabilityManifest:
         max_results_per_search=max_results,
         supports_date_range=date_range,
         extra_tools=tools,
+        context_block=_context_block(_field(raw, "context_block", None)),
     )
+
+
+def _context_block(raw: Any) -> ContextBlock | None:
+    if raw is None:
+        return None
+    ref_id = _text(_field(raw, "ref_id"), "context_block.ref_id")
+    # The agent cites the block as [ref_id]: it must read as one citation token.
+    if not citable(ref_id):
+        raise ValueError(f"context_block.ref_id {ref_id!r} must read as one citation [ref_id] (letters, digits and _ . : # / @ + -)")
+    max_tokens = _field(raw, "max_tokens")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"context_block.max_tokens must be a positive int, got {max_tokens!r}")
+    title = _text(_field(raw, "title", "memory context"), "context_block.title")
+    return ContextBlock(ref_id=ref_id, max_tokens=max_tokens, title=title.strip() or "memory context")
 
 
 def _jsonable(value: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["CitedSentence", "parse_citations", "split_citations", "split_sentences"]
+__all__ = ["CitedSentence", "citable", "parse_citations", "split_citations", "split_sentences"]
 
 # "[a]" or "[a, b]" but not a markdown link "[text](url)".
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,400})\](?!\()")
@@ -60,6 +60,11 @@ def split_citations(text: str) -> list[str | tuple[str, ...]]:
     if position < len(text):
         parts.append(text[position:])
     return parts
+
+
+def citable(ref_id: str) -> bool:
+    """Whether ``[ref_id]`` in an answer reads back as exactly this one citation."""
+    return parse_citations(f"[{ref_id}]") == [ref_id]
 
 
 def split_sentences(text: str) -> list[CitedSentence]:

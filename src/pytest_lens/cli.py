@@ -10,13 +10,16 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_lens.compare_command import add_compare, run_compare
 from pytest_lens.generator.command import add_generate, run_generate
 from pytest_lens.importers.command import add_generate_suite, add_import, run_generate_suite, run_import
 from pytest_lens.report_command import add_report, run_report
 from pytest_lens.show_command import add_show, run_show
+
+if TYPE_CHECKING:
+    from pytest_lens.datasets.validator import DatasetIssue
 
 __all__ = ["COMMANDS", "main"]
 
@@ -74,16 +77,25 @@ def run_validate(args: argparse.Namespace) -> int:
             status = 1
             print(f"{path}: INVALID")
             for issue in exc.issues:
-                print(f"  error   {issue.field}: {issue.message} [{issue.code}]")
+                print(f"  error   {_located(issue, path)}: {issue.message} [{issue.code}]")
             continue
         warnings = [issue for issue in loaded.issues if issue.severity is Severity.WARNING]
         scopes = ", ".join(f"{s.scope_id} ({len(s.stream)} episodes, {len(s.questions)} questions)" for s in loaded.scopes)
         print(f"{path}: {'ok' if not warnings else f'{len(warnings)} warning(s)'} - {scopes}")
         for issue in warnings:
-            print(f"  warning {issue.field}: {issue.message} [{issue.code}]")
+            print(f"  warning {_located(issue, path)}: {issue.message} [{issue.code}]")
         if warnings and args.strict:
             status = 1
     return status
+
+
+def _located(issue: DatasetIssue, path: Path) -> str:
+    """The issue's field, after its file when that is not ``path`` itself (a file inside a scope directory)."""
+    if issue.path == str(path):
+        return issue.field
+    where = Path(issue.path)
+    shown = where.relative_to(path) if where.is_relative_to(path) else where
+    return f"{shown}: {issue.field}"
 
 
 Command = tuple[Callable[[Subparsers], argparse.ArgumentParser], Callable[[argparse.Namespace], int]]

@@ -48,7 +48,7 @@ from pytest_lens.datasets.loader import LoadedScope
 from pytest_lens.dispatch import OwnerThreadCalls
 from pytest_lens.engine import Scoring, answer_case, score_case, skipped_result
 from pytest_lens.llm.stats import LLMCounts, counting
-from pytest_lens.results import AdapterFault, QuestionResult
+from pytest_lens.results import AdapterFault, MemoryContext, QuestionResult
 from pytest_lens.runner import LensRuntime
 
 __all__ = ["MAX_INSTANCES", "ConcurrentRunner"]
@@ -56,7 +56,7 @@ __all__ = ["MAX_INSTANCES", "ConcurrentRunner"]
 #: Most instances of one adapter (declaring ``lens_isolated_instances``) a stream uses at once.
 MAX_INSTANCES = 4
 
-CaseKey = tuple[str, ...]
+CaseKey = tuple[str | int, ...]
 Outcome = QuestionResult | BaseException
 #: Sets what a session adds to a result (judge, LLM counts) from the question's LLM counts.
 Finisher = Callable[[LensCase, QuestionResult, LLMCounts], QuestionResult]
@@ -98,7 +98,7 @@ class _Batch:
 
     @property
     def first(self) -> CaseKey:
-        return self.cases[0].key
+        return self.cases[0].item_key
 
 
 class ConcurrentRunner:
@@ -145,9 +145,9 @@ class ConcurrentRunner:
         """
         self._by_budget = by_budget
         for case in cases:
-            self._uses[case.key] += 1
+            self._uses[case.item_key] += 1
             stream = self._planned.setdefault(self._stream_of(case), [])
-            if self._uses[case.key] == 1:
+            if self._uses[case.item_key] == 1:
                 stream.append(case)
 
     def _stream_of(self, case: LensCase) -> tuple[str, ...]:
@@ -157,7 +157,7 @@ class ConcurrentRunner:
     # -- results -------------------------------------------------------------------------------
     def result(self, case: LensCase) -> QuestionResult:
         """The result of ``case``: answered now together with its stream's other planned questions, or earlier."""
-        key = case.key
+        key = case.item_key
         if self._uses[key] > 0:
             self._uses[key] -= 1
         if key not in self._ready:
@@ -192,14 +192,14 @@ class ConcurrentRunner:
     def _start(self, case: LensCase) -> None:
         chosen: dict[CaseKey, LensCase] = {}
         for planned in self._planned.get(self._stream_of(case), []):
-            if (planned.key == case.key or self._uses[planned.key] > 0) and planned.key not in self._ready:
-                chosen.setdefault(planned.key, planned)
-        chosen.setdefault(case.key, case)
+            if (planned.item_key == case.item_key or self._uses[planned.item_key] > 0) and planned.item_key not in self._ready:
+                chosen.setdefault(planned.item_key, planned)
+        chosen.setdefault(case.item_key, case)
         cases = sorted(chosen.values(), key=lambda c: c.checkpoint)  # stable: case order within a checkpoint
         slot = self.runtime.slot(case.adapter)
         if slot.unavailable is not None:
             for skipped in cases:
-                self._ready[skipped.key] = self.finish(skipped, skipped_result(skipped, self.agent, slot.unavailable), LLMCounts())
+                self._ready[skipped.item_key] = self.finish(skipped, skipped_result(skipped, self.agent, slot.unavailable), LLMCounts())
             return
         adapter = slot.caller.adapter if slot.caller is not None else None
         checkpoints = sorted({c.checkpoint for c in cases})
@@ -211,7 +211,7 @@ class ConcurrentRunner:
             instances=min(self.max_instances, len(checkpoints)) if declares_isolated_instances(adapter) else 1,
             thread_safe=declares_thread_safe(adapter),
             tracks_stats=slot.caller is not None and slot.caller.has_stats,
-            pending={c.key for c in cases},
+            pending={c.item_key for c in cases},
         )
         stream.batches = [_Batch(stream, cp, [c for c in cases if c.checkpoint == cp]) for cp in checkpoints]
         self._active = stream
@@ -266,15 +266,15 @@ class ConcurrentRunner:
         if not stream.thread_safe:
             self._charge_stats(batch, batch.first)
         aliases = runtime.aliases(scope)
-        caller = slot.caller
+        caller, context = slot.caller, slot.context  # the replica's block at this checkpoint, before it moves on
         batch.answering = len(batch.cases)
         pool = self._executor()
         for case in batch.cases:
             view: AdapterCaller | None = None
             if caller is not None:
-                view = caller.concurrent() if stream.thread_safe else caller.via(partial(self._on_owner, batch, case.key))
+                view = caller.concurrent() if stream.thread_safe else caller.via(partial(self._on_owner, batch, case.item_key))
             # Scoring is looked up here: suites build theirs lazily, and this thread is the only one that may.
-            pool.submit(self._question, batch, case, view, faults, aliases, self.scoring(case))
+            pool.submit(self._question, batch, case, view, faults, aliases, self.scoring(case), context)
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -310,11 +310,12 @@ class ConcurrentRunner:
         faults: list[AdapterFault],
         aliases: RefAliases,
         scoring: Scoring,
+        context: MemoryContext | None,
     ) -> None:
         outcome: Outcome
         with counting() as llm:
             try:
-                answered = answer_case(case, caller, faults, self.agent, aliases, started=time.perf_counter())
+                answered = answer_case(case, caller, faults, self.agent, aliases, started=time.perf_counter(), context=context)
             except BaseException as exc:  # Cancelled when the run ended, or a bug: the question's test reports it
                 self._calls.post(partial(self._answered, batch))
                 self._calls.post(partial(self._done, batch, case, exc, llm.snapshot()))
@@ -336,7 +337,7 @@ class ConcurrentRunner:
         if stream.thread_safe and stream.tracks_stats:
             self._charge_stats(batch, batch.first)
             for case in batch.cases[1:]:
-                batch.stats[case.key] = dict.fromkeys(batch.stats.get(batch.first, {}), 0)
+                batch.stats[case.item_key] = dict.fromkeys(batch.stats.get(batch.first, {}), 0)
         batch.answered = True
         stream.busy.discard(batch.replica)
         held, batch.held = batch.held, []
@@ -351,7 +352,7 @@ class ConcurrentRunner:
         self._finish(batch, case, outcome, llm)
 
     def _finish(self, batch: _Batch, case: LensCase, outcome: Outcome, llm: LLMCounts) -> None:
-        key = case.key
+        key = case.item_key
         batch.stream.pending.discard(key)
         if isinstance(outcome, BaseException):
             self._ready[key] = outcome

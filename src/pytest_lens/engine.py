@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.agents.base import Agent, AgentQuestion
@@ -16,12 +16,17 @@ from pytest_lens.cases import LensCase
 from pytest_lens.citations import parse_citations
 from pytest_lens.datasets.models import KeyFact
 from pytest_lens.llm.errors import LLMError
-from pytest_lens.results import AdapterFault, FactCheck, QuestionResult
+from pytest_lens.llm.repetition import at_repetition
+from pytest_lens.results import AdapterFault, FactCheck, MemoryContext, QuestionResult
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
 from pytest_lens.scoring.metrics import FACTS_NOT_PRINTED, NO_SIGNAL_LABELS, AnswerEvidence, fact_matched, mechanical_metrics
 from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics, search_rankings
 from pytest_lens.text import normalize
+
+if TYPE_CHECKING:
+    from pytest_lens.datasets.loader import LoadedScope
+    from pytest_lens.scoring.v2 import CitedSources
 
 __all__ = ["AnsweredCase", "QuestionScorer", "ScorerOutput", "Scoring", "answer_case", "run_case", "score_case", "skipped_result"]
 
@@ -66,7 +71,8 @@ def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scorin
     if unavailable is not None:
         return skipped_result(case, agent, unavailable)
     stream_faults = runtime.advance(case.adapter, case.scope, case.checkpoint)
-    answered = answer_case(case, runtime.slot(case.adapter).caller, stream_faults, agent, runtime.aliases(case.scope), started=started)
+    slot = runtime.slot(case.adapter)
+    answered = answer_case(case, slot.caller, stream_faults, agent, runtime.aliases(case.scope), started=started, context=slot.context)
     adapter_stats, stats_fault = runtime.stats_delta(case.adapter)
     if stats_fault is not None:
         answered.faults.append(stats_fault)
@@ -98,12 +104,14 @@ def answer_case(
     aliases: RefAliases,
     *,
     started: float | None = None,
+    context: MemoryContext | None = None,
 ) -> AnsweredCase:
     """Let ``agent`` answer ``case`` through ``caller`` (an adapter already streamed to the case's checkpoint).
 
     Every adapter call of a question happens here; :func:`score_case` needs the adapter no more,
     so a concurrent runner may move the adapter on as soon as all of a checkpoint's questions are answered.
     ``caller`` is ``None`` when the adapter could not be constructed (``stream_faults`` say why).
+    ``context`` is the adapter's block of context at the checkpoint (``context()``, fetched when it was prepared).
     """
     started = time.perf_counter() if started is None else started
     faults = list(stream_faults)
@@ -123,9 +131,13 @@ def answer_case(
             synthetic = caller.synthetic_refs()
         except AdapterCallError as exc:
             faults.append(exc.fault)
-        bridge = ToolBridge(caller, manifest, tracker, label_keys=case.scope.label_keys, aliases=aliases)
+        # The adapter's block of context is a synthetic ref like its summaries: citing it is grounded.
+        if context is not None:
+            synthetic[context.ref_id] = context.text
+        bridge = ToolBridge(caller, manifest, tracker, label_keys=case.scope.label_keys, aliases=aliases, context=context)
         try:
-            answer_text = agent.answer(AgentQuestion(case.question.question_id, case.question.prompt), bridge).text
+            with at_repetition(case.repetition):
+                answer_text = agent.answer(AgentQuestion(case.question.question_id, case.question.prompt, case.repetition), bridge).text
         except LLMError as exc:  # the model could not be had: nothing was measured, the memory is not to blame
             not_measured = f"agent {agent.name!r} could not get an answer from its model: {exc}"
         except Exception as exc:  # an agent bug: record, keep the run going
@@ -154,11 +166,12 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
     # Key facts no available episode prints cannot be matched, only judged: fact_recall leaves them out (absent, not 0).
     key_facts = [fact for fact in question.ground_truth.key_facts if scope.fact_printed(fact, case.checkpoint)]
     stored = scope.available_refs(case.checkpoint)
+    known = stored | answered.synthetic.keys()
     evidence = AnswerEvidence(
         answer=answer_text,
         cited=cited,
         returned=set(returned),
-        known=stored | answered.synthetic.keys(),
+        known=known,
         required=required,
         key_facts=key_facts,
         violations=len(tracker.violations),
@@ -178,7 +191,11 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
         metrics = {}
     else:
         for scorer in scoring.scorers:
-            output = scorer.score(case, answer_text, dict(metrics))
+            with at_repetition(case.repetition):
+                if getattr(scorer, "reads_citations", False):  # the V2 scorer: which citations resolve, and their texts
+                    output = scorer.score(case, answer_text, dict(metrics), sources=_cited_sources(scope, cited, known, answered.synthetic))  # type: ignore[call-arg]
+                else:
+                    output = scorer.score(case, answer_text, dict(metrics))
             metrics.update(output.metrics)
             if output.details:
                 details[scorer.name] = output.details
@@ -203,6 +220,7 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
         required_refs=required,
         aliases=aliases,
         tool_calls=records,
+        context=bridge.context if bridge is not None else None,
         result_tokens=tracker.result_tokens,
         turns=tracker.turns,
         agent_tokens=tracker.agent_tokens,
@@ -220,7 +238,17 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
         adapter_stats=dict(adapter_stats),
         scoring_failures=scoring_failures,
         duration_s=round(time.perf_counter() - answered.started, 4),
+        repetition=case.repetition,
     )
+
+
+def _cited_sources(scope: LoadedScope, cited: Sequence[str], known: Collection[str], synthetic: Mapping[str, str]) -> CitedSources:
+    from pytest_lens.scoring.v2 import CitedSources
+
+    valid = [ref for ref in cited if ref in known]
+    texts = {episode.episode_id: episode.text for episode in scope.stream if episode.episode_id in valid}
+    texts.update({ref: synthetic[ref] for ref in valid if ref in synthetic})
+    return CitedSources(cited=cited, valid=valid, texts=texts)
 
 
 def _fact_checks(key_facts: Sequence[KeyFact], answer: str) -> list[FactCheck]:
@@ -252,4 +280,5 @@ def skipped_result(case: LensCase, agent: Agent, reason: str) -> QuestionResult:
         agent=agent.name,
         prompt=question.prompt,
         skipped=reason,
+        repetition=case.repetition,
     )

@@ -28,6 +28,9 @@ METRIC_MEANINGS: dict[str, str] = {
     "naive_baseline_advantage": "judge: answer vs the no-memory baseline's",
     "longitudinal_advantage": "synthesis minus control answer_quality",
     "action_quality": "judge: quality of the recommended action",
+    "fact_recall_judged": "judge, YES/NO per key fact: facts the answer states or implies / key facts (LENS V2)",
+    "evidence_support": "judge, 0-4 / 4: how well the cited episodes' texts support the answer's claims (LENS V2)",
+    "citation_validity": "cited refs that resolve (ingested by the checkpoint, or declared synthetic) / cited refs (LENS V2)",
 }
 
 #: The adapter table's other columns.

@@ -39,6 +39,9 @@ def merge_runs(runs: Sequence[tuple[str, RunArtifact]]) -> RunArtifact:
     from pytest_lens.summary import GroupMetric, summarize
 
     first = runs[0][1]
+    repeated = [name for name, artifact in runs if int(artifact.run.get("repeat", 1)) > 1]
+    if repeated:  # its summaries are over per-question means of several answers, which this merge does not recompute
+        raise MergeError(f"{', '.join(repeated)} answered each question several times (--lens-repeat); such runs cannot be merged")
     owner: dict[tuple[str, str, str, str], str] = {}
     results: list[QuestionResult] = []
     for name, artifact in runs:

@@ -52,7 +52,9 @@ __all__ = [
     "MAX_NOT_MEASURED",
     "MUTANTS",
     "OPAQUE_REFS",
+    "REPEAT",
     "SAVE",
+    "SCORING",
     "SEED",
     "STORAGE",
     "STRICT",
@@ -76,6 +78,7 @@ GATE_BUDGET = "--lens-gate-budget"
 CALL_TIMEOUT = "--lens-call-timeout"
 OPAQUE_REFS = "--lens-opaque-refs"
 SEED = "--lens-seed"
+SCORING = "--lens-scoring"
 NO_BUILTIN = "--lens-no-builtin"
 SUITE = "--lens-suite"
 SAVE = "--lens-save"
@@ -105,6 +108,7 @@ LLM_CONTEXT = "--lens-llm-context"
 MAX_NOT_MEASURED = "--lens-max-not-measured"
 CONCURRENCY = "--lens-concurrency"
 MAX_CONNECTIONS = "--lens-max-connections"
+REPEAT = "--lens-repeat"
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -143,6 +147,14 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(JSON, default=None, metavar="PATH", help="write the run artifact (per-question results and summary) as JSON.")
     group.addoption(STRICT, action="store_true", default=None, help="treat dataset defects (e.g. evidence after its checkpoint) as errors.")
     group.addoption(WEIGHTS, action="append", default=[], metavar="METRIC=W,...", help="override composite weights.")
+    group.addoption(
+        SCORING,
+        choices=("paper", "v2"),
+        default=None,
+        help="composite preset: paper (LENS paper's weights, default) or v2 (LENS V2: judged fact recall, evidence support, "
+        "citation validity); --lens-weights apply on top.",
+    )
+    parser.addini("lens_scoring", default="paper", help="composite preset, as for --lens-scoring: paper or v2.")
     group.addoption(GATE_BUDGET, action="store_true", default=None, help="also gate the composite on budget_compliance < 0.5.")
     group.addoption(CALL_TIMEOUT, type=float, default=None, metavar="SECONDS", help="per adapter call timeout (default 120; 0 disables).")
     group.addoption(
@@ -211,6 +223,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="which mutants --lens-controls adds: top2, reversed, shuffled, half-random, stale, cut200 (default all; none for none).",
     )
     _add_concurrency_options(group, parser)
+    _add_repeat_option(group, parser)
 
     parser.addini("lens_adapters", type="linelist", default=[], help="adapters, as for --lens-adapter (activates pytest-lens).")
     parser.addini("lens_adapter_options", type="linelist", default=[], help="adapter options, as for --lens-adapter-option.")
@@ -355,6 +368,28 @@ def _positive_int(config: pytest.Config, option: str, ini: str) -> int | None:
     return None if number is None else int(number)
 
 
+def _add_repeat_option(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        REPEAT,
+        type=int,
+        default=None,
+        metavar="M",
+        help="answer each question M times (one test each, distinct seeds); statistics use per-question means (default 1).",
+    )
+    parser.addini("lens_repeat", default="1", help="answers per question, as for --lens-repeat.")
+
+
+def _repeat(config: pytest.Config) -> int:
+    raw = _pick(config, REPEAT, "lens_repeat")
+    try:
+        repeat = int(raw)
+    except (TypeError, ValueError):
+        repeat = 0
+    if repeat < 1:
+        raise pytest.UsageError(f"{REPEAT} must be a whole number of answers per question, at least 1; got {raw!r}")
+    return repeat
+
+
 def lens_requested(config: pytest.Config) -> bool:
     """pytest-lens does anything only when an adapter is configured."""
     return bool(config.getoption(ADAPTER) or config.getini("lens_adapters"))
@@ -381,10 +416,13 @@ def read_settings(config: pytest.Config) -> LensSettings:
             raise pytest.UsageError(f"{BUDGET}: {exc}") from None
 
     weights_entries = list(config.getini("lens_weights")) + list(config.getoption(WEIGHTS))
-    from pytest_lens.scoring.composite import parse_weights
+    from pytest_lens.scoring.composite import SCORING_PRESETS, parse_weights, preset_weights
 
+    scoring = _pick(config, SCORING, "lens_scoring")
+    if scoring not in SCORING_PRESETS:
+        raise pytest.UsageError(f"lens_scoring must be one of {', '.join(SCORING_PRESETS)}, got {scoring!r}")
     try:
-        weights = parse_weights(weights_entries)
+        weights = parse_weights(weights_entries, preset_weights(scoring))
     except ValueError as exc:
         raise pytest.UsageError(f"{WEIGHTS}: {exc}") from None
 
@@ -413,6 +451,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
         html_path=_html_path(config),
         strict=bool(_pick(config, STRICT, "lens_strict")),
         weights=weights,
+        scoring=scoring,
         gate_budget=bool(_pick(config, GATE_BUDGET, "lens_gate_budget")),
         call_timeout=timeout_s if timeout_s > 0 else None,
         opaque_refs=opaque,
@@ -425,6 +464,7 @@ def read_settings(config: pytest.Config) -> LensSettings:
         llm=replace(_llm_settings(config), max_connections=_positive_int(config, MAX_CONNECTIONS, "lens_max_connections") or 16),
         concurrency=_positive_int(config, CONCURRENCY, "lens_concurrency"),
         headline=headline,
+        repeat=_repeat(config),
         **gating,
         **_control_settings(config),
     )

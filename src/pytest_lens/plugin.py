@@ -135,9 +135,9 @@ class LensPlugin:
         s = self.session
         adapters = ", ".join(spec.label for spec in s.adapter_specs)
         budgets = ", ".join(budget.name for budget in s.budgets)
-        return [
-            f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {len(s.cases)} questions in {len(s.scopes)} scope(s)"
-        ]
+        repeat = s.settings.repeat
+        asked = f"{len(s.cases) // repeat} questions x {repeat} answers" if repeat > 1 else f"{len(s.cases)} questions"
+        return [f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {asked} in {len(s.scopes)} scope(s)"]
 
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
         """Under ``-m lens``, skip test files that hold no LENS test (never one named on the command line)."""

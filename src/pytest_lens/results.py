@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pytest_lens.analysis.models import BaselineComparison, RunStatistics, Sensitivity
+from pytest_lens.analysis.models import BaselineComparison, RepetitionVariance, RunStatistics, Sensitivity
 from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.settings import ControlRole
 
@@ -24,6 +24,7 @@ __all__ = [
     "FactCheck",
     "GroupSummary",
     "MachineInfo",
+    "MemoryContext",
     "QuestionResult",
     "RecordedVerdict",
     "RefHit",
@@ -116,6 +117,17 @@ class FactCheck(_Record):
     found: bool
 
 
+class MemoryContext(_Record):
+    """The block of context an adapter gave the agent at a checkpoint (``context()``), as the agent got it."""
+
+    #: The synthetic ref the manifest's ``context_block`` declares; the agent cites the block by it.
+    ref_id: str
+    title: str
+    text: str
+    #: Result tokens the block was charged (UTF-8 bytes // 4, as a tool result).
+    tokens: int
+
+
 class QuestionResult(_Record):
     """Everything measured for one (adapter, scope, budget, question)."""
 
@@ -142,6 +154,8 @@ class QuestionResult(_Record):
     #: Ids the agent saw and cited instead of stored ids (``--lens-opaque-refs``), alias -> stored id; empty without aliases.
     aliases: dict[str, str] = Field(default_factory=dict)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    #: The adapter's block of context in the agent's prompt (``None``: it gave none); its tokens are in ``result_tokens``.
+    context: MemoryContext | None = None
     result_tokens: int = 0
     turns: int = 0
     agent_tokens: int = 0
@@ -173,16 +187,23 @@ class QuestionResult(_Record):
     adapter_stats: dict[str, int] = Field(default_factory=dict)
     #: What the adapter stands for when ``--lens-controls`` added it (``None``: one of the user's adapters).
     control: ControlRole | None = None
+    #: Which answer of the question this is (``--lens-repeat``; 0 without repetitions).
+    repetition: int = 0
 
     @property
     def key(self) -> tuple[str, str, str, str]:
-        """Identity of the result within a run (and across runs, for baselines)."""
+        """Identity of the question within a run (and across runs, for baselines); repetitions share it."""
         return (self.adapter, self.scope_id, self.budget, self.question_id)
 
     @property
     def measured(self) -> bool:
         """Asked and answered through the model: what composites, summaries and statistics are computed over."""
         return self.skipped is None and self.not_measured is None
+
+    @property
+    def item_key(self) -> tuple[str, str, str, str, int]:
+        """Identity of this answer within a run: the question and the repetition."""
+        return (*self.key, self.repetition)
 
     @property
     def failed(self) -> bool:
@@ -253,6 +274,8 @@ class AdapterSummary(_Record):
     adapter_stats: dict[str, int] = Field(default_factory=dict)
     #: What the adapter stands for when ``--lens-controls`` added it; controls never gate the run.
     control: ControlRole | None = None
+    #: Answers per question (``--lens-repeat``); above 1, composite and metrics are over per-question means.
+    repetitions: int = 1
 
     _default_headline = model_validator(mode="before")(_headline_defaults_to_composite)
 
@@ -335,3 +358,5 @@ class RunArtifact(_Record):
     verdict: RecordedVerdict | None = None
     #: ``--lens-controls``: what this run can detect, per control of each adapter (the sensitivity table).
     sensitivity: Sensitivity | None = None
+    #: With ``--lens-repeat``: per (adapter, budget), the variance of per-answer scores within and between questions.
+    repetitions: list[RepetitionVariance] = Field(default_factory=list)

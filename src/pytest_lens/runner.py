@@ -25,9 +25,10 @@ from pytest_lens.adapter import AdapterUnavailable, CapabilityManifest
 from pytest_lens.bridge import RefAliases
 from pytest_lens.calls import AdapterCaller, AdapterCallError
 from pytest_lens.datasets.loader import LoadedScope
+from pytest_lens.memory_context import fetch_context
 from pytest_lens.progress import Progress, StreamProgress
 from pytest_lens.registry import accepts_keyword, load_adapter_class
-from pytest_lens.results import AdapterFault
+from pytest_lens.results import AdapterFault, MemoryContext
 from pytest_lens.settings import AdapterSpec
 
 __all__ = ["AdapterSlot", "LensRuntime", "construct_adapter", "safe_name"]
@@ -50,6 +51,14 @@ class AdapterSlot:
     ingest_calls: int = 0
     #: The adapter's ``lens_stats()`` counters as last reported (deltas go on question results).
     reported_stats: dict[str, int] = field(default_factory=dict)
+    #: The adapter's block of context at ``prepared_at`` (``context()``, called once per checkpoint after ``prepare``).
+    context: MemoryContext | None = None
+    #: Why there is no block at ``prepared_at`` although the adapter tried to give one; fails that checkpoint's questions only.
+    context_fault: AdapterFault | None = None
+
+    def checkpoint_faults(self) -> list[AdapterFault]:
+        """The faults a question at the prepared checkpoint sees: its stream's, and its context's."""
+        return [*self.stream_faults, *([self.context_fault] if self.context_fault is not None else [])]
 
 
 class LensRuntime:
@@ -102,7 +111,7 @@ class LensRuntime:
                     faults.append(exc.fault)
             slot.scope_id, slot.ingested, slot.prepared_at, slot.stream_faults = scope.scope_id, 0, None, faults
         if slot.ingested >= checkpoint and slot.prepared_at == checkpoint:
-            return list(slot.stream_faults)
+            return slot.checkpoint_faults()
         with self._progress(label, scope, restart, replica) as stream:
             while slot.ingested < checkpoint:
                 episode = scope.stream[slot.ingested]
@@ -120,7 +129,8 @@ class LensRuntime:
                     caller.prepare(scope.scope_id, checkpoint)
                 except AdapterCallError as exc:
                     slot.stream_faults.append(exc.fault)
-        return list(slot.stream_faults)
+                slot.context, slot.context_fault = fetch_context(caller, scope.scope_id, checkpoint)
+        return slot.checkpoint_faults()
 
     def _progress(self, label: str, scope: LoadedScope, restart: bool, replica: int) -> AbstractContextManager[StreamProgress | None]:
         if self.progress is None or replica:  # extra instances of concurrent runs replay quietly: one line per stream

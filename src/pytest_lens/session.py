@@ -35,7 +35,7 @@ from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_s
 from pytest_lens.summary import GroupMetric, summarize
 
 if TYPE_CHECKING:
-    from pytest_lens.analysis.models import BaselineComparison, RunStatistics, Sensitivity
+    from pytest_lens.analysis.models import BaselineComparison, RepetitionVariance, RunStatistics, Sensitivity
     from pytest_lens.concurrency import ConcurrentRunner
     from pytest_lens.gates import GateCheck
     from pytest_lens.scoring.judge import Judge
@@ -84,9 +84,10 @@ class LensSession:
         #: The user's adapters, then what ``--lens-controls`` adds (null, random, mutants), each with its own label.
         self.adapter_specs: tuple[AdapterSpec, ...] = self._plan_adapters()
         self._controls: dict[str, ControlRole] = {spec.label: spec.control for spec in self.adapter_specs if spec.control is not None}
-        self.cases: list[LensCase] = build_cases([a.label for a in self.adapter_specs], self.scopes, budgets)
-        self.results: dict[tuple[str, str, str, str], QuestionResult] = {}
-        self.expected: dict[tuple[str, str, str, str], LensCase] = {}
+        self.cases: list[LensCase] = build_cases([a.label for a in self.adapter_specs], self.scopes, budgets, settings.repeat)
+        #: Results and selected cases by (adapter, scope, budget, question, repetition).
+        self.results: dict[tuple[str, str, str, str, int], QuestionResult] = {}
+        self.expected: dict[tuple[str, str, str, str, int], LensCase] = {}
         #: Run-level problems found outside the results (e.g. the xdist grouping self-check); each fails the verdict.
         self.problems: list[str] = []
         #: The ``--lens-baseline`` run, loaded by :meth:`open`.
@@ -133,6 +134,7 @@ class LensSession:
                 datasets = keep_suites(datasets, settings.suites)
             except ValueError as exc:
                 raise LensConfigError(f"--lens-suite: {exc}") from None
+        _check_repeat(settings, datasets)
         session = cls(settings, datasets, [parse_budget(b) for b in settings.budgets])
         try:
             _ = session.agent  # built now: a misconfigured agent is one usage error, not a failure per question
@@ -218,8 +220,8 @@ class LensSession:
 
         ``by_budget``: on an xdist worker, which receives whole (adapter, scope, budget) groups.
         """
-        order = {case.key: index for index, case in enumerate(self.cases)}
-        self._planned = sorted(cases, key=lambda case: order.get(case.key, len(order)))
+        order = {case.item_key: index for index, case in enumerate(self.cases)}
+        self._planned = sorted(cases, key=lambda case: order.get(case.item_key, len(order)))
         self._plan_by_budget = by_budget
         for runner in self._runners.values():
             runner.plan(self._planned, by_budget=by_budget)
@@ -291,7 +293,15 @@ class LensSession:
         return LLMJudge(client, seed=self.settings.seed, max_tokens=self.settings.llm.judge_short_max_tokens)
 
     def _judging(self) -> tuple[tuple[QuestionScorer, ...], tuple[GroupMetric, ...]]:
-        """The judge scorer and run-level metrics for ``--lens-judge`` (nothing for ``none``)."""
+        """The judge scorer and run-level metrics for ``--lens-judge`` (nothing for ``none``).
+
+        ``--lens-scoring=v2`` scores V2's metrics instead (citation validity even without a judge), and asks the
+        judge none of the paper's pairwise questions: they weigh nothing in V2's composite.
+        """
+        if self.settings.scoring == "v2":
+            from pytest_lens.scoring.v2 import V2Scorer
+
+            return (V2Scorer(self._judge),), ()
         if self._judge is None:
             return (), ()
         from pytest_lens.scoring.baseline import LLMBaseline, NaiveBaseline, OfflineBaseline
@@ -308,17 +318,23 @@ class LensSession:
     def expect(self, cases: Iterable[LensCase]) -> None:
         """The cases selected to run; results missing at the end make the run incomplete."""
         for case in cases:
-            self.expected[case.key] = case
+            self.expected[case.item_key] = case
 
     def record(self, result: QuestionResult) -> None:
-        """Keep one question's result."""
-        self.results[result.key] = result
+        """Keep one question's result (one answer of it, with ``--lens-repeat``)."""
+        self.results[result.item_key] = result
         self._derived.clear()
 
     def ordered_results(self) -> list[QuestionResult]:
-        """Results in case order (stable, whatever order the tests ran in)."""
-        order = {case.key: index for index, case in enumerate(self.cases)}
-        return sorted(self.results.values(), key=lambda r: (order.get(r.key, len(order)), r.key))
+        """Results in case order (stable, whatever order the tests ran in); every repetition of a question."""
+        order = {case.item_key: index for index, case in enumerate(self.cases)}
+        return sorted(self.results.values(), key=lambda r: (order.get(r.item_key, len(order)), r.item_key))
+
+    def scored_results(self) -> list[QuestionResult]:
+        """What summaries and statistics count: one result per question (repetitions merged into their means)."""
+        from pytest_lens.analysis.repetitions import collapse_repetitions
+
+        return collapse_repetitions(self.ordered_results(), self.scoring.weights, self.scoring.gates)
 
     def incomplete(self) -> list[str]:
         """One line per (adapter, scope, budget) group with selected questions that produced no result."""
@@ -339,13 +355,18 @@ class LensSession:
         Each counts the selected questions that have no result.
         """
         lens_results = [r for r in self.ordered_results() if r.suite == LENS]
-        summaries = summarize(lens_results, self.scoring.weights, self.scoring.gates, self.group_metrics, self.headline)
+        if self.settings.repeat > 1:
+            from pytest_lens.analysis.repetitions import summarize_repeated
+
+            summaries = summarize_repeated(lens_results, self.scoring.weights, self.scoring.gates, self.group_metrics, self.headline)
+        else:
+            summaries = summarize(lens_results, self.scoring.weights, self.scoring.gates, self.group_metrics, self.headline)
         self._count_missing(summaries, LENS)
         return summaries
 
     def suite_summaries(self) -> dict[str, dict[str, AdapterSummary]]:
         """Per sibling suite, per (adapter, budget) summaries with the suite's own weights and metrics."""
-        summaries = self.suites.summaries(self.ordered_results())
+        summaries = self.suites.summaries(self.scored_results())
         for suite, by_key in summaries.items():
             self._count_missing(by_key, suite)
         return summaries
@@ -362,7 +383,7 @@ class LensSession:
 
     def lens_results(self) -> list[QuestionResult]:
         """The LENS questions' results (the statistics and baseline comparison cover these; sibling suites score apart)."""
-        return [r for r in self.ordered_results() if r.suite == LENS and r.measured]
+        return [r for r in self.scored_results() if r.suite == LENS and r.measured]
 
     @property
     def has_significance_tests(self) -> bool:
@@ -413,7 +434,7 @@ class LensSession:
     def suite_statistics(self) -> dict[str, RunStatistics]:
         """Per sibling suite: score CIs per adapter and paired tests between adapters (seeded by ``--lens-seed``)."""
         if "suite_statistics" not in self._derived:
-            self._derived["suite_statistics"] = self.suites.statistics(self.ordered_results(), seed=self.settings.seed)
+            self._derived["suite_statistics"] = self.suites.statistics(self.scored_results(), seed=self.settings.seed)
         found: dict[str, RunStatistics] = self._derived["suite_statistics"]
         return found
 
@@ -424,7 +445,7 @@ class LensSession:
         if "suite_comparisons" not in self._derived:
             s = self.settings
             self._derived["suite_comparisons"] = self.suites.comparisons(
-                self.ordered_results(),
+                self.scored_results(),
                 self._run_identity(),
                 self.baseline.artifact,
                 self.baseline.info,
@@ -499,7 +520,7 @@ class LensSession:
         sections: list[ReportSection] = [RunNotes(notes)] if (notes := self._notes()) else []
         sections.extend(
             self.suites.reports(
-                self.ordered_results(),
+                self.scored_results(),
                 self.agent.description,
                 statistics=self.suite_statistics(),
                 comparisons=self.suite_comparisons(),
@@ -517,6 +538,10 @@ class LensSession:
             from pytest_lens.analysis.render import LinesSection, arrows_for, sensitivity_lines
 
             sections.append(LinesSection(sensitivity_lines(found, arrows_for(encoding))))
+        if self.settings.repeat > 1:
+            from pytest_lens.analysis.repetitions import RepetitionSection
+
+            sections.append(RepetitionSection(self.repetition_variance()))
         return LensReport(
             self.summaries(),
             header=self._header(),
@@ -562,6 +587,13 @@ class LensSession:
         path.write_bytes(data)
         return len(data)
 
+    def repetition_variance(self) -> list[RepetitionVariance]:
+        """With ``--lens-repeat``: per (adapter, budget), how much of the LENS scores' variance is within questions."""
+        from pytest_lens.analysis.repetitions import repetition_variance
+
+        lens = [r for r in self.ordered_results() if r.suite == LENS]
+        return repetition_variance(lens, self.scoring.weights, self.scoring.gates)
+
     def run_store(self) -> RunStore:
         """Saved runs (``--lens-storage``, default ``.lens`` in the rootdir)."""
         from pytest_lens.storage import RunStore
@@ -605,12 +637,11 @@ class LensSession:
                 + f", failures {counts.failures}"
             )
         notes.extend(llm_agent_notes(self.ordered_results()))
-        skipped: dict[str, tuple[int, str]] = {}
+        skipped: dict[str, tuple[set[tuple[str, str, str, str]], str]] = {}
         for result in self.results.values():
-            if result.skipped is not None:
-                count, _ = skipped.get(result.adapter, (0, ""))
-                skipped[result.adapter] = (count + 1, result.skipped)
-        notes.extend(f"skipped {adapter} ({count} questions): {reason}" for adapter, (count, reason) in skipped.items())
+            if result.skipped is not None:  # questions, not their repetitions
+                skipped.setdefault(result.adapter, (set(), result.skipped))[0].add(result.key)
+        notes.extend(f"skipped {adapter} ({len(keys)} questions): {reason}" for adapter, (keys, reason) in skipped.items())
         return notes
 
     def artifact(self) -> RunArtifact:
@@ -636,6 +667,7 @@ class LensSession:
             evidence=collect_evidence(self.results.values(), self.scopes),
             verdict=self.recorded_verdict(),
             sensitivity=self.sensitivity(),
+            repetitions=self.repetition_variance() if self.settings.repeat > 1 else [],
         )
 
     def recorded_verdict(self) -> RecordedVerdict:
@@ -667,6 +699,7 @@ class LensSession:
             "gates": [f"{gate.metric} < {gate.threshold:g}" for gate in self.scoring.gates],
             "headline": self.headline.identity(),
             "seed": self.settings.seed,
+            "repeat": self.settings.repeat,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
         }
@@ -722,7 +755,7 @@ class LensSession:
         return [
             str(issue)
             for dataset in self.datasets
-            if dataset.path in files
+            if dataset.path in files or not dataset.scopes  # a skipped scope directory has no questions to select
             for issue in dataset.warnings
             if issue.question_id is None or (dataset.path, issue.question_id) in questions
         ]
@@ -769,3 +802,12 @@ def _check_llm_settings(settings: LensSettings) -> None:
         raise LensConfigError("--lens-agent=llm needs --lens-agent-model=NAME (and --lens-llm-base-url for a non-OpenAI endpoint)")
     if llm.judge == "llm" and not llm.effective_judge_model:
         raise LensConfigError("--lens-judge=llm needs --lens-judge-model=NAME (or --lens-agent-model)")
+
+
+def _check_repeat(settings: LensSettings, datasets: list[LoadedDataset]) -> None:
+    """``--lens-repeat`` needs scores that average: MEME's trivial-pass filter pairs single before/after answers."""
+    if settings.repeat > 1 and any(dataset.dataset.suite == "meme" for dataset in datasets):
+        raise LensConfigError(
+            f"--lens-repeat={settings.repeat}: MEME's trivial-pass filter pairs one answer to a before-probe with one to its "
+            "after-probe, so its questions cannot be repeated; run MEME without --lens-repeat (or leave out its datasets)"
+        )

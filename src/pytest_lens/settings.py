@@ -66,6 +66,8 @@ class LensSettings:
     html_path: Path | None = None
     strict: bool = False
     weights: Mapping[str, float] | None = None
+    #: ``--lens-scoring``: ``paper`` or ``v2`` (which metrics are scored and their base weights).
+    scoring: str = "paper"
     gate_budget: bool = False
     call_timeout: float | None = 120.0
     opaque_refs: str = "auto"
@@ -100,6 +102,8 @@ class LensSettings:
     mutants: tuple[str, ...] | None = None
     #: ``--lens-concurrency``: questions answered at once per process (``None``: the agent's default).
     concurrency: int | None = None
+    #: ``--lens-repeat``: answers per question (each its own test, with its own seed).
+    repeat: int = 1
 
     @property
     def import_paths(self) -> tuple[Path, ...]:

@@ -40,7 +40,7 @@ def doc_module() -> types.ModuleType:
 def test_the_page_has_an_example_for_every_part_of_the_contract() -> None:
     text = "\n".join(_blocks())
     for needle in ("validate_manifest", "start_date", "get_synthetic_refs", "call_extended_tool", "lens_stats", "close", "lens_llm",
-                   "AdapterUnavailable", "report_embeddings"):  # fmt: skip
+                   "AdapterUnavailable", "report_embeddings", "context_block"):  # fmt: skip
         assert needle in text, needle
 
 

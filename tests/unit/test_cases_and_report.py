@@ -65,3 +65,11 @@ def test_report_lines_show_tables_and_verdict() -> None:
 
 def test_format_table_aligns_columns() -> None:
     assert format_table(["name", "n"], [["a", "10"], ["long", "2"]], [False, True]) == ["name   n", "a     10", "long   2"]
+
+
+def test_repetitions_follow_their_question_at_its_checkpoint(small_scope: LoadedScope) -> None:
+    cases = build_cases(["a"], [small_scope], [parse_budget("16k")], repetitions=3)
+    assert [c.id for c in cases[:4]] == ["a-s1-cp002-q1-r1", "a-s1-cp002-q1-r2", "a-s1-cp002-q1-r3", "a-s1-cp004-q2-r1"]
+    assert [c.checkpoint for c in cases] == sorted(c.checkpoint for c in cases)  # never back to an earlier memory state
+    assert {c.key for c in cases[:3]} == {("a", "s1", "16k", "q1")} and [c.item_key[-1] for c in cases[:3]] == [0, 1, 2]
+    assert {c.group for c in cases} == {"a:s1:16k"}  # one stream, one xdist group

@@ -28,3 +28,9 @@ def test_the_same_question_twice_is_an_error(example_run: RunArtifact) -> None:
     with pytest.raises(MergeError, match=r"is in both a.json and b.json"):
         merge_runs([("a.json", example_run), ("b.json", example_run)])
     assert merge_runs([("only.json", example_run)]) is example_run
+
+
+def test_a_repeated_run_is_not_merged(example_run: RunArtifact) -> None:
+    repeated = example_run.model_copy(update={"run": {**example_run.run, "repeat": 3}})
+    with pytest.raises(MergeError, match=r"b.json answered each question several times \(--lens-repeat\)"):
+        merge_runs([("a.json", example_run), ("b.json", repeated)])

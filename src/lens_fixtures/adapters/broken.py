@@ -7,13 +7,15 @@ to the clause it breaks. Use one as ``--lens-adapter=lens_fixtures.adapters.brok
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
+import uuid
 from collections import Counter
 from typing import Any
 
 from lens_fixtures.adapters.faceted import FILTER_FIELDS, FacetedMemory, StoredEpisode
-from pytest_lens import CapabilityManifest, Document, FilterField, SearchResult
+from pytest_lens import CapabilityManifest, ContextBlock, Document, FilterField, SearchResult
 from pytest_lens.text import content_terms
 
 __all__ = [
@@ -21,6 +23,10 @@ __all__ = [
     "AscendingScores",
     "BatchLimitBelowSchema",
     "BatchReturnsSnippets",
+    "BlockGrowsOnPrepare",
+    "BlockOverflows",
+    "BlockStampedPerInstance",
+    "BriefedMemory",
     "DocumentFrequencyLeaks",
     "EndDateExclusive",
     "IgnoresFieldFilters",
@@ -242,8 +248,77 @@ class SlowSearch(FacetedMemory):
         return super().search(query, filters, limit)
 
 
+class BriefedMemory(FacetedMemory):
+    """FacetedMemory with a block of context for the agent's prompt (keeps every clause): the summary and the newest episode."""
+
+    block_tokens = 200
+
+    def draft_block(self) -> str | None:
+        """The block before it is cut to its declared size."""
+        if self.summary is None:
+            return None
+        newest = max(self.episodes.values(), key=lambda e: (e.timestamp, e.ref_id), default=None)
+        return self.summary.text + (f"\nnewest: {newest.text}" if newest is not None else "")
+
+    def context(self, scope_id: str, checkpoint: int) -> str | None:
+        """The draft, cut to ``block_tokens`` (UTF-8 bytes // 4)."""
+        draft = self.draft_block()
+        return None if draft is None else draft.encode("utf-8")[: self.block_tokens * 4].decode("utf-8", errors="ignore")
+
+    def get_capabilities(self) -> CapabilityManifest:
+        """FacetedMemory's manifest, declaring the block."""
+        return dataclasses.replace(super().get_capabilities(), context_block=ContextBlock("briefing", self.block_tokens, "briefing"))
+
+
+class BlockOverflows(BriefedMemory):
+    """Declares a 200-token block but never cuts it: a long episode overflows it."""
+
+    def context(self, scope_id: str, checkpoint: int) -> str | None:
+        """The draft, whatever its size."""
+        return self.draft_block()
+
+
+class BlockStampedPerInstance(BriefedMemory):
+    """Heads the block with an id drawn per instance: the same stream gives another block in another process."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.block_id = uuid.uuid4().hex[:8]
+
+    def draft_block(self) -> str | None:
+        """The draft under a header with the instance's id."""
+        draft = super().draft_block()
+        return None if draft is None else f"briefing {self.block_id}\n{draft}"
+
+
+class BlockGrowsOnPrepare(BriefedMemory):
+    """Appends a line to the block at every ``prepare``, even at the same checkpoint."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prepared = 0
+
+    def reset(self, scope_id: str) -> None:
+        """Forget the count too."""
+        super().reset(scope_id)
+        self.prepared = 0
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        """Write the summary and count the call."""
+        super().prepare(scope_id, checkpoint)
+        self.prepared += 1
+
+    def draft_block(self) -> str | None:
+        """The draft and one line per ``prepare`` so far."""
+        draft = super().draft_block()
+        return None if draft is None else draft + "\nconsolidated" * self.prepared
+
+
 #: Each broken adapter and the one clause it breaks (``SlowSearch`` only under an enforced search ceiling below 100 ms).
 BROKEN_ADAPTERS: dict[type[FacetedMemory], str] = {
+    BlockOverflows: "context.size",
+    BlockStampedPerInstance: "context.deterministic",
+    BlockGrowsOnPrepare: "context.prepare_stable",
     InvalidFilterType: "manifest.valid",
     TruncatesLongTexts: "retrieve.roundtrip",
     RetrieveFallsBackToCaseless: "retrieve.unknown",

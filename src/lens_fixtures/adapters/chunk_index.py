@@ -1,8 +1,14 @@
 """Embedded chunks of episodes: vectors in a numpy matrix for search, SQLite for the durable copy.
 
 Adding an episode stores its chunks at once and queues them for embedding;
-:meth:`ChunkIndex.flush` (called before any search, or when the queue is
-long) embeds the queue in large batches, which is as fast as the model goes.
+:meth:`ChunkIndex.flush` (called before any search, at ``prepare``, and whenever
+``flush_at`` chunks are queued) embeds the queue in one batched call. Embedding
+as the stream arrives bounds what one ``ingest`` call can cost: its own chunks
+plus fewer than ``flush_at`` queued ones (with the default 32 and 5,000-word
+episodes, at most about 80 chunks of 100 words), where a queue of 512 chunks
+made one call embed 512-560 chunks: minutes on a busy 2-core machine, past the
+call timeout (``benchmarks/v2_ingest.py``). 32 is the batch the model encodes at
+a time on CPU, so small episodes still embed in full batches.
 A search is one matrix-vector product over every chunk.
 """
 
@@ -18,7 +24,10 @@ from numpy.typing import NDArray
 
 from lens_fixtures.embedding import Embedder, Vectors
 
-__all__ = ["ChunkIndex", "EpisodeHit", "VectorMatrix", "date_bounds"]
+__all__ = ["DEFAULT_EMBED_QUEUE", "ChunkIndex", "EpisodeHit", "VectorMatrix", "date_bounds"]
+
+#: Chunks queued before they are embedded (adapter option ``embed_queue``).
+DEFAULT_EMBED_QUEUE = 32
 
 
 def date_bounds(filters: dict[str, Any] | None) -> tuple[str | None, str | None]:
@@ -109,8 +118,10 @@ class ChunkIndex:
         *,
         table: str = "chunks",
         keyword_index: bool = False,
-        flush_at: int = 512,
+        flush_at: int = DEFAULT_EMBED_QUEUE,
     ) -> None:
+        if flush_at < 1:
+            raise ValueError(f"the embedding queue must hold at least 1 chunk, got {flush_at}")
         self.db = db
         self.embedder = embedder
         self.table = table
@@ -200,6 +211,11 @@ class ChunkIndex:
     # -- reading -------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self._texts)
+
+    @property
+    def queued(self) -> int:
+        """Chunks stored but not embedded yet (what the next flush, at the latest ``prepare``, embeds)."""
+        return len(self._pending)
 
     @property
     def episode_count(self) -> int:

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lens_fixtures.adapters.bm25 import fts_query
-from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
+from lens_fixtures.adapters.chunk_index import DEFAULT_EMBED_QUEUE, ChunkIndex, date_bounds
 from lens_fixtures.adapters.chunking import chunk_episode
 from lens_fixtures.adapters.embedded_store import EmbeddedEpisodeStore
 from lens_fixtures.adapters.embedding_options import embedder_from_options
@@ -56,7 +56,8 @@ class CognisHybridAdapter(EmbeddedEpisodeStore):
     ``vector_weight`` (0.7), ``bm25_weight`` (0.3), ``shortlist_dim`` (128),
     ``shortlist_size`` (200), ``similarity_threshold`` (0.0: off), ``temporal_weight`` (0.4),
     ``duplicate_similarity`` (0.99), ``max_chunk_words`` (100),
-    ``min_chunk_words`` (60), ``snippet_chars`` (600), ``max_results`` (20).
+    ``min_chunk_words`` (60), ``snippet_chars`` (600), ``max_results`` (20), ``embed_queue`` (32: chunks
+    queued before they are embedded, which bounds the work of one ``ingest`` call).
     """
 
     def __init__(
@@ -81,6 +82,7 @@ class CognisHybridAdapter(EmbeddedEpisodeStore):
         min_chunk_words: int = 60,
         snippet_chars: int = 600,
         max_results: int = 20,
+        embed_queue: int = DEFAULT_EMBED_QUEUE,
     ) -> None:
         if not 0 <= temporal_weight <= 1:
             raise ValueError(f"temporal_weight must be within [0, 1], got {temporal_weight}")
@@ -107,7 +109,7 @@ class CognisHybridAdapter(EmbeddedEpisodeStore):
         self._snippet_chars = snippet_chars
         self._max_results = max_results
         self._create()
-        self._chunks = ChunkIndex(self._db, self._embedder, table="chunks", keyword_index=True)
+        self._chunks = ChunkIndex(self._db, self._embedder, table="chunks", keyword_index=True, flush_at=embed_queue)
         self._moments: dict[str, datetime | None] = {}
         self._now: datetime | None = None
         self._short: NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
+from lens_fixtures.adapters.chunk_index import DEFAULT_EMBED_QUEUE, ChunkIndex, date_bounds
 from lens_fixtures.adapters.embedded_store import EmbeddedEpisodeStore
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.pooling import PooledEmbedder
@@ -39,7 +39,8 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
     ``pooling`` (``mean``: the word-weighted mean of the episode's section chunks, at most
     ``max_chunk_words`` (100) words each, sections under ``min_chunk_words`` (60) joining the next;
     ``none``: the episode as one input, truncated by the model), ``snippet_chars`` (length of a
-    search result's excerpt), ``max_results``.
+    search result's excerpt), ``max_results``, ``embed_queue`` (32: episodes queued before they are
+    embedded, which bounds the work of one ``ingest`` call).
     """
 
     def __init__(
@@ -57,6 +58,7 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
         min_chunk_words: int = 60,
         snippet_chars: int = 500,
         max_results: int = 20,
+        embed_queue: int = DEFAULT_EMBED_QUEUE,
     ) -> None:
         if pooling not in POOLING:
             raise ValueError(f"option pooling must be one of {', '.join(POOLING)}, got {pooling!r}")
@@ -73,7 +75,7 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
         self._max_results = max_results
         self._create()
         episode_embedder = PooledEmbedder(self._embedder, max_chunk_words, min_chunk_words) if pooling == "mean" else self._embedder
-        self._index = ChunkIndex(self._db, episode_embedder, table="episode_vectors")
+        self._index = ChunkIndex(self._db, episode_embedder, table="episode_vectors", flush_at=embed_queue)
 
     def _create(self) -> None:
         self._db.table("episodes").drop(ignore=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from lens_fixtures.adapters.batch import BATCH_RETRIEVE
 from lens_fixtures.adapters.bm25 import BM25Adapter
-from lens_fixtures.adapters.chunk_index import ChunkIndex, date_bounds
+from lens_fixtures.adapters.chunk_index import DEFAULT_EMBED_QUEUE, ChunkIndex, date_bounds
 from lens_fixtures.adapters.chunking import chunk_episode
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
@@ -35,7 +35,8 @@ class SQLiteHybridAdapter(BM25Adapter):
     ``embedding_batch_size``, ``cache``, ``cache_dir``): ``max_chunk_words`` (100),
     ``min_chunk_words`` (60; shorter sections join the next), ``rrf_k`` (60),
     ``candidate_factor`` (3: each ranking contributes ``limit * 3`` candidates),
-    ``snippet_chars`` (600), ``max_results`` (20).
+    ``snippet_chars`` (600), ``max_results`` (20), ``embed_queue`` (32: chunks queued before they are
+    embedded, which bounds the work of one ``ingest`` call; see :mod:`~lens_fixtures.adapters.chunk_index`).
     """
 
     database_prefix = "sqlite-hybrid"
@@ -61,6 +62,7 @@ class SQLiteHybridAdapter(BM25Adapter):
         candidate_factor: int = 3,
         snippet_chars: int = 600,
         max_results: int = 20,
+        embed_queue: int = DEFAULT_EMBED_QUEUE,
     ) -> None:
         if candidate_factor < 1:
             raise ValueError(f"candidate_factor must be at least 1, got {candidate_factor}")
@@ -73,7 +75,7 @@ class SQLiteHybridAdapter(BM25Adapter):
             cache_dir=cache_dir,
         )
         super().__init__(storage_dir, max_results=max_results)
-        self._chunks = ChunkIndex(self._db, self._embedder, table="chunks")
+        self._chunks = ChunkIndex(self._db, self._embedder, table="chunks", flush_at=embed_queue)
         self._max_chunk_words = max_chunk_words
         self._min_chunk_words = min_chunk_words
         self._rrf_k = rrf_k

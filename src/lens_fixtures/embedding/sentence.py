@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lens_fixtures.embedding.base import Vectors, normalize_rows
+from pytest_lens.deadline import outside_call_timeout
 from pytest_lens.progress import report_activity
 
 if TYPE_CHECKING:
@@ -116,7 +117,9 @@ class SentenceTransformerEmbedder:
         model = _MODELS.get(key)
         if model is not None:
             return model
-        with _LOCK:
+        # Loading torch and the model takes seconds idle and over a minute on a busy machine; it happens once per
+        # process, inside whichever adapter call first needs a vector, and is not that call's work.
+        with _LOCK, outside_call_timeout():
             model = _MODELS.get(key)
             if model is None:
                 report_activity(f"loading the embedding model {self.model_name} (once per process)")
@@ -142,7 +145,10 @@ def _load(location: str, device: str) -> SentenceTransformer:
     if threads is not None:
         torch.set_num_threads(threads)
     try:
-        return SentenceTransformer(location, device=device)
+        model = SentenceTransformer(location, device=device)
     except Exception as exc:
         hint = "" if Path(location).exists() else " (not a local directory; with HF_HUB_OFFLINE=1 only models already cached load)"
         raise RuntimeError(f"cannot load sentence-transformers model {location!r}{hint}: {type(exc).__name__}: {exc}") from exc
+    # The first forward pass initialises kernels (a second or more on a busy machine): part of loading, not of the call.
+    model.encode(["warm up"], show_progress_bar=False)
+    return model

@@ -16,14 +16,16 @@ The default policy, :class:`LensPolicy`, plays every role pytest-lens asks of a 
 an agent that searches the question, batch-retrieves the top hits and answers citing
 them; a judge that compares key-fact coverage; MEME's and LongMemEval's judges (:class:`MemeJudgePolicy`:
 JSON verdicts by MEME's mechanical rules, with misbehaving variants); the naive baseline;
-and the compaction adapter's summariser. ``/v1/embeddings`` returns deterministic hashed bag-of-words
-vectors.
+the compaction adapter's summariser, and the memory policies' folds (:class:`FoldPolicy`). ``/v1/embeddings``
+returns deterministic hashed bag-of-words vectors.
 """
 
 from lens_fixtures.openai_server.faults import Fault
+from lens_fixtures.openai_server.folds import FoldPolicy
 from lens_fixtures.openai_server.policies import (
     BaselinePolicy,
     ChatRequest,
+    FactCheckPolicy,
     JudgePolicy,
     LensPolicy,
     LongMemEvalJudgePolicy,
@@ -33,7 +35,9 @@ from lens_fixtures.openai_server.policies import (
     Reply,
     RetrievalAgentPolicy,
     ScriptedAgentPolicy,
+    StochasticAgentPolicy,
     SummaryPolicy,
+    SupportPolicy,
     classify,
 )
 from lens_fixtures.openai_server.server import CONTEXT_ERROR_STYLES, OpenAITestServer, RecordedRequest, hashed_embedding
@@ -42,7 +46,9 @@ __all__ = [
     "CONTEXT_ERROR_STYLES",
     "BaselinePolicy",
     "ChatRequest",
+    "FactCheckPolicy",
     "Fault",
+    "FoldPolicy",
     "JudgePolicy",
     "LensPolicy",
     "LongMemEvalJudgePolicy",
@@ -54,7 +60,9 @@ __all__ = [
     "Reply",
     "RetrievalAgentPolicy",
     "ScriptedAgentPolicy",
+    "StochasticAgentPolicy",
     "SummaryPolicy",
+    "SupportPolicy",
     "classify",
     "hashed_embedding",
 ]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BaselinePolicy",
     "ChatRequest",
+    "FactCheckPolicy",
     "JudgePolicy",
     "LensPolicy",
     "LongMemEvalJudgePolicy",
@@ -25,8 +26,11 @@ __all__ = [
     "Reply",
     "RetrievalAgentPolicy",
     "ScriptedAgentPolicy",
+    "StochasticAgentPolicy",
     "SummaryPolicy",
+    "SupportPolicy",
     "classify",
+    "context_documents",
 ]
 
 NO_EVIDENCE = "I could not find sufficient information in memory to answer this question."
@@ -124,9 +128,11 @@ def classify(request: ChatRequest) -> str:
     """The role a request asks the model to play.
 
     ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``lme_judge`` (LongMemEval's), ``baseline``,
-    ``summary`` or ``other``.
+    ``summary``, ``policy`` (the memory policies' folds), ``fact_judge`` and ``support_judge`` (LENS V2's
+    per-fact and evidence-support judges) or ``other``.
     """
     from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
+    from lens_fixtures.openai_server.folds import policy_kind
     from pytest_lens.agents.base import SYSTEM_PROMPT
     from pytest_lens.scoring.baseline import BASELINE_SYSTEM_PROMPT
     from pytest_lens.suites.longmemeval import JUDGE_PREAMBLE as LME_PREAMBLE
@@ -135,8 +141,14 @@ def classify(request: ChatRequest) -> str:
     system = request.system
     if request.tool_names or system == SYSTEM_PROMPT:
         return "agent"
+    if policy_kind(system) is not None:
+        return "policy"
     if request.first_user.startswith("You are comparing two analyst responses"):
         return "judge"
+    if request.first_user.startswith("You are checking whether an analyst's answer contains"):
+        return "fact_judge"
+    if request.first_user.startswith("You are checking whether the sources an analyst cited"):
+        return "support_judge"
     if request.first_user.startswith(JUDGE_PREAMBLE):
         return "meme_judge"
     if request.first_user.startswith(LME_PREAMBLE):
@@ -167,6 +179,15 @@ def extractive_answer(question: str, documents: Mapping[str, str], *, cite: bool
             shown = shown.translate(_NO_BRACKETS)
             lines.append(f"- {shown} [{ref}]" if cite else f"- {shown} ({ref})")
     return "\n".join(lines) if lines else NO_EVIDENCE
+
+
+_CONTEXT_BLOCK = re.compile(r'<memory_context ref_id="(?P<ref>[^"]+)">\n(?P<text>.*?)\n</memory_context>', re.DOTALL)
+
+
+def context_documents(system: str) -> dict[str, str]:
+    """The memory's block of context in an agent's system prompt, as ``{ref_id: text}`` (empty when there is none)."""
+    match = _CONTEXT_BLOCK.search(system)
+    return {match.group("ref"): match.group("text")} if match else {}
 
 
 @dataclass
@@ -209,12 +230,34 @@ class RetrievalAgentPolicy:
             if not hits and searches < 2:
                 query = question if searches == 0 else " ".join(content_terms(question)) or question
                 return Reply(tool_calls=(("memory_search", {"query": query, "limit": self.search_limit}),))
-            wanted = [ref for ref, _ in hits[: self.top_k] if ref not in documents]
+            wanted = [ref for ref in self.choose(request, [ref for ref, _ in hits]) if ref not in documents]
             if wanted and retrievals < 2:
                 if "batch_retrieve" in request.tool_names:
                     return Reply(tool_calls=(("batch_retrieve", {"ref_ids": wanted}),))
                 return Reply(tool_calls=tuple(("memory_retrieve", {"ref_id": ref}) for ref in wanted))
-        return Reply(content=extractive_answer(question, documents or dict(hits)))
+        # The memory's block of context in the system prompt is read like a retrieved document, first.
+        return Reply(content=extractive_answer(question, {**context_documents(request.system), **(documents or dict(hits))}))
+
+    def choose(self, request: ChatRequest, hits: list[str]) -> list[str]:
+        """The hits to retrieve and cite: the best ``top_k``."""
+        return hits[: self.top_k]
+
+
+@dataclass
+class StochasticAgentPolicy(RetrievalAgentPolicy):
+    """A sampling model: retrieves and cites ``top_k`` hits drawn at random from the search results.
+
+    The draw is seeded by the request's ``seed`` and the question, so one seed always gives the same
+    answer (cached runs replay it) and distinct seeds (``--lens-repeat``) give different answers.
+    """
+
+    def choose(self, request: ChatRequest, hits: list[str]) -> list[str]:
+        """``top_k`` hits sampled without replacement, in search order."""
+        import random
+
+        rng = random.Random(f"{request.body.get('seed')}/{request.first_user}")
+        picked = set(rng.sample(range(len(hits)), min(self.top_k, len(hits))))
+        return [ref for index, ref in enumerate(hits) if index in picked]
 
 
 @dataclass
@@ -282,6 +325,49 @@ def _coverage(finding: str, text: str) -> float:
         elif normalize(pattern) and normalize(pattern) in normalize(text):
             best = 1.0
     return best
+
+
+_FACT_CHECK = re.compile(r"Finding to check: (?P<finding>.*?)\n\nAnswer:\n(?P<answer>.*?)\n\nDoes the answer", re.DOTALL)
+_SUPPORT = re.compile(r"\nAnswer:\n(?P<answer>.*?)\n\nCited sources:\n(?P<sources>.*?)\n\nHow well", re.DOTALL)
+
+
+@dataclass
+class FactCheckPolicy:
+    """Answers LENS V2's per-fact question: ``YES`` when the answer covers at least ``threshold`` of the finding's words.
+
+    ``prose_for``: findings (substrings) answered with a sentence instead of a verdict, every time (a judge
+    that will not follow the format).
+    """
+
+    threshold: float = 0.6
+    prose_for: tuple[str, ...] = ()
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The verdict for the fact-check prompt in the first user message."""
+        match = _FACT_CHECK.search(request.first_user)
+        if match is None:
+            return Reply(content="NO")
+        finding = match.group("finding")
+        if any(part in finding for part in self.prose_for):
+            return Reply(content="The answer touches on this finding in places, but I would not say it states it outright.")
+        return Reply(content="YES" if _coverage(finding, match.group("answer")) >= self.threshold else "NO")
+
+
+@dataclass
+class SupportPolicy:
+    """Rates evidence support 0-4: the share of the answer's cited sentences whose content words all appear in the sources."""
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The rating for the support prompt in the first user message."""
+        match = _SUPPORT.search(request.first_user)
+        if match is None:
+            return Reply(content="0")
+        sources = set(content_terms(match.group("sources")))
+        sentences = [s for s in split_sentences(match.group("answer")) if content_terms(s.text)]
+        if not sentences:
+            return Reply(content="0")
+        supported = sum(1 for s in sentences if len(set(content_terms(s.text)) - sources) <= len(set(content_terms(s.text))) // 4)
+        return Reply(content=str(round(4 * supported / len(sentences))))
 
 
 _RECORD = re.compile(r"^### Record (\d+) \(([^)]*)\)\n", re.MULTILINE)
@@ -449,16 +535,25 @@ class LongMemEvalJudgePolicy:
         return Reply(content=json.dumps({"correct": correct, "reason": f"Mechanical rule: {reason}."}))
 
 
+def _fold_policy() -> Policy:
+    from lens_fixtures.openai_server.folds import FoldPolicy  # folds.py imports this module
+
+    return FoldPolicy()
+
+
 @dataclass
 class LensPolicy:
     """Routes each request to the policy for its role (see :func:`classify`)."""
 
     agent: Policy = field(default_factory=RetrievalAgentPolicy)
     judge: Policy = field(default_factory=JudgePolicy)
+    fact_judge: Policy = field(default_factory=FactCheckPolicy)
+    support_judge: Policy = field(default_factory=SupportPolicy)
     meme_judge: Policy = field(default_factory=MemeJudgePolicy)
     lme_judge: Policy = field(default_factory=LongMemEvalJudgePolicy)
     baseline: Policy = field(default_factory=BaselinePolicy)
     summary: Policy = field(default_factory=SummaryPolicy)
+    policy: Policy = field(default_factory=lambda: _fold_policy())
     other: Policy = field(default_factory=lambda: lambda request: Reply(content="OK"))
 
     def __call__(self, request: ChatRequest) -> Reply:

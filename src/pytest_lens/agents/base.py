@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pytest_lens.bridge import ToolBridge
+    from pytest_lens.results import MemoryContext
 
-__all__ = ["SYSTEM_PROMPT", "Agent", "AgentAnswer", "AgentQuestion"]
+__all__ = ["CONTEXT_CLOSE", "SYSTEM_PROMPT", "Agent", "AgentAnswer", "AgentQuestion", "system_prompt"]
 
 #: The answering agent's system prompt, verbatim from the LENS paper (Listing 3).
 SYSTEM_PROMPT = """You are a research assistant with access to a memory system. Your task is to answer the user's question by searching and retrieving information from memory.
@@ -24,12 +25,37 @@ Instructions:
 - You have a limited number of turns and tool calls. Use them efficiently."""
 
 
+#: Closes the adapter's block of context in the system prompt (see :func:`system_prompt`).
+CONTEXT_CLOSE = "</memory_context>"
+
+
+def system_prompt(context: MemoryContext | None = None) -> str:
+    """The system prompt: the paper's, then the adapter's block of context (if any) in a delimited block.
+
+    The block says which ref cites it. A closing tag inside the adapter's text is
+    defused, so the block ends where pytest-lens ends it.
+    """
+    if context is None:
+        return SYSTEM_PROMPT
+    text = context.text.strip().replace(CONTEXT_CLOSE, "</ memory_context>")
+    return (
+        f"{SYSTEM_PROMPT}\n\n"
+        f"The memory system keeps this {context.title} for you, consolidated from what it has stored so far. Read it before "
+        f"searching; it may be incomplete, so check specifics with the tools. Cite it as [{context.ref_id}] for claims you "
+        f"take from it.\n"
+        f'<memory_context ref_id="{context.ref_id}">\n{text}\n{CONTEXT_CLOSE}'
+    )
+
+
 @dataclass(frozen=True)
 class AgentQuestion:
     """What an agent is told: the question and nothing of its ground truth."""
 
     question_id: str
     prompt: str
+    #: Which answer of the question this is (``--lens-repeat``); a stochastic agent of your own can seed on it.
+    #: LLM requests made while answering already get a seed and a cache key of their own for it.
+    repetition: int = 0
 
 
 @dataclass(frozen=True)

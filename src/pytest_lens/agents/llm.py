@@ -9,14 +9,16 @@ Every other turn sends ``tool_choice="auto"`` explicitly: servers differ on what
 ``tool_choice`` means (llama.cpp's ``chatml-function-calling`` format then leaves the tools
 out of the prompt, and the model never sees them). On the last allowed turn the model is
 told not to call tools (``tool_choice="none"``) so it answers from what it has; if it calls tools anyway the loop goes on and the
-turn limit is recorded as a violation, exactly as for any agent.
+turn limit is recorded as a violation, exactly as for any agent. An adapter's block of
+context (``context()``) follows the paper's prompt in the system message, delimited
+(:func:`~pytest_lens.agents.base.system_prompt`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pytest_lens.agents.base import SYSTEM_PROMPT, AgentAnswer, AgentQuestion
+from pytest_lens.agents.base import AgentAnswer, AgentQuestion, system_prompt
 from pytest_lens.bridge import ToolBridge
 from pytest_lens.llm.client import ChatClient
 from pytest_lens.scoring.verdicts import strip_reasoning
@@ -42,7 +44,8 @@ class LLMAgent:
     def answer(self, question: AgentQuestion, bridge: ToolBridge) -> AgentAnswer:
         """Let the model search and retrieve until it answers or the budget ends the loop."""
         tools = [spec.openai() for spec in bridge.tools]
-        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": question.prompt}]
+        system = system_prompt(bridge.context)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": question.prompt}]
         answer = ""
         max_turns = bridge.tracker.budget.max_turns
         while bridge.begin_turn():

@@ -4,7 +4,8 @@ It measures what a memory surfaces, not how well an LLM reasons:
 capabilities -> search with the question -> retrieve the best refs the budget
 allows (batched when the memory offers ``batch_retrieve``) -> an extractive
 answer made of the retrieved sentences most related to the question, each
-cited. Reports label its scores as coming from this agent.
+cited. An adapter's block of context (``context()``) is read as the first
+retrieved document. Reports label its scores as coming from this agent.
 """
 
 from __future__ import annotations
@@ -66,7 +67,12 @@ class OfflineAgent:
         ranked = list(dict.fromkeys(hit["ref_id"] for hit in hit_list))
 
         documents: dict[str, str] = {}
-        pending = list(ranked)
+        # The adapter's block of context is read like a retrieved document, before anything the search found.
+        context = bridge.context
+        if context is not None:
+            documents[context.ref_id] = context.text
+            ranked = [context.ref_id, *(ref for ref in ranked if ref != context.ref_id)]
+        pending = [ref for ref in ranked if ref not in documents]
         doc_tokens: list[int] = []
         batch_size = self.first_batch
         # Keep one turn for the answer itself.

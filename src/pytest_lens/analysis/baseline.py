@@ -22,6 +22,7 @@ from pytest_lens.analysis.models import (
     PairedTest,
     QuestionDelta,
 )
+from pytest_lens.analysis.repetitions import collapse_repetitions
 from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests, question_composite, question_state
 from pytest_lens.results import QuestionResult, RunArtifact
 from pytest_lens.scoring.composite import HardGate
@@ -124,8 +125,13 @@ def compare_with_baseline(
     probes); ``question_weights`` (default ``weights``) score one question for the signed-rank
     test, the flips and the drops, ``weights`` and ``group_metrics`` the compared composites.
     """
-    current_results = [r for r in results if (suite is None or r.suite == suite) and r.control is None]
-    previous_results = [r for r in baseline.results if (suite is None or r.suite == suite) and r.control is None]
+    # Controls are never compared with a baseline; repeated answers (--lens-repeat, in either run) as per-question means.
+    current_results = collapse_repetitions(
+        [r for r in results if (suite is None or r.suite == suite) and r.control is None], weights, gates
+    )
+    previous_results = collapse_repetitions(
+        [r for r in baseline.results if (suite is None or r.suite == suite) and r.control is None], weights, gates
+    )
     if prepare is not None:
         current_results, previous_results = prepare(current_results), prepare(previous_results)
     current, previous = _groups(current_results), _groups(previous_results)

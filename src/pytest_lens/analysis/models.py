@@ -17,10 +17,12 @@ __all__ = [
     "FlippedQuestion",
     "PairedTest",
     "QuestionDelta",
+    "RepetitionVariance",
     "RunStatistics",
     "ScopeConcordance",
     "Sensitivity",
     "SensitivityRow",
+    "VarianceSplit",
 ]
 
 
@@ -209,3 +211,31 @@ class Sensitivity(_Model):
     metric: str
     alpha: float
     rows: list[SensitivityRow] = Field(default_factory=list)
+
+
+class VarianceSplit(_Model):
+    """One score's variance over repeated answers, split into within- and between-question parts.
+
+    ``within``: pooled variance of a question's answers around the question's mean (sum of squares over
+    answers minus questions); ``between``: variance of the question means; ``share``: the fraction of the
+    total sum of squares that lies within questions, i.e. that comes from answering again rather than from
+    asking another question (``None`` when every answer scored the same).
+    """
+
+    within: float | None = None
+    between: float | None = None
+    share: float | None = None
+
+
+class RepetitionVariance(_Model):
+    """How much the answers of one (adapter, budget) move between repetitions of the same question."""
+
+    adapter: str
+    budget: str
+    #: Answers per question (the most any question got).
+    repetitions: int
+    questions: int
+    answers: int
+    #: Per-answer composites (each gated on its own metrics).
+    composite: VarianceSplit
+    metrics: dict[str, VarianceSplit] = Field(default_factory=dict)

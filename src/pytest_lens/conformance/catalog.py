@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pytest_lens.conformance.checks.context import CONTEXT_DETERMINISTIC, CONTEXT_PREPARE_STABLE, CONTEXT_SIZE
 from pytest_lens.conformance.checks.filters import FILTERS_DATE_RANGE, FILTERS_FIELDS
 from pytest_lens.conformance.checks.latency import LATENCY_CEILING
 from pytest_lens.conformance.checks.manifest import MANIFEST_VALID
@@ -33,6 +34,9 @@ CLAUSES: tuple[Clause, ...] = (
     TOOLS_REJECT_INVALID,
     TOOLS_BATCH_RETRIEVE,
     RECALL_RARE_TOKEN,
+    CONTEXT_SIZE,
+    CONTEXT_DETERMINISTIC,
+    CONTEXT_PREPARE_STABLE,
     LATENCY_CEILING,
 )
 

@@ -11,9 +11,26 @@ from pydantic import ValidationError
 
 from pytest_lens.datasets.labels import LabelsError, is_labels_file, labels_path, meta_labels, read_labels
 from pytest_lens.datasets.models import Dataset, Episode, KeyFact, Question
+from pytest_lens.datasets.scope_dir import (
+    SPEC_FILE,
+    ScopeDirectoryError,
+    find_scope_dirs,
+    looks_like_scope_dir,
+    older_layout,
+    read_scope_dir,
+)
 from pytest_lens.datasets.validator import LABEL_META_KEYS, DatasetIssue, Severity, stream_order, validate_dataset
 
-__all__ = ["DatasetError", "LoadedDataset", "LoadedScope", "expand_dataset_paths", "load_dataset", "load_datasets"]
+__all__ = [
+    "DatasetError",
+    "LoadedDataset",
+    "LoadedScope",
+    "expand_dataset_paths",
+    "field_path",
+    "load_dataset",
+    "load_datasets",
+    "schema_message",
+]
 
 
 class DatasetError(ValueError):
@@ -106,21 +123,35 @@ class LoadedDataset:
 def expand_dataset_paths(paths: Iterable[Path]) -> list[Path]:
     """Files named directly, plus every ``*.json`` file (sorted; ``*.labels.json`` sidecars excepted) in directories named.
 
-    A format prefix (``locomo:PATH``, see :mod:`pytest_lens.importers`) stays on the files it names.
+    A LENS scope directory (``spec.yaml`` + ``generated/``, see :mod:`pytest_lens.datasets.scope_dir`) is
+    one dataset; a directory holding scope directories contributes each of them. A format prefix
+    (``locomo:PATH``, see :mod:`pytest_lens.importers`) stays on the files it names.
     """
     from pytest_lens.importers import split_format
 
     files: list[Path] = []
     for named in paths:
         fmt, path = split_format(named)
-        if path.is_dir():
+        if fmt is None and looks_like_scope_dir(path):
+            files.append(path)
+        elif path.is_dir():
             # NAME.labels.json sidecars hold ground truth for the scorer; they are not datasets.
             found = sorted(
                 Path(f"{fmt}:{p}") if fmt else p for p in path.iterdir() if p.suffix == ".json" and p.is_file() and not is_labels_file(p)
             )
+            if fmt is None:
+                found.extend(find_scope_dirs(path))
             if not found:
                 raise DatasetError(
-                    [DatasetIssue(str(path), "-", "empty_directory", "directory holds no .json dataset files", Severity.ERROR)]
+                    [
+                        DatasetIssue(
+                            str(path),
+                            "-",
+                            "empty_directory",
+                            f"directory holds no .json dataset files and no scope directories ({SPEC_FILE} + generated/)",
+                            Severity.ERROR,
+                        )
+                    ]
                 )
             files.extend(found)
         elif path.is_file():
@@ -140,6 +171,8 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
     from pytest_lens.importers import DocumentError, parse_document, split_format
 
     fmt, path = split_format(path)
+    if fmt is None and path.is_dir():
+        return _load_scope_dir(path, strict=strict)
     where = str(path)
     try:
         raw = path.read_bytes()
@@ -153,7 +186,7 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
         dataset = _imported(fmt, document, where) or Dataset.model_validate(document)
     except ValidationError as exc:
         raise DatasetError(
-            [DatasetIssue(where, _field_path(error["loc"]), "schema", _schema_message(error), Severity.ERROR) for error in exc.errors()]
+            [DatasetIssue(where, field_path(error["loc"]), "schema", schema_message(error), Severity.ERROR) for error in exc.errors()]
         ) from None
     issues = validate_dataset(dataset, where)
     sidecar = _sidecar_labels(path, dataset, issues)
@@ -191,6 +224,43 @@ def load_datasets(paths: Iterable[Path], *, strict: bool = False) -> list[Loaded
     if clashes:
         raise DatasetError(clashes)
     return loaded
+
+
+def _load_scope_dir(path: Path, *, strict: bool) -> LoadedDataset:
+    """A scope directory read, validated like any dataset, its defects pointed at the files they are about.
+
+    A directory in the reference's first layout (compiled lists, no episode files) is skipped with a warning:
+    the V2 harness cannot read it either, and its scope is released as a LENS JSON file.
+    """
+    if older_layout(path):
+        skipped = DatasetIssue(
+            str(path),
+            "-",
+            "older_layout",
+            "skipped: a scope directory of the first LENS release (generated/episodes.json, no generated/episodes/*.txt); "
+            "its scope is released as a LENS JSON file (datasets/scope_NN_with_distractors.json), use that",
+            Severity.WARNING,
+        )
+        if strict:
+            raise DatasetError([skipped])
+        return LoadedDataset(path=str(path), sha256="", dataset=Dataset(scopes=()), issues=(skipped,), scopes=())
+    try:
+        directory = read_scope_dir(path)
+    except ScopeDirectoryError as exc:
+        raise DatasetError(exc.issues) from None
+    # The labels in meta are ours (kept for scoring, stripped by the bridge): only the ids' leak is worth a warning.
+    found = [issue for issue in validate_dataset(directory.dataset, str(path)) if issue.code != "label_meta"]
+    issues = [*directory.issues, *(directory.where(issue) for issue in found)]
+    blocking = [issue for issue in issues if issue.severity is Severity.ERROR or strict]
+    if blocking:
+        raise DatasetError(blocking)
+    return LoadedDataset(
+        path=str(path),
+        sha256=directory.sha256,
+        dataset=directory.dataset,
+        issues=tuple(issues),
+        scopes=tuple(_scopes(directory.dataset, str(path), [*directory.issues, *found], {})),
+    )
 
 
 def _imported(fmt: str | None, document: object, where: str) -> Dataset | None:
@@ -257,7 +327,8 @@ def _scope_labels(episodes: Sequence[Episode], sidecar: Mapping[str, bool]) -> d
     return labels or None
 
 
-def _field_path(loc: Sequence[int | str]) -> str:
+def field_path(loc: Sequence[int | str]) -> str:
+    """A pydantic error location as a field path: ``questions[1].checkpoint_after``."""
     parts: list[str] = []
     for part in loc:
         if isinstance(part, int):
@@ -267,7 +338,8 @@ def _field_path(loc: Sequence[int | str]) -> str:
     return "".join(parts) or "-"
 
 
-def _schema_message(error: object) -> str:
+def schema_message(error: object) -> str:
+    """A pydantic error as one line: its message (lists, not tuples) and the offending value, shortened."""
     details = dict(error)  # type: ignore[call-overload]
     # Sequences are tuples inside (frozen models); in JSON they are lists.
     message = str(details.get("msg", "invalid value")).replace("valid tuple", "valid list")

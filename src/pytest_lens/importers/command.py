@@ -4,20 +4,32 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_lens.importers import FORMATS
 
-__all__ = ["add_generate_suite", "add_import", "run_generate_suite", "run_import"]
+if TYPE_CHECKING:
+    from pytest_lens.datasets.models import Dataset
+
+__all__ = ["LENS_DIR", "add_generate_suite", "add_import", "run_generate_suite", "run_import"]
+
+#: ``lens import lens-dir PATH``: LENS scope directories (the reference's V2 layout), read by :mod:`pytest_lens.datasets.scope_dir`.
+LENS_DIR = "lens-dir"
 
 
 def add_import(sub: Any) -> argparse.ArgumentParser:
     """Register ``lens import``."""
     parser: argparse.ArgumentParser = sub.add_parser(
-        "import", help="convert a LoCoMo, LongMemEval, MEME or MemoryAgentBench file into a LENS-format dataset"
+        "import",
+        help="convert a LoCoMo, LongMemEval, MEME or MemoryAgentBench file, or LENS scope directories, into a LENS-format dataset",
     )
-    parser.add_argument("format", choices=sorted(FORMATS), help="the source format")
-    parser.add_argument("path", type=Path, metavar="PATH", help="the file to import (.json; .jsonl or .parquet for MemoryAgentBench rows)")
+    parser.add_argument("format", choices=sorted([*FORMATS, LENS_DIR]), help="the source format")
+    parser.add_argument(
+        "path",
+        type=Path,
+        metavar="PATH",
+        help="the file to import (.json; .jsonl or .parquet for MemoryAgentBench rows); lens-dir: a scope directory or a directory of them",
+    )
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="where to write the LENS-format JSON")
     parser.add_argument("--chunk-tokens", type=int, default=None, metavar="N", help="mab: chunk size in tokens (default per source)")
     return parser
@@ -30,19 +42,25 @@ def run_import(args: argparse.Namespace) -> int:
     from pytest_lens.importers.mab import import_mab
     from pytest_lens.suites.dump import dump_dataset
 
-    try:
-        document = parse_document(args.path.read_bytes(), args.path)
-    except (OSError, ValueError) as exc:
-        print(f"{args.path}: cannot read: {exc}")
-        return 2
-    try:
-        if args.format == "mab" and args.chunk_tokens:
-            dataset = import_mab(document, str(args.path), chunk_tokens=args.chunk_tokens)
-        else:
-            dataset = import_document(args.format, document, str(args.path))
-    except (ImportFormatError, ValueError) as exc:
-        print(f"{args.path}: not a valid {args.format} file: {exc}")
-        return 2
+    dataset: Dataset | None
+    if args.format == LENS_DIR:
+        dataset = _scope_directories(args.path)
+        if dataset is None:
+            return 2
+    else:
+        try:
+            document = parse_document(args.path.read_bytes(), args.path)
+        except (OSError, ValueError) as exc:
+            print(f"{args.path}: cannot read: {exc}")
+            return 2
+        try:
+            if args.format == "mab" and args.chunk_tokens:
+                dataset = import_mab(document, str(args.path), chunk_tokens=args.chunk_tokens)
+            else:
+                dataset = import_document(args.format, document, str(args.path))
+        except (ImportFormatError, ValueError) as exc:
+            print(f"{args.path}: not a valid {args.format} file: {exc}")
+            return 2
     issues = validate_dataset(dataset, str(args.out))
     errors = [issue for issue in issues if issue.severity is Severity.ERROR]
     episodes = sum(len(scope.episodes) for scope in dataset.scopes)
@@ -57,6 +75,34 @@ def run_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scope_directories(path: Path) -> Dataset | None:
+    """Every scope directory at ``path`` as one dataset (their defects printed), or ``None`` after saying why not."""
+    from pytest_lens.datasets.models import Dataset, Question, Scope
+    from pytest_lens.datasets.scope_dir import ScopeDirectoryError, find_scope_dirs, read_scope_dir
+
+    found = find_scope_dirs(path) if path.is_dir() else []
+    if not found:
+        print(f"{path}: not a LENS scope directory (spec.yaml + generated/) and holds none")
+        return None
+    scopes: list[Scope] = []
+    questions: list[Question] = []
+    failed = False
+    for directory in found:
+        try:
+            read = read_scope_dir(directory)
+        except ScopeDirectoryError as exc:
+            failed = True
+            print(f"{directory}: INVALID")
+            for issue in exc.issues:
+                print(f"  error   {issue.path}: {issue.field}: {issue.message} [{issue.code}]")
+            continue
+        for issue in read.issues:
+            print(f"  warning {issue.path}: {issue.field}: {issue.message} [{issue.code}]")
+        scopes.extend(read.dataset.scopes)
+        questions.extend(read.dataset.questions)
+    return None if failed else Dataset(scopes=tuple(scopes), questions=tuple(questions))
+
+
 def add_generate_suite(sub: Any) -> argparse.ArgumentParser:
     """Register ``lens generate-suite``."""
     parser: argparse.ArgumentParser = sub.add_parser("generate-suite", help="write seeded MEME or MemoryAgentBench scopes")
@@ -69,7 +115,6 @@ def add_generate_suite(sub: Any) -> argparse.ArgumentParser:
 
 def run_generate_suite(args: argparse.Namespace) -> int:
     """Generate and write."""
-    from pytest_lens.datasets.models import Dataset
     from pytest_lens.suites.dump import dump_dataset
 
     dataset: Dataset

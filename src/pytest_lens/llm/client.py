@@ -26,6 +26,7 @@ from typing import Any
 from pytest_lens.llm.cache import RequestCache, request_key
 from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError
 from pytest_lens.llm.limiter import ConnectionLimiter
+from pytest_lens.llm.repetition import current_repetition, repetition_seed
 from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, display_url
 from pytest_lens.llm.stats import LLMStats
 
@@ -377,7 +378,7 @@ class ChatClient:
             "model": self.model,
             "messages": [dict(message) for message in messages],
             "temperature": self.temperature,
-            "seed": self.seed,
+            "seed": repetition_seed(self.seed, current_repetition()),
             "max_tokens": max_tokens if max_tokens is not None else self.max_tokens,
         }
         if tools:
@@ -406,6 +407,8 @@ class ChatClient:
         """
         request = self.request(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, response_format=response_format)
         keyed = {"base_url": self.endpoint.cache_identity, **request}
+        if (repetition := current_repetition()) > 0:  # --lens-repeat: each repetition records and replays its own answer
+            keyed["repetition"] = repetition
         key = request_key(keyed)
         self.stats.add(requests=1)
         corrupted_before = self.cache.corrupted

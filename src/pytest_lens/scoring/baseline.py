@@ -180,6 +180,7 @@ class LLMBaseline:
         return 0.5
 
     def _ask(self, case: LensCase, cap: int, *, trimmed: bool = False) -> BaselineAnswer:
+        from pytest_lens.llm.repetition import at_repetition
         from pytest_lens.scoring.verdicts import strip_reasoning
 
         first, blocks = stuffed_context(case.scope.stream, case.checkpoint, cap)
@@ -188,7 +189,9 @@ class LLMBaseline:
             {"role": "system", "content": BASELINE_SYSTEM_PROMPT},
             {"role": "user", "content": f"{context}\n\nQuestion: {case.question.prompt}"},
         ]
-        reply = self.client.complete(messages, max_tokens=self.max_tokens, purpose="baseline")
+        # Once per question, whichever repetition asks first: the baseline is a reference point, not the system under test.
+        with at_repetition(0):
+            reply = self.client.complete(messages, max_tokens=self.max_tokens, purpose="baseline")
         tokens = sum(result_tokens(block + "\n\n") for block in blocks)
         return BaselineAnswer(strip_reasoning(reply.content), len(blocks), tokens, first, trimmed)
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_GATES", "DEFAULT_WEIGHTS", "CompositeScore", "HardGate", "composite", "parse_weights"]
+__all__ = [
+    "DEFAULT_GATES",
+    "DEFAULT_WEIGHTS",
+    "SCORING_PRESETS",
+    "V2_WEIGHTS",
+    "CompositeScore",
+    "HardGate",
+    "composite",
+    "parse_weights",
+    "preset_weights",
+]
 
 #: The LENS paper's v3.3 weights (Phase 5). Metrics absent from a run drop out and the rest renormalise.
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -21,6 +31,23 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "longitudinal_advantage": 0.0,
     "action_quality": 0.08,
 }
+
+
+#: LENS V2's composite weights (``--lens-scoring=v2``; the metrics are scored by :mod:`pytest_lens.scoring.v2`).
+V2_WEIGHTS: dict[str, float] = {"fact_recall_judged": 0.5, "evidence_support": 0.3, "citation_validity": 0.2}
+
+#: ``--lens-scoring`` values.
+SCORING_PRESETS = ("paper", "v2")
+
+
+def preset_weights(preset: str) -> dict[str, float]:
+    """The base weights of a ``--lens-scoring`` preset (``--lens-weights`` overrides apply on top)."""
+    if preset == "paper":
+        return dict(DEFAULT_WEIGHTS)
+    if preset == "v2":
+        # The paper's metrics stay computed and shown, weighted 0, so the V2 composite is V2's alone.
+        return {**{name: 0.0 for name in DEFAULT_WEIGHTS}, **V2_WEIGHTS}
+    raise ValueError(f"unknown scoring preset {preset!r}: use {' or '.join(SCORING_PRESETS)}")
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,8 @@ class JudgeScorer:
 
         if self.concurrency == 1 or len(tasks) < 2:
             return [one(item) for item in tasks]
-        # Each judgment runs in a copy of this context, so its LLM requests count for this question.
+        # Each judgment runs in a copy of this context, so its LLM requests count for this question
+        # and carry the repetition being judged (--lens-repeat).
         contexts = [contextvars.copy_context() for _ in tasks]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(tasks)), thread_name_prefix="lens-judge") as pool:
             return list(pool.map(lambda context, item: context.run(one, item), contexts, tasks))

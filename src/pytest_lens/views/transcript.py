@@ -258,6 +258,7 @@ def build_transcripts(
 ) -> list[Transcript]:
     """Transcripts of ``results`` in order; ``evidence`` gives stream lengths (for test ids) and episode texts."""
     several_budgets = len({r.budget for r in results}) > 1
+    repeated = any(r.repetition for r in results)  # --lens-repeat: test ids end in -r1, -r2...
     seen: dict[str, int] = {}
     found = []
     for result in results:
@@ -270,6 +271,7 @@ def build_transcripts(
             result.checkpoint,
             result.question_id,
             result.budget if several_budgets else None,
+            result.repetition + 1 if repeated else None,
         )
         anchor = "t-" + "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in test_id)
         seen[anchor] = count = seen.get(anchor, 0) + 1

@@ -34,6 +34,9 @@ EXPECTED_VIOLATION = {
     "tools.batch_retrieve": ("call_extended_tool", "returned another text for"),
     "recall.rare_token": ("search", "the only episode containing"),
     "latency.ceiling": ("search", "search() p95"),
+    "context.size": ("context", "more than the declared context_block.max_tokens=200"),
+    "context.deterministic": ("context", "two fresh instances fed the same"),
+    "context.prepare_stable": ("prepare", "context() changed from"),
 }
 
 

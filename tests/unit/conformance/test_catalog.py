@@ -4,12 +4,14 @@ import pytest
 
 from pytest_lens.conformance.catalog import CLAUSES, find_clause, select_clauses
 
+METHODS = {"get_capabilities", "retrieve", "search", "reset", "prepare", "call_extended_tool", "context"}
+
 
 def test_clauses_have_unique_ids_a_contract_sentence_and_a_method() -> None:
     ids = [c.id for c in CLAUSES]
-    assert len(ids) == len(set(ids)) == 17
+    assert len(ids) == len(set(ids)) == 20
     for clause in CLAUSES:
-        assert clause.contract and clause.method in {"get_capabilities", "retrieve", "search", "reset", "prepare", "call_extended_tool"}
+        assert clause.contract and clause.method in METHODS
         assert clause.test_name == "test_" + clause.id.replace(".", "_")
 
 

@@ -15,13 +15,16 @@ from tests.unit.conformance.conftest import QUICK
 CI = ConformanceConfig(profile="ci")
 Factory = Callable[..., SubjectFactory]
 
+#: The clauses of a block of context: they apply only to a manifest declaring one.
+CONTEXT = {"context.size", "context.deterministic", "context.prepare_stable"}
 #: Reference adapters and the clauses that do not apply to them (what they do not declare).
 REFERENCES = {
-    "bm25": {"filters.fields"},
-    "random": {"filters.fields", "filters.date_range"},
-    "null": {"filters.fields", "filters.date_range", "tools.accepts_valid", "tools.rejects_invalid", "tools.batch_retrieve"},
-    "examples.my_memory:DictMemory": {"filters.fields", "filters.date_range"},
-    "lens_fixtures.adapters.faceted:FacetedMemory": set(),
+    "bm25": {"filters.fields", *CONTEXT},
+    "random": {"filters.fields", "filters.date_range", *CONTEXT},
+    "null": {"filters.fields", "filters.date_range", "tools.accepts_valid", "tools.rejects_invalid", "tools.batch_retrieve", *CONTEXT},
+    "examples.my_memory:DictMemory": {"filters.fields", "filters.date_range", *CONTEXT},
+    "lens_fixtures.adapters.faceted:FacetedMemory": set(CONTEXT),
+    "lens_fixtures.adapters.broken:BriefedMemory": set(),  # FacetedMemory with a block of context: every clause applies
 }
 
 

@@ -108,3 +108,23 @@ def test_reset_forgets_everything(hashing: Any) -> None:
 def test_date_bounds() -> None:
     assert date_bounds(None) == (None, None)
     assert date_bounds({"start_date": "2024-01-01", "end_date": ""}) == ("2024-01-01", None)
+
+
+def test_the_stream_is_embedded_as_it_arrives_never_more_than_one_episode_and_a_queue_per_call(hashing: Any) -> None:
+    """V2 episodes run to ~50 chunks: no add may leave more than the queue behind or embed more than its own + the queue."""
+    from lens_fixtures.adapters.chunk_index import DEFAULT_EMBED_QUEUE
+
+    index = _index(hashing)
+    assert index.flush_at == DEFAULT_EMBED_QUEUE == 32
+    for episode in range(12):
+        before = len(hashing.calls)
+        index.add(f"e{episode}", "2024-01-01", [f"chunk {episode} {i}" for i in range(50)])
+        embedded = sum(len(call) for call in hashing.calls[before:])
+        assert embedded <= 50 + DEFAULT_EMBED_QUEUE - 1
+        assert index.queued < DEFAULT_EMBED_QUEUE  # what prepare has left to do
+    assert sum(len(call) for call in hashing.calls) >= 12 * 50 - DEFAULT_EMBED_QUEUE
+
+
+def test_an_empty_queue_is_refused(hashing: Any) -> None:
+    with pytest.raises(ValueError, match="at least 1 chunk"):
+        _index(hashing, flush_at=0)
