@@ -88,6 +88,8 @@ class LensSession:
         #: Results and selected cases by (adapter, scope, budget, question, repetition).
         self.results: dict[tuple[str, str, str, str, int], QuestionResult] = {}
         self.expected: dict[tuple[str, str, str, str, int], LensCase] = {}
+        #: Selected cases whose test killed its xdist worker (``os._exit``, a segfault), and which worker: no result, ever.
+        self.crashed: dict[tuple[str, str, str, str, int], str] = {}
         #: Run-level problems found outside the results (e.g. the xdist grouping self-check); each fails the verdict.
         self.problems: list[str] = []
         #: The ``--lens-baseline`` run, loaded by :meth:`open`.
@@ -325,6 +327,11 @@ class LensSession:
         self.results[result.item_key] = result
         self._derived.clear()
 
+    def record_crash(self, case: LensCase, worker: str) -> None:
+        """A case's test crashed the worker running it: it has no result, and the incomplete line says why."""
+        self.crashed[case.item_key] = worker
+        self._derived.clear()
+
     def ordered_results(self) -> list[QuestionResult]:
         """Results in case order (stable, whatever order the tests ran in); every repetition of a question."""
         order = {case.item_key: index for index, case in enumerate(self.cases)}
@@ -346,7 +353,11 @@ class LensSession:
             return []
         total = sum(missing.values())
         groups = ", ".join(f"{group} ({count})" for group, count in missing.items())
-        return [f"incomplete: {total} questions missing from groups {groups}"]
+        crashed = [
+            f"{case.id} ({worker})" for key, case in self.expected.items() if (worker := self.crashed.get(key)) and key not in self.results
+        ]
+        why = f"; {len(crashed)} of them crashed their xdist worker: {', '.join(crashed)}" if crashed else ""
+        return [f"incomplete: {total} questions missing from groups {groups}{why}"]
 
     # -- verdict and reports ---------------------------------------------------------------
     def summaries(self) -> dict[str, AdapterSummary]:

@@ -77,6 +77,28 @@ class LensGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist s
     def _split_scope(self, nodeid: str) -> str:
         return self._group_of(nodeid)
 
+    def remove_node(self, node: WorkerController) -> str | None:
+        """Forget a finished or crashed worker; after a crash, requeue its groups *without* the test that crashed it.
+
+        ``LoadScopeScheduling`` requeues a crashed worker's whole work unit, the crashing test
+        included: a question that always kills its worker (``os._exit``, a segfault in the
+        adapter) then kills every replacement in turn until ``--max-worker-restart`` ends the
+        run, and every other question of its group and of the groups queued behind it is lost.
+        Like ``--dist load``, the test that was running is marked done (xdist reports it as
+        failed, once); the rest of its group goes on, on whichever worker takes the unit next
+        (the stream is replayed there).
+        """
+        workload: dict[str, dict[str, bool]] = self.assigned_work.pop(node)
+        crashed = next((nodeid for unit in workload.values() for nodeid, done in unit.items() if not done), None)
+        if crashed is None:
+            return None
+        # Workers run their units in the order sent, so the first test not done is the one that was running.
+        workload[self._split_scope(crashed)][crashed] = True
+        self.workqueue.update((scope, unit) for scope, unit in workload.items() if not all(unit.values()))
+        for other in self.assigned_work:
+            self._reschedule(other)
+        return crashed
+
 
 def warm_up_statistics(tests: bool = True) -> threading.Thread:
     """Import :data:`SUMMARY_MODULES` (and :data:`TEST_MODULES` with ``tests``) in a daemon thread.
@@ -152,6 +174,24 @@ class LensXdist:
         """Remember crashed workers: their groups may legitimately be rescheduled elsewhere."""
         if error is not None and (wid := worker_id(node)) is not None:
             self.crashed.add(wid)
+
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: object) -> None:
+        """A LENS test that killed its worker fails once, as the test's own failure; the session notes the crash.
+
+        xdist reports the crash in no test phase (``when="???"``), which JUnit XML files as an error
+        "on setup" beside pytest's "failed"; the call is where the question ran when its worker died.
+        """
+        case = self.case_of(crashitem)
+        if case is None:
+            return
+        worker = worker_id(getattr(report, "node", None)) or "?"
+        self.session.record_crash(case, worker)
+        report.when = "call"
+        report.longrepr = (
+            f"worker {worker!r} crashed while running {crashitem!r} (the process died: os._exit, a signal or a segfault, "
+            f"in adapter {case.adapter!r} or code it called); no result for this question, the rest of its group "
+            "runs on another worker"
+        )
 
     # -- worker ------------------------------------------------------------------------------------
     def streams_stay_together(self) -> bool:

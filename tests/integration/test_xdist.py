@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -142,13 +143,69 @@ def test_a_killed_worker_is_reported_as_missing_results(pytester: pytest.Pyteste
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*worker 'gw*' crashed while running*"])
-    result.stdout.fnmatch_lines(
-        ["crasher * 1 (2 missing) *", "LENS verdict: FAIL - incomplete: 2 questions missing from groups crasher:s1:16k (2)"]
-    )
+    # Each question after e3 crashes the worker that replays the stream for it: each is reported, once, as a crash.
+    missing = "incomplete: 2 questions missing from groups crasher:s1:16k (2); 2 of them crashed their xdist worker: "
+    crashes = "crasher-s1-cp004-q2 (gw*), crasher-s1-cp006-q3 (gw*)"
+    result.stdout.fnmatch_lines(["crasher * 1 (2 missing) *", f"LENS verdict: FAIL - {missing}{crashes}"])
     artifact = json.loads((pytester.path / "run.json").read_text())
-    assert artifact["incomplete"] == ["incomplete: 2 questions missing from groups crasher:s1:16k (2)"]
+    assert [line.startswith(missing) for line in artifact["incomplete"]] == [True]
     assert (artifact["summary"]["crasher"]["n_questions"], artifact["summary"]["crasher"]["missing"]) == (1, 2)
     assert artifact["summary"]["bm25"]["n_questions"] == 3  # the other adapter's results survive
+
+
+CRASHES_IN_SEARCH = """
+import os
+
+from lens_fixtures.adapters.bm25 import BM25Adapter
+
+
+class CrashesOnOneQuestion(BM25Adapter):
+    # Kills its own process whenever one question (crs01_q03) is asked, like a segfault in a native index would.
+
+    def search(self, query, filters=None, limit=None):
+        if "overnight minimum" in query:
+            os._exit(3)
+        return super().search(query, filters, limit)
+"""
+
+
+def test_one_crashing_question_does_not_take_the_run_down_under_xdist(pytester: pytest.Pytester) -> None:
+    # Issue 15, defect 2: under our group scheduling, xdist requeued the crashing test with its group, so it killed
+    # worker after worker ("maximum crashed workers reached: 8") and 22 of the 24 questions were lost.
+    from lens_fixtures.datasets import bundled_dataset_paths
+
+    pytester.makeconftest("")
+    pytester.makepyfile(crashing_memory=CRASHES_IN_SEARCH)
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        "-n",
+        "2",
+        *NO_CACHE,
+        "--lens-adapter=crasher=crashing_memory:CrashesOnOneQuestion",
+        f"--lens-dataset={bundled_dataset_paths()[0]}",
+        "--lens-json=run.json",
+        "--junitxml=junit.xml",
+    )
+    crashed = "crasher-capacity_regime_s01-cp017-crs01_q03_null_hypothesis"
+    assert_answered(result, 23, failed=1)
+    assert result.stdout.str().count(f"FAILED lens::test_lens[{crashed}]") == 1
+    assert "maximum crashed workers" not in result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "crasher * 23 (1 missing) *",
+            f"LENS verdict: FAIL - incomplete: 1 questions missing from groups * (1); "
+            f"1 of them crashed their xdist worker: {crashed} (gw?)",
+        ]
+    )
+    artifact = json.loads((pytester.path / "run.json").read_text())
+    assert len(artifact["results"]) == 23 and "crs01_q03_null_hypothesis" not in {r["question_id"] for r in artifact["results"]}
+    assert (artifact["summary"]["crasher"]["n_questions"], artifact["summary"]["crasher"]["missing"]) == (23, 1)
+    # JUnit XML counts the question once, as the test's failure (xdist's own report was an error "on setup").
+    suite = ElementTree.parse(pytester.path / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    assert {key: suite.get(key) for key in ("tests", "failures", "errors")} == {"tests": "24", "failures": "1", "errors": "0"}
+    (failure,) = suite.iter("failure")
+    assert "crashed while running" in (failure.get("message") or "")
 
 
 def test_grouping_also_works_when_xdist_is_loaded_explicitly(
