@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lens_fixtures.embedding.base import Vectors, normalize_rows
+from pytest_lens.api_keys import mask_keys, read_api_key
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -24,7 +24,7 @@ class OpenAIEmbedder:
 
     Vectors are normalised here, whatever the server returns. The API key comes
     from ``LENS_EMBEDDING_API_KEY`` or ``OPENAI_API_KEY``; local servers that need
-    none get a placeholder.
+    none get a placeholder. Error messages never show the key, even when the server echoes it.
     """
 
     def __init__(self, model: str, base_url: str, *, batch_size: int = 64, timeout: float = 60.0, max_retries: int = 2) -> None:
@@ -63,7 +63,10 @@ class OpenAIEmbedder:
         try:
             response = client.embeddings.create(model=self.model, input=batch, encoding_format="float")
         except Exception as exc:
-            raise RuntimeError(f"embedding endpoint {self.base_url} (model {self.model!r}) failed: {type(exc).__name__}: {exc}") from exc
+            # The server's error body may echo the request, key included: mask it, and leave the
+            # unmasked exception out of the chain (tracebacks print causes).
+            problem = mask_keys(f"embedding endpoint {self.base_url} (model {self.model!r}) failed: {type(exc).__name__}: {exc}")
+            raise RuntimeError(problem) from None
         data = sorted(response.data, key=lambda item: item.index)
         if len(data) != len(batch):
             raise ValueError(f"embedding endpoint {self.base_url} returned {len(data)} vectors for {len(batch)} texts")
@@ -73,6 +76,6 @@ class OpenAIEmbedder:
         if self._client is None:
             from openai import OpenAI
 
-            api_key = next((os.environ[name] for name in API_KEY_ENV if os.environ.get(name)), "not-needed")
+            api_key = read_api_key(*API_KEY_ENV) or "not-needed"
             self._client = OpenAI(base_url=self.base_url, api_key=api_key, timeout=self.timeout, max_retries=self.max_retries)
         return self._client

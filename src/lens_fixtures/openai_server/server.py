@@ -74,7 +74,9 @@ class OpenAITestServer:
       llama.cpp's message). Tokens are counted as ``bytes_per_token`` UTF-8 bytes each (real
       tokenizers count more than bytes / 4: about 2.7 bytes per token on LENS's reports);
     - ``seconds_per_token``: how long generating one completion token takes (what makes a rambling
-      model slow).
+      model slow);
+    - ``echo_authorization``: error bodies quote the request's ``Authorization`` header, API key
+      included, as some proxies and gateways do.
     """
 
     def __init__(
@@ -91,6 +93,7 @@ class OpenAITestServer:
         bytes_per_token: float = 4.0,
         context_error: ContextErrorStyle = "openai",
         seconds_per_token: float = 0.0,
+        echo_authorization: bool = False,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"the test server only listens on the loopback interface, not {host!r}")
@@ -107,6 +110,7 @@ class OpenAITestServer:
         self.bytes_per_token = bytes_per_token
         self.context_error_style: ContextErrorStyle = context_error
         self.seconds_per_token = seconds_per_token
+        self.echo_authorization = echo_authorization
         self._address = (host, port)
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
@@ -410,7 +414,10 @@ class _Handler(BaseHTTPRequestHandler):
         headers: dict[str, str] | None = None,
         fault: str | None = None,
     ) -> None:
-        self.owner._record(RecordedRequest(method, path, kind, status, body, fault, self.headers.get("authorization")))
+        authorization = self.headers.get("authorization")
+        self.owner._record(RecordedRequest(method, path, kind, status, body, fault, authorization))
+        if self.owner.echo_authorization:
+            message += f" (request headers: Authorization: {authorization})"
         self._send(status, {"error": {"message": message, "type": "lens_test_server", "code": status}}, headers)
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:

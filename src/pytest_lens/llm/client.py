@@ -7,14 +7,14 @@ responses, timeouts and connection errors with exponential backoff (honouring
 shared :class:`~pytest_lens.llm.cache.RequestCache`; agents, judges, baselines and
 adapters all call :meth:`ChatClient.complete`.
 
-The API key is read from the environment variable named in the settings, kept on
-the endpoint only, and scrubbed from every error message.
+The API key is read from the environment variable named in the settings (through
+:func:`~pytest_lens.api_keys.read_api_key`), kept on the endpoint only, and masked in every
+error message (:func:`~pytest_lens.api_keys.mask_keys`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import time
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from pytest_lens.api_keys import mask_keys, read_api_key
 from pytest_lens.llm.cache import RequestCache, request_key
 from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError
 from pytest_lens.llm.limiter import ConnectionLimiter
@@ -184,7 +185,7 @@ class LLMEndpoint:
                 overflow = context_overflow(exc.status_code, getattr(exc, "body", None), _body_message(exc))
                 if overflow is not None:
                     raise LLMContextLengthError(
-                        self._scrub(f"LLM request to {display_url(self.base_url)} failed: HTTP {exc.status_code}: {_body_message(exc)}"),
+                        mask_keys(f"LLM request to {display_url(self.base_url)} failed: HTTP {exc.status_code}: {_body_message(exc)}"),
                         limit=overflow[0],
                         prompt_tokens=overflow[1],
                     ) from None
@@ -200,7 +201,7 @@ class LLMEndpoint:
                 retryable, problem, delay = True, f"unusable 200 response: {exc}", None
             if not retryable or attempt >= self.retries:
                 tried = f" after {attempt + 1} attempts" if attempt else ""
-                raise LLMRequestError(self._scrub(f"LLM request to {display_url(self.base_url)} failed{tried}: {problem}"))
+                raise LLMRequestError(mask_keys(f"LLM request to {display_url(self.base_url)} failed{tried}: {problem}"))
             stats.add(retries=1)
             time.sleep(min(self.backoff_max_s, delay if delay is not None else self.backoff_base_s * 2**attempt))
             attempt += 1
@@ -212,13 +213,9 @@ class LLMEndpoint:
                     import openai
                 except ImportError:
                     raise LLMError("LLM requests need the openai package: pip install 'pytest-lens[llm]'") from None
-                self._api_key = os.environ.get(self.api_key_env) or _NO_KEY
+                self._api_key = read_api_key(self.api_key_env) or _NO_KEY
                 self._client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout_s, max_retries=0)
             return self._client
-
-    def _scrub(self, text: str) -> str:
-        key = self._api_key
-        return text.replace(key, "***") if key and key != _NO_KEY and len(key) >= 4 else text
 
 
 def _completion_json(http: Any) -> dict[str, Any]:

@@ -1,0 +1,113 @@
+"""Issue 15, defect 1: an API key echoed by a server's error body reaches no output, artifact or report.
+
+Real proxies and gateways quote the request's ``Authorization`` header in their error bodies. Each
+client pytest-lens runs (the chat client behind the LLM agent and the LLM judge, the embedding client
+behind the embedding-backed adapters, ``lens generate``'s LLM stage) is sent to a real server on
+127.0.0.1 that refuses every request with such a body; the key must then appear nowhere: terminal,
+``--lens-json`` artifact, JUnit XML, HTML report, saved runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lens_fixtures.openai_server import Fault, OpenAITestServer
+from pytest_lens.cli import main
+from tests.support import COLD_CHAIN_DEMO
+
+SECRET = "sk-lens-echoed-4c1d2e3f5a6b7c8d"
+QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}", "-k", "q01 or q02")
+OUTPUTS = ("--lens-json=out.json", "--junitxml=junit.xml", "--lens-html=report.html", "--lens-save=keyed")
+
+
+def echoing_server(only: str) -> OpenAITestServer:
+    """Refuses every ``only`` request with HTTP 401 and an error body quoting the Authorization header."""
+    refusal = Fault("status", status=401, permanent=True, only=only, text="invalid api key")
+    return OpenAITestServer(faults=[refusal], echo_authorization=True)
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def assert_key_nowhere(pytester: pytest.Pytester, result: pytest.RunResult, server: OpenAITestServer, refused: str) -> None:
+    refusals = [r for r in server.requests if r.kind == refused and r.status == 401]
+    assert refusals and {r.authorization for r in refusals} == {f"Bearer {SECRET}"}  # the key was sent, and echoed back
+    printed = "\n".join(result.outlines + result.errlines)
+    assert SECRET not in printed
+    written = [pytester.path / name for name in ("out.json", "junit.xml", "report.html")]
+    written += [path for path in (pytester.path / ".lens").rglob("*") if path.is_file()]
+    assert all(path.is_file() for path in written[:3])
+    for path in written:
+        assert SECRET.encode() not in path.read_bytes(), path
+    # The error itself is reported, masked (the judge's in the artifact; the others' in the output too).
+    assert b"invalid api key (request headers: Authorization: Bearer ***)" in (pytester.path / "out.json").read_bytes()
+
+
+@pytest.mark.parametrize("refused", ["agent", "judge"])
+def test_secret_in_artifacts_the_chat_client_masks_an_echoed_key(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, cache_dir: Path, refused: str
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with echoing_server(refused) as server:
+        result = pytester.runpytest(
+            "--lens-adapter=bm25",
+            "--lens-agent=llm",
+            "--lens-agent-model=scripted",
+            "--lens-judge=llm",
+            f"--lens-llm-base-url={server.base_url}",
+            "--lens-llm-retries=0",
+            "--lens-llm-cache-mode=off",
+            *OUTPUTS,
+            *QUIET,
+        )
+    assert_key_nowhere(pytester, result, server, refused)
+
+
+def test_secret_in_artifacts_the_embedding_client_masks_an_echoed_key(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, cache_dir: Path
+) -> None:
+    monkeypatch.setenv("LENS_EMBEDDING_API_KEY", SECRET)
+    with echoing_server("embedding") as server:
+        result = pytester.runpytest(
+            "--lens-adapter=sqlite-hybrid",
+            f"--lens-adapter-option=embedding_base_url={server.base_url}",
+            "--lens-adapter-option=embedding_model=echo-embed",
+            *OUTPUTS,
+            *QUIET,
+        )
+    result.assert_outcomes(failed=2)
+    assert_key_nowhere(pytester, result, server, "embedding")
+
+
+def test_secret_in_artifacts_lens_generate_masks_an_echoed_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GENERATOR_KEY", SECRET)
+    out = tmp_path / "scope.json"
+    with echoing_server("other") as server:
+        args = ["generate", "--domain", "cascading_failure", "--seed", "3", "--signal", "30", "--distractors", "0", "--out", str(out)]
+        llm = ["--llm-base-url", server.base_url, "--llm-model", "writer", "--llm-api-key-env", "GENERATOR_KEY"]
+        assert main([*args, *llm, "--llm-cache", str(tmp_path / "c.sqlite")]) == 0
+    assert {r.authorization for r in server.requests if r.status == 401} == {f"Bearer {SECRET}"}
+    captured = capfd.readouterr()
+    assert SECRET not in captured.out + captured.err
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or SECRET.encode() not in path.read_bytes(), path
+
+
+def test_mask_keys_hides_every_key_read_and_every_known_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_lens.api_keys import mask_keys, read_api_key
+
+    monkeypatch.setenv("LENS_EMBEDDING_API_KEY", "sk-embedding-key")
+    monkeypatch.setenv("CUSTOM_KEY_ENV", "sk-custom-key-0042")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert mask_keys("said sk-custom-key-0042") == "said sk-custom-key-0042"  # not a key pytest-lens reads, until read
+    assert read_api_key("UNSET_KEY_ENV", "CUSTOM_KEY_ENV") == "sk-custom-key-0042"
+    assert mask_keys("Bearer sk-custom-key-0042 / sk-embedding-key") == "Bearer *** / ***"
+    monkeypatch.setenv("SHORT_KEY_ENV", "ab")
+    assert read_api_key("SHORT_KEY_ENV") == "ab" and mask_keys("about a tab") == "about a tab"
