@@ -209,7 +209,7 @@ class ToolBridge:
             raise ToolArgumentError("memory_search needs a non-empty string 'query'")
         limit = self._limit(args.get("limit"))
         filters = self._filters(args.get("filters"))
-        results = self.caller.search(query, filters, limit)[:limit]
+        results = self.caller.search(query, filters, limit, strict=True)
         payload = []
         for result in results:
             entry: dict[str, Any] = {"ref_id": self.aliases.to_agent(result.ref_id), "text": result.text, "score": round(result.score, 6)}
@@ -224,7 +224,7 @@ class ToolBridge:
         ref_id = args.get("ref_id")
         if not isinstance(ref_id, str) or not ref_id:
             raise ToolArgumentError("memory_retrieve needs a string 'ref_id'")
-        document = self.caller.retrieve(self.aliases.to_real(ref_id))
+        document = self.caller.retrieve(self.aliases.to_real(ref_id), strict=True)
         if document is None:
             raise ToolArgumentError(f"no document with ref_id {ref_id!r}")
         payload: dict[str, Any] = {"ref_id": self.aliases.to_agent(document.ref_id), "text": document.text}

@@ -120,15 +120,23 @@ class AdapterCaller:
             self._call("prepare", lambda: prepare(scope_id, checkpoint))
 
     # -- agent-side methods ----------------------------------------------------------------
-    def search(self, query: str, filters: dict[str, Any] | None, limit: int | None) -> list[SearchResult]:
-        """``adapter.search``, results normalised to :class:`SearchResult`."""
-        raw = self._call("search", lambda: self.adapter.search(query, filters, limit))
-        return self._checked("search", lambda: as_search_results(raw))
+    def search(self, query: str, filters: dict[str, Any] | None, limit: int | None, *, strict: bool = False) -> list[SearchResult]:
+        """``adapter.search``, results normalised to :class:`SearchResult`.
 
-    def retrieve(self, ref_id: str) -> Document | None:
-        """``adapter.retrieve``, normalised to :class:`Document` or ``None``."""
+        ``strict`` (a run's calls): more results than ``limit`` is a ``bad_return`` fault. Without it they are
+        returned as they came, for the conformance suite's ``search.limit`` clause to judge.
+        """
+        raw = self._call("search", lambda: self.adapter.search(query, filters, limit))
+        return self._checked("search", lambda: as_search_results(raw, limit if strict else None))
+
+    def retrieve(self, ref_id: str, *, strict: bool = False) -> Document | None:
+        """``adapter.retrieve``, normalised to :class:`Document` or ``None``.
+
+        ``strict`` (a run's calls): a document with another ``ref_id`` than the one asked for is a ``bad_return``
+        fault. Without it the document is returned as it came, for the conformance suite's ``retrieve.*`` clauses.
+        """
         raw = self._call("retrieve", lambda: self.adapter.retrieve(ref_id))
-        return self._checked("retrieve", lambda: None if raw is None else as_document(raw))
+        return self._checked("retrieve", lambda: None if raw is None else as_document(raw, ref_id if strict else None))
 
     def capabilities(self) -> CapabilityManifest:
         """``adapter.get_capabilities``, validated."""
@@ -300,10 +308,15 @@ def _counters(raw: Any) -> dict[str, int]:
     return dict(raw)
 
 
-def as_search_results(raw: Any) -> list[SearchResult]:
-    """What ``search`` returned, as :class:`SearchResult` s (dicts and look-alike objects accepted); TypeError/ValueError if malformed."""
+def as_search_results(raw: Any, limit: int | None = None) -> list[SearchResult]:
+    """What ``search`` returned, as :class:`SearchResult` s (dicts and look-alike objects accepted); TypeError/ValueError if malformed.
+
+    With ``limit``, more results than that is a ValueError (the contract: at most ``limit``), checked before any is read.
+    """
     if not isinstance(raw, list | tuple):
         raise TypeError(f"expected list[SearchResult], got {type(raw).__name__}")
+    if limit is not None and len(raw) > limit:
+        raise ValueError(f"{len(raw):,} results for limit={limit} (search must return at most limit results)")
     results = []
     for index, item in enumerate(raw):
         what = f"result[{index}]"
@@ -324,9 +337,14 @@ def as_search_results(raw: Any) -> list[SearchResult]:
     return results
 
 
-def as_document(raw: Any) -> Document:
-    """What ``retrieve`` returned (not ``None``), as a :class:`Document`; TypeError if malformed."""
+def as_document(raw: Any, asked: str | None = None) -> Document:
+    """What ``retrieve`` returned (not ``None``), as a :class:`Document`; TypeError if malformed.
+
+    With ``asked`` (the ref id passed to ``retrieve``), a document with another ref id is a ValueError.
+    """
     ref_id = _text(_field(raw, "ref_id"), "document.ref_id")
+    if asked is not None and ref_id != asked:
+        raise ValueError(f"retrieve({asked!r}) returned the document {ref_id!r} (a document must have the ref_id asked for)")
     return Document(
         ref_id=ref_id, text=_text(_field(raw, "text"), "document.text"), metadata=_metadata(_field(raw, "metadata", None), "document")
     )
@@ -334,6 +352,8 @@ def as_document(raw: Any) -> Document:
 
 def validate_manifest(raw: Any) -> CapabilityManifest:
     """Normalise and check a capability manifest; :class:`ValueError`/:class:`TypeError` say what is wrong."""
+    if raw is None:  # every field has a default, so None would pass for the default manifest: an adapter bug
+        raise TypeError("get_capabilities() returned None, expected a CapabilityManifest")
     modes = _field(raw, "search_modes", ["semantic"])
     if not isinstance(modes, list | tuple) or not all(isinstance(m, str) and m for m in modes):
         raise TypeError(f"search_modes must be a list of non-empty strings, got {modes!r}")

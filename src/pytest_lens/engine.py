@@ -17,7 +17,7 @@ from pytest_lens.citations import parse_citations
 from pytest_lens.datasets.models import KeyFact
 from pytest_lens.llm.errors import LLMError
 from pytest_lens.llm.repetition import at_repetition
-from pytest_lens.results import AdapterFault, FactCheck, MemoryContext, QuestionResult
+from pytest_lens.results import ANSWER_CHARS, AdapterFault, FactCheck, MemoryContext, QuestionResult
 from pytest_lens.runner import LensRuntime
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
 from pytest_lens.scoring.metrics import FACTS_NOT_PRINTED, NO_SIGNAL_LABELS, AnswerEvidence, fact_matched, mechanical_metrics
@@ -214,7 +214,9 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
         prompt=question.prompt,
         canonical_answer=question.ground_truth.canonical_answer,
         key_facts=_fact_checks(question.ground_truth.key_facts, answer_text) if not_measured is None else [],
-        answer=answer_text,
+        # Scored whole, stored cut: a runaway answer must not make the artifact and every transcript that large.
+        answer=answer_text[:ANSWER_CHARS],
+        answer_chars=len(answer_text) if len(answer_text) > ANSWER_CHARS else None,
         cited_refs=cited,
         returned_refs=returned,
         required_refs=required,

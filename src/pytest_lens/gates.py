@@ -31,6 +31,8 @@ class GatePolicy:
     judge_max_failures: float | None = None
     #: ``--lens-max-not-measured`` (``None``: no LLM configured, no gate).
     max_not_measured: float | None = None
+    #: ``--lens-max-fault-rate`` (``None``: no gate).
+    max_fault_rate: float | None = None
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def check_gates(
     headline: str = "composite",
     not_measured: Mapping[str, tuple[int, int]] | None = None,
 ) -> list[GateCheck]:
-    """Every active gate, in a fixed order: hard gates, failure rates, minimum headline, baseline regression.
+    """Every active gate, in a fixed order: hard gates, fault and failure rates, minimum headline, baseline regression.
 
     ``--lens-fail-under`` and the regression gate are about each summary's headline (``headline``
     names LENS's: the retrieval score, or the composite). ``suite_summaries`` (keyed ``suite:adapter``)
@@ -78,6 +80,18 @@ def check_gates(
     suite_summaries = {key: s for key, s in (suite_summaries or {}).items() if s.control is None}
     checks = [_hard_gates(summaries, hard_gates)]
     every = {**summaries, **(suite_summaries or {})}
+    if policy.max_fault_rate is not None:
+        checks.append(
+            rate_gate(
+                f"--lens-max-fault-rate={policy.max_fault_rate:g}",
+                {key: (s.faults, s.n_questions) for key, s in every.items() if s.faults},
+                policy.max_fault_rate,
+                problem="faults",
+                consequence="their scores are not comparable (each such question failed: its failure names adapter and method)",
+                clean="no fault",
+                checked=len(every),
+            )
+        )
     if policy.max_not_measured is not None:
         checks.append(
             rate_gate(

@@ -49,6 +49,7 @@ __all__ = [
     "LLM_TIMEOUT",
     "MAX_CONNECTIONS",
     "MAX_DROP",
+    "MAX_FAULT_RATE",
     "MAX_NOT_MEASURED",
     "MUTANTS",
     "OPAQUE_REFS",
@@ -88,6 +89,7 @@ FAIL_UNDER = "--lens-fail-under"
 COMPARE_FAIL = "--lens-compare-fail"
 ALPHA = "--lens-alpha"
 MAX_DROP = "--lens-max-drop"
+MAX_FAULT_RATE = "--lens-max-fault-rate"
 LLM_BASE_URL = "--lens-llm-base-url"
 AGENT_MODEL = "--lens-agent-model"
 JUDGE = "--lens-judge"
@@ -197,6 +199,13 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         MAX_DROP, type=float, default=None, metavar="X", help="with --lens-compare-fail: also fail when a headline falls by more than X."
     )
+    group.addoption(
+        MAX_FAULT_RATE,
+        default=None,
+        metavar="RATE",
+        help="fail when an adapter faulted (raised, returned a wrong value, hung) on more than this fraction of its questions "
+        "(default 0.05, or e.g. 10%%); its scores are then marked not comparable.",
+    )
 
     group.addoption(
         HEADLINE,
@@ -245,6 +254,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("lens_compare_fail", type="bool", default=False, help="fail on a regression vs the baseline.")
     parser.addini("lens_alpha", default="0.05", help="significance level after Holm correction.")
     parser.addini("lens_max_drop", default="", help="largest tolerated headline drop vs the baseline.")
+    parser.addini("lens_max_fault_rate", default="0.05", help="fail above this fraction of an adapter's questions with faults.")
     parser.addini("lens_headline", default="auto", help="auto, retrieval or composite, as for --lens-headline.")
     parser.addini("lens_llm_base_url", default="", help="OpenAI-compatible endpoint for the LLM agent, judge and adapters.")
     parser.addini("lens_agent_model", default="", help="model of the LLM agent (and of the naive baseline).")
@@ -344,6 +354,8 @@ def _html_path(config: pytest.Config) -> Path | None:
     if missing:
         raise pytest.UsageError(f"{HTML} needs {' and '.join(missing)}: pip install 'pytest-lens[html]'")
     return Path(value)
+
+
 def _add_concurrency_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
     group.addoption(
         CONCURRENCY,
@@ -600,6 +612,7 @@ def _gate_settings(config: pytest.Config) -> dict[str, Any]:
         "compare_fail": compare_fail,
         "alpha": 0.05 if alpha is None else alpha,
         "max_drop": _number(config, MAX_DROP, "lens_max_drop", 0.0, 1.0),
+        "max_fault_rate": _rate(config, MAX_FAULT_RATE, "lens_max_fault_rate"),
     }
 
 

@@ -410,7 +410,8 @@ def lens_adapter(lens_case: LensCase, lens_session: LensSession, lens_runtime: L
 
 
 def _trace(result: QuestionResult) -> str:
-    lines = [f"question: {result.prompt}", f"answer: {result.answer or '(empty)'}", "tool calls:"]
+    cut = f" [cut: the first {len(result.answer):,} of {result.answer_chars:,} characters]" if result.answer_chars is not None else ""
+    lines = [f"question: {result.prompt}", f"answer: {result.answer or '(empty)'}{cut}", "tool calls:"]
     lines.extend(
         f"  {call.index}. {call.name}({call.arguments}) -> {call.status}, {call.result_tokens} tokens"
         + (f", {call.error}" if call.error else "")

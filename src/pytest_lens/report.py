@@ -114,6 +114,7 @@ class LensReport:
         else:
             out.append("")
             out.extend(self._adapter_table())
+            out.extend(self._not_comparable_lines())
             out.extend(self._absent_lines())
             out.extend(self.legend)
             out.extend(self._stats_lines())
@@ -162,15 +163,18 @@ class LensReport:
         headers += ["res.tok/q", "calls/q", "faults", "gate"]
         rows = []
         for key, s in self.summaries.items():
-            gate = "FAIL " + "; ".join(s.gate_reasons) if s.gated else "pass"
+            reasons = [*s.gate_reasons, *(["faults"] if s.not_comparable is not None else [])]
+            gate = "FAIL " + "; ".join(reasons) if reasons else "pass"
             if s.control is not None:  # shown, never gating
-                gate = "control" + (f" (gated: {'; '.join(s.gate_reasons)})" if s.gated else "")
+                gate = "control" + (f" (gated: {'; '.join(reasons)})" if reasons else "")
+            # A broken adapter's scores stay visible, but flagged: they measure the faults, not the memory.
+            flag = " (not comparable)" if s.not_comparable is not None else ""
             rows.append(
                 [
                     key,
                     _count_cell(s),
-                    self._composite_cell(key, None) if with_ci else f"{s.headline:.3f}",
-                    *([f"{s.composite:.3f}"] if composite_heading else []),
+                    (self._composite_cell(key, None) if with_ci else f"{s.headline:.3f}") + flag,
+                    *([f"{s.composite:.3f}{flag}"] if composite_heading else []),
                     *(f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m in metrics),
                     f"{s.result_tokens_mean:,.0f}",
                     f"{s.tool_calls_mean:.1f}",
@@ -180,6 +184,14 @@ class LensReport:
             )
         right = [False, True, True, *([True] * len(composite_heading)), *([True] * len(metrics)), True, True, True, False]
         return format_table(headers, rows, right)
+
+    def _not_comparable_lines(self) -> list[str]:
+        """Why an adapter's scores are marked not comparable."""
+        return [
+            f"not comparable: {key}: {s.not_comparable}; its scores measure a broken adapter, not its memory"
+            for key, s in self.summaries.items()
+            if s.not_comparable is not None
+        ]
 
     def _absent_lines(self) -> list[str]:
         """Metrics the data could not support, with the reason, instead of a misleading 0.000."""

@@ -15,6 +15,7 @@ from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.settings import ControlRole
 
 __all__ = [
+    "ANSWER_CHARS",
     "ARTIFACT_SCHEMA_VERSION",
     "SNIPPET_CHARS",
     "AdapterFault",
@@ -73,6 +74,10 @@ class AdapterFault(_Record):
         episode = f" (episode {self.episode_id})" if self.episode_id else ""
         return f"adapter {self.adapter!r} {verb}{where}{episode}: {self.message}"
 
+
+#: Characters of an agent's answer kept in its result (artifact, transcripts, reports); a longer answer is scored whole,
+#: stored cut, and its full length recorded in :attr:`QuestionResult.answer_chars`.
+ANSWER_CHARS = 20_000
 
 #: Characters of each returned text kept in a tool-call record (the full texts of cited and required
 #: episodes are kept once per run, in :attr:`RunArtifact.evidence`).
@@ -148,6 +153,9 @@ class QuestionResult(_Record):
     key_facts: list[FactCheck] = Field(default_factory=list)
     # What the agent did; the defaults describe a question where nothing happened (skipped, adapter unbuilt).
     answer: str = ""
+    #: The answer's full length in characters when it was longer than :data:`ANSWER_CHARS` and ``answer`` holds only its
+    #: start (metrics were computed on the whole answer); ``None``: ``answer`` is the whole answer.
+    answer_chars: int | None = None
     cited_refs: list[str] = Field(default_factory=list)
     returned_refs: list[str] = Field(default_factory=list)
     required_refs: list[str] = Field(default_factory=list)
@@ -263,7 +271,11 @@ class AdapterSummary(_Record):
     result_tokens_mean: float = 0.0
     tool_calls_mean: float = 0.0
     violations: int = 0
+    #: Questions with a fault (the adapter raised, returned a wrong value or hung; or the agent failed): failed tests.
     faults: int = 0
+    #: Why the scores cannot be compared (more than ``--lens-max-fault-rate`` of its questions had faults: it measured
+    #: a broken adapter); ``None``: comparable.
+    not_comparable: str | None = None
     #: Selected questions of this adapter that produced no result (crashed or lost worker, interrupted run).
     missing: int = 0
     #: Questions where a scorer (e.g. the judge) failed, so some of their metrics are absent.

@@ -32,7 +32,7 @@ from pytest_lens.scoring.headline import choose_headline
 from pytest_lens.settings import AdapterSpec, ControlRole, LensSettings
 from pytest_lens.suites import LENS
 from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_suites
-from pytest_lens.summary import GroupMetric, summarize
+from pytest_lens.summary import GroupMetric, mark_not_comparable, summarize
 
 if TYPE_CHECKING:
     from pytest_lens.analysis.models import BaselineComparison, RepetitionVariance, RunStatistics, Sensitivity
@@ -373,6 +373,7 @@ class LensSession:
         else:
             summaries = summarize(lens_results, self.scoring.weights, self.scoring.gates, self.group_metrics, self.headline)
         self._count_missing(summaries, LENS)
+        mark_not_comparable(summaries, self.settings.max_fault_rate)
         return summaries
 
     def suite_summaries(self) -> dict[str, dict[str, AdapterSummary]]:
@@ -380,6 +381,7 @@ class LensSession:
         summaries = self.suites.summaries(self.scored_results())
         for suite, by_key in summaries.items():
             self._count_missing(by_key, suite)
+            mark_not_comparable(by_key, self.settings.max_fault_rate)
         return summaries
 
     def _count_missing(self, summaries: dict[str, AdapterSummary], suite: str) -> None:
@@ -503,6 +505,7 @@ class LensSession:
             max_drop=s.max_drop,
             judge_max_failures=s.llm.judge_max_failure_rate if judged else None,
             max_not_measured=s.llm.max_not_measured_rate if s.llm.configured else None,
+            max_fault_rate=s.max_fault_rate,
         )
         results = self.ordered_results()
         not_measured = not_measured_counts([r for r in results if r.suite == LENS])
@@ -648,6 +651,7 @@ class LensSession:
                 + f", failures {counts.failures}"
             )
         notes.extend(llm_agent_notes(self.ordered_results()))
+        notes.extend(cut_answer_notes(self.ordered_results()))
         skipped: dict[str, tuple[set[tuple[str, str, str, str]], str]] = {}
         for result in self.results.values():
             if result.skipped is not None:  # questions, not their repetitions
@@ -804,6 +808,21 @@ def llm_agent_notes(results: list[QuestionResult]) -> list[str]:
                 "support tool calling? (llama.cpp: a chat format with function calling, e.g. --chat_format chatml-function-calling)"
             )
     return notes
+
+
+def cut_answer_notes(results: list[QuestionResult]) -> list[str]:
+    """Per adapter: answers longer than :data:`~pytest_lens.results.ANSWER_CHARS`, stored cut (scored whole)."""
+    from pytest_lens.results import ANSWER_CHARS
+
+    cut: dict[str, list[int]] = {}
+    for result in results:
+        if result.answer_chars is not None:
+            cut.setdefault(result.adapter, []).append(result.answer_chars)
+    return [
+        f"answers cut {adapter} ({len(lengths)} answer(s) of up to {max(lengths):,} characters): scored whole, stored as their "
+        f"first {ANSWER_CHARS:,} characters (artifact, transcripts; answer_chars holds the full length)"
+        for adapter, lengths in cut.items()
+    ]
 
 
 def _check_llm_settings(settings: LensSettings) -> None:

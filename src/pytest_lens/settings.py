@@ -92,6 +92,8 @@ class LensSettings:
     alpha: float = 0.05
     #: ``--lens-max-drop``: largest tolerated fall of an adapter headline vs the baseline.
     max_drop: float | None = None
+    #: ``--lens-max-fault-rate``: most of an adapter's questions that may have faults before its scores stop counting.
+    max_fault_rate: float = 0.05
     #: LLM endpoint, models, judge and request cache (``--lens-llm-*``, ``--lens-judge*``).
     llm: LLMSettings = field(default_factory=LLMSettings)
     #: ``--lens-headline``: ``auto`` (the composite with a judge, else the retrieval score), ``retrieval`` or ``composite``.

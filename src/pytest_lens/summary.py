@@ -12,7 +12,7 @@ from pytest_lens.scoring.composite import HardGate, composite
 if TYPE_CHECKING:
     from pytest_lens.scoring.headline import Headline
 
-__all__ = ["GroupMetric", "absent_metrics", "metric_means", "not_measured_counts", "summarize", "summary_key"]
+__all__ = ["GroupMetric", "absent_metrics", "mark_not_comparable", "metric_means", "not_measured_counts", "summarize", "summary_key"]
 
 #: Computes run-level metrics (e.g. synthesis-minus-control differences) from one group's results.
 GroupMetric = Callable[[Sequence[QuestionResult]], dict[str, float]]
@@ -119,6 +119,16 @@ def _score(
 ) -> tuple[Mapping[str, float], Sequence[HardGate]]:
     """The headline's weights and gates; the composite's when the headline is the composite."""
     return (weights, gates) if headline is None else (headline.weights, headline.gates)
+
+
+def mark_not_comparable(summaries: Mapping[str, AdapterSummary], max_fault_rate: float) -> None:
+    """Mark the summaries with faults on more than ``max_fault_rate`` of their questions: their scores measured a broken adapter."""
+    for summary in summaries.values():
+        if summary.n_questions and summary.faults / summary.n_questions > max_fault_rate:
+            share = summary.faults / summary.n_questions
+            summary.not_comparable = (
+                f"faults on {summary.faults} of {summary.n_questions} questions ({share:.0%}) > --lens-max-fault-rate={max_fault_rate:g}"
+            )
 
 
 def not_measured_counts(results: Sequence[QuestionResult]) -> dict[str, tuple[int, int]]:

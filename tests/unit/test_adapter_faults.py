@@ -1,0 +1,184 @@
+"""Issue 15 (part C): hostile adapters' output, faults in the verdict, hangs, exits and oversized answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lens import Document, SearchResult
+from pytest_lens.calls import AdapterCaller, AdapterCallError
+from tests.support import RecordingMemory, run_lens_session
+
+# -- adapter output checks ------------------------------------------------------------------------
+
+
+class NoManifest(RecordingMemory):
+    """``get_capabilities()`` returns ``None`` (forgot the ``return``)."""
+
+    def get_capabilities(self) -> Any:
+        return None
+
+
+class FloodsSearch(RecordingMemory):
+    """``search`` returns 200,000 results whatever the limit."""
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        return [SearchResult(f"r{index}", "pump pressure", 1.0) for index in range(200_000)]
+
+
+class RetrievesAnother(RecordingMemory):
+    """``retrieve`` answers every ref id with the same, other, document (no batch tool: the agent calls ``retrieve``)."""
+
+    def __init__(self) -> None:
+        super().__init__(batch=False)
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        return Document("someone-else", "pump pressure")
+
+
+def test_adapter_output_checks_get_capabilities_none_is_a_fault() -> None:
+    with pytest.raises(AdapterCallError) as raised:
+        AdapterCaller(NoManifest(), "nomanifest").capabilities()
+    fault = raised.value.fault
+    assert (fault.adapter, fault.method, fault.kind) == ("nomanifest", "get_capabilities", "bad_return")
+    assert "get_capabilities() returned None" in fault.describe()
+
+
+def test_adapter_output_checks_search_over_its_limit_is_a_fault_in_a_run() -> None:
+    caller = AdapterCaller(FloodsSearch(), "flood")
+    assert len(caller.search("pump", None, 10)) == 200_000  # the conformance suite judges the raw results itself
+    with pytest.raises(AdapterCallError) as raised:
+        caller.search("pump", None, 10, strict=True)
+    assert raised.value.fault.describe() == (
+        "adapter 'flood' returned a wrong value from search(): 200,000 results for limit=10 (search must return at most limit results)"
+    )
+
+
+def test_adapter_output_checks_retrieve_of_another_ref_is_a_fault_in_a_run() -> None:
+    caller = AdapterCaller(RetrievesAnother(), "other")
+    assert caller.retrieve("e1") == Document("someone-else", "pump pressure")
+    with pytest.raises(AdapterCallError) as raised:
+        caller.retrieve("e1", strict=True)
+    assert raised.value.fault.describe() == (
+        "adapter 'other' returned a wrong value from retrieve(): retrieve('e1') returned the document 'someone-else' "
+        "(a document must have the ref_id asked for)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("adapter", "method", "message"),
+    [
+        ("NoManifest", "get_capabilities", "returned None"),
+        ("FloodsSearch", "search", "200,000 results for limit=10"),
+        ("RetrievesAnother", "retrieve", "returned the document 'someone-else'"),
+    ],
+)
+def test_adapter_output_checks_are_recorded_on_every_question_of_a_run(tmp_path: Path, adapter: str, method: str, message: str) -> None:
+    session = run_lens_session(tmp_path, {"hostile": f"{__name__}:{adapter}"})
+    results = session.ordered_results()
+    assert results
+    for result in results:
+        faults = [fault for fault in result.faults if fault.method == method]
+        assert faults, result.faults
+        assert all(fault.adapter == "hostile" and fault.kind == "bad_return" and message in fault.message for fault in faults)
+
+
+# -- an agent answer of 200,000 characters ------------------------------------------------------------
+
+
+class Verbose:
+    """An agent that searches once, then answers with one cited sentence followed by 200,000 characters of padding."""
+
+    name = "verbose"
+    description = "answers at great length"
+
+    def answer(self, question: Any, bridge: Any) -> Any:
+        import json
+
+        from pytest_lens.agents.base import AgentAnswer
+
+        hits = json.loads(bridge.call("memory_search", {"query": question.prompt}).content)
+        first = hits[0]["ref_id"] if hits else "none"
+        text = f"The answer is in the memory [{first}]. " + "x" * 200_000
+        return AgentAnswer(text[:200_000])
+
+
+def test_an_agent_answer_of_200000_characters_is_stored_cut_and_says_so(tmp_path: Path) -> None:
+    from pytest_lens.engine import run_case
+    from pytest_lens.results import ANSWER_CHARS, RunArtifact
+
+    session = run_lens_session(tmp_path, {"rec": "tests.support:RecordingMemory"})
+    case = session.cases[0]
+    runtime = session.new_runtime(tmp_path / "verbose")
+    try:
+        result = run_case(case, runtime, Verbose(), session.scoring)
+    finally:
+        runtime.close()
+    assert result.answer_chars == 200_000
+    assert len(result.answer) == ANSWER_CHARS == 20_000
+    assert result.cited_refs  # scored on the whole answer: its citation counts
+    session.record(result)
+    artifact = RunArtifact.model_validate_json(session.artifact().model_dump_json())
+    stored = next(r for r in artifact.results if r.item_key == result.item_key)
+    assert (len(stored.answer), stored.answer_chars) == (20_000, 200_000)
+    assert "answers cut rec (1 answer(s) of up to 200,000 characters): scored whole, stored as their first 20,000 characters" in (
+        "\n".join(session.report().lines)
+    )
+
+
+# -- the verdict counts adapter faults ------------------------------------------------------------------
+
+
+class ResetRaises(RecordingMemory):
+    """``reset`` raises on every stream: every question fails, yet the memory still answers well."""
+
+    def reset(self, scope_id: str) -> None:
+        raise RuntimeError("reset is broken")
+
+
+def test_the_verdict_counts_adapter_faults(tmp_path: Path) -> None:
+    session = run_lens_session(tmp_path, {"good": "tests.support:RecordingMemory", "broken": f"{__name__}:ResetRaises"})
+    summaries = session.summaries()
+    broken, good = summaries["broken"], summaries["good"]
+    assert broken.faults == broken.n_questions > 0
+    assert broken.composite > 0.5  # answers were still scored: without the fault gate this "passes"
+    assert broken.not_comparable == f"faults on {broken.n_questions} of {broken.n_questions} questions (100%) > --lens-max-fault-rate=0.05"
+    assert good.not_comparable is None
+    verdict = session.verdict()
+    assert verdict.exit_code == 1
+    assert verdict.reasons == (
+        f"--lens-max-fault-rate=0.05: broken: faults on {broken.n_questions} of {broken.n_questions} questions (100%); their scores are "
+        "not comparable (each such question failed: its failure names adapter and method)",
+    )
+    lines = session.report().lines
+    assert any(line.startswith("broken ") and "(not comparable)" in line and line.endswith("FAIL faults") for line in lines), lines
+    assert not any(line.startswith("good ") and "not comparable" in line for line in lines)
+    assert f"not comparable: broken: {broken.not_comparable}; its scores measure a broken adapter, not its memory" in lines
+    artifact = session.artifact()
+    assert artifact.summary["broken"].not_comparable == broken.not_comparable
+    assert artifact.verdict is not None and artifact.verdict.exit_code == 1
+
+
+def test_the_verdict_counts_adapter_faults_only_above_the_rate() -> None:
+    from pytest_lens.gates import GatePolicy, check_gates
+    from pytest_lens.results import AdapterSummary
+
+    def summary(faults: int, control: Any = None) -> AdapterSummary:
+        return AdapterSummary(
+            adapter="a", budget="16k", n_questions=20, composite=0.8, metrics={}, gated=False, faults=faults, control=control
+        )
+
+    def fault_gate(summaries: dict[str, AdapterSummary], rate: float = 0.05) -> str:
+        (line,) = [c.line for c in check_gates(summaries, [], GatePolicy(max_fault_rate=rate)) if "fault-rate" in c.gate]
+        return line
+
+    assert fault_gate({"a": summary(0)}) == "pass  --lens-max-fault-rate=0.05: no fault (1 adapter(s) checked)"
+    assert fault_gate({"a": summary(1)}) == "pass  --lens-max-fault-rate=0.05: a: faults on 1 of 20 questions (5%): within the limit"
+    assert fault_gate({"a": summary(2)}).startswith("FAIL  --lens-max-fault-rate=0.05: a: faults on 2 of 20 questions (10%); ")
+    assert fault_gate({"a": summary(2)}, rate=0.1).startswith("pass")
+    from pytest_lens.settings import ControlRole
+
+    control = ControlRole(kind="null", of="a")
+    assert fault_gate({"a": summary(0), "null": summary(20, control)}).startswith("pass")  # controls never gate
