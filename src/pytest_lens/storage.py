@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pytest_lens.analysis.models import BaselineInfo
+from pytest_lens.json_document import JsonDocumentError, read_json
 from pytest_lens.results import CommitInfo, MachineInfo, RunArtifact
 
 __all__ = [
@@ -88,11 +89,13 @@ class SavedRun:
 def load_run(path: Path) -> RunArtifact:
     """Read a run artifact; :class:`SavedRunError` names the file and the first field at fault."""
     try:
-        text = path.read_text(encoding="utf-8")
+        document = read_json(path.read_bytes())
     except OSError as exc:
         raise SavedRunError(f"{path}: cannot read the run artifact ({exc.strerror or exc})") from None
+    except JsonDocumentError as exc:
+        raise SavedRunError(f"{path}: not a pytest-lens run artifact ({exc})") from None
     try:
-        return RunArtifact.model_validate_json(text)
+        return RunArtifact.model_validate(document)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(document)"

@@ -13,12 +13,12 @@ Two sources, both read by the loader:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pytest_lens.datasets.models import Episode
+from pytest_lens.json_document import JsonDocumentError, read_json
 
 __all__ = ["LABELS_SUFFIX", "LabelsError", "is_labels_file", "labels_path", "meta_labels", "read_labels"]
 
@@ -67,8 +67,8 @@ def _meta_label(meta: Mapping[str, Any]) -> bool | None:
 def read_labels(path: Path) -> dict[str, bool]:
     """``episode id -> is signal`` from a sidecar; :class:`LabelsError` saying where it is malformed."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        document = read_json(path.read_bytes())
+    except (OSError, JsonDocumentError) as exc:
         raise LabelsError(f"{path}: cannot read the labels file: {exc}") from None
     episodes = document.get("episodes") if isinstance(document, dict) else None
     if not isinstance(episodes, dict):

@@ -25,7 +25,6 @@ apart the agent sees opaque aliases instead (:mod:`pytest_lens.bridge`).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -37,6 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from pytest_lens.datasets.models import Dataset, Episode, Question, Scope
 from pytest_lens.datasets.validator import DatasetIssue, Severity
+from pytest_lens.json_document import JsonDocumentError, read_json
 
 __all__ = [
     "EPISODES_DIR",
@@ -237,6 +237,9 @@ class _Reader:
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             self.error(where, at, "invalid_yaml", f"not valid YAML: {problem}")
             return None
+        except RecursionError:  # PyYAML composes nested collections recursively: depth is bounded by the stack
+            self.error(where, "-", "too_deep", "nested too deeply (a spec nests a few levels)")
+            return None
         if not isinstance(spec, dict):
             self.error(where, "-", "invalid_spec", f"expected a mapping at the top level, got {type(spec).__name__}")
             return None
@@ -384,9 +387,9 @@ class _Reader:
             return None
         where = self.path / QUESTIONS_FILE
         try:
-            document = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            self.error(where, "-", "invalid_json", f"not valid JSON: {exc}")
+            document = read_json(raw)
+        except JsonDocumentError as exc:
+            self.error(where, "-", exc.code, str(exc))
             return None
         if isinstance(document, dict) and isinstance(document.get("questions"), list):
             document = document["questions"]

@@ -38,7 +38,10 @@ class ImportFormatError(ValueError):
 
 
 class DocumentError(ValueError):
-    """A dataset file that cannot be parsed at all; ``code`` names why (``invalid_json``, ``invalid_parquet``, ``needs_pyarrow``)."""
+    """A dataset file that cannot be parsed at all.
+
+    ``code`` names why: ``invalid_json``, ``too_deep``, ``invalid_parquet`` or ``needs_pyarrow``.
+    """
 
     def __init__(self, code: str, message: str) -> None:
         self.code = code
@@ -50,9 +53,9 @@ def parse_document(raw: bytes, path: Path) -> Any:
 
     Parquet (how MemoryAgentBench is released) needs ``pip install 'pytest-lens[mab]'``; every row
     becomes a dict of plain Python values. :class:`DocumentError` when the bytes are not what the
-    suffix says.
+    suffix says, or nested too deeply (``too_deep``, see :mod:`pytest_lens.json_document`).
     """
-    import json
+    from pytest_lens.json_document import JsonDocumentError, read_json, read_json_lines
 
     if path.suffix == ".parquet":
         try:
@@ -65,11 +68,9 @@ def parse_document(raw: bytes, path: Path) -> Any:
         except (pa.ArrowException, OSError) as exc:
             raise DocumentError("invalid_parquet", f"not a readable parquet file: {exc}") from None
     try:
-        if path.suffix == ".jsonl":
-            return [json.loads(line) for line in raw.splitlines() if line.strip()]
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DocumentError("invalid_json", f"not valid JSON: {exc}") from None
+        return read_json_lines(raw) if path.suffix == ".jsonl" else read_json(raw)
+    except JsonDocumentError as exc:
+        raise DocumentError(exc.code, str(exc)) from None
 
 
 def split_format(path: Path | str) -> tuple[str | None, Path]:
