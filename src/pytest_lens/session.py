@@ -130,7 +130,9 @@ class LensSession:
         except DatasetError as exc:
             details = "\n".join(f"  {issue}" for issue in exc.issues[:20])
             more = f"\n  ... and {len(exc.issues) - 20} more" if len(exc.issues) > 20 else ""
-            raise LensConfigError(f"--lens-dataset: cannot use the dataset:\n{details}{more}") from None
+            files = list(dict.fromkeys(issue.path for issue in exc.issues))
+            what = "the dataset" if len(files) == 1 else f"{len(files)} dataset files ({', '.join(files)})"
+            raise LensConfigError(f"--lens-dataset: cannot use {what}:\n{details}{more}") from None
         if settings.datasets:
             try:
                 datasets = keep_suites(datasets, settings.suites)

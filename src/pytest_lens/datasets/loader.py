@@ -203,8 +203,19 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
 
 
 def load_datasets(paths: Iterable[Path], *, strict: bool = False) -> list[LoadedDataset]:
-    """Load every file (directories expanded); a scope id may be defined only once overall."""
-    loaded = [load_dataset(path, strict=strict) for path in expand_dataset_paths(paths)]
+    """Load every file (directories expanded); a scope id may be defined only once overall.
+
+    :class:`DatasetError` carries the issues of every unusable file, not only the first one's.
+    """
+    loaded: list[LoadedDataset] = []
+    unusable: list[DatasetIssue] = []
+    for path in expand_dataset_paths(paths):
+        try:
+            loaded.append(load_dataset(path, strict=strict))
+        except DatasetError as exc:
+            unusable.extend(exc.issues)
+    if unusable:
+        raise DatasetError(unusable)
     first_seen: dict[str, str] = {}
     clashes: list[DatasetIssue] = []
     for item in loaded:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator, model_serializer, model_validator
 
 __all__ = [
     "QUESTION_CATEGORIES",
@@ -79,13 +79,33 @@ class GroundTruth(_Model):
 
 
 class Episode(_Model):
-    """One timestamped record of a scope's stream."""
+    """One timestamped record of a scope's stream.
+
+    ``timestamp`` is an ISO 8601 date-time (a string in JSON). One without an offset is taken as UTC;
+    one with an offset (``Z``, ``+02:00``) is converted to UTC. Either way it is kept, compared and
+    handed to adapters as UTC without an offset, so files mixing the two forms are streamed in true
+    time order. Numbers are refused (seconds or milliseconds since the epoch? the file must say).
+    """
 
     episode_id: str = Field(min_length=1)
     scope_id: str = Field(min_length=1)
     timestamp: datetime
     text: str
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _utc_timestamp(cls, value: Any, info: ValidationInfo) -> datetime:
+        episode = f"episode {info.data['episode_id']!r}: " if "episode_id" in info.data else ""
+        parsed = value
+        if isinstance(value, str):
+            try:
+                parsed = datetime.fromisoformat(value.strip())
+            except ValueError:
+                raise ValueError(f"{episode}timestamp is not an ISO 8601 date-time such as 2024-03-01T09:30:00") from None
+        if not isinstance(parsed, datetime):
+            raise ValueError(f"{episode}timestamp must be an ISO 8601 string such as 2024-03-01T09:30:00, not a {type(value).__name__}")
+        return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo is not None else parsed
 
     @property
     def iso_timestamp(self) -> str:
@@ -98,7 +118,7 @@ class Question(_Model):
 
     question_id: str = Field(min_length=1)
     scope_id: str = Field(min_length=1)
-    checkpoint_after: int
+    checkpoint_after: StrictInt
     question_type: str = Field(min_length=1)
     prompt: str = Field(min_length=1)
     ground_truth: GroundTruth
