@@ -84,6 +84,9 @@ def _figure(name: str, width: float, height: float, *, left_labels: Sequence[str
             "axes.spines.right": False,
             "axes.titlesize": 10.0,
             "axes.titleweight": "bold",
+            # A fixed title height: nothing is drawn above our axes, and the automatic placement costs a
+            # layout pass over every tick label of the figure on each draw.
+            "axes.titley": 1.0,
         }
     ):
         left = 0.3 + _CHAR_WIDTH * max((len(label) for label in left_labels), default=4)
@@ -121,14 +124,23 @@ def headline_plot(adapters: Sequence[str], composite: Mapping[str, Interval], me
         ax = figure.subplots()
         for index, adapter in enumerate(adapters):
             scores = {"composite": composite.get(adapter), **metrics.get(adapter, {})}
-            for position, name in enumerate(names):
-                estimate = scores.get(name)
-                if estimate is None:
-                    continue
-                y = len(names) - 1 - position + 0.4 - step * (index + 0.5)
-                _whiskers(ax, y, estimate, colour(index))
-                size = 8 if name == "composite" else 5
-                ax.plot([estimate.value], [y], "o", color=colour(index), markersize=size, label=adapter if position == 0 else None)
+            rows = [
+                (name, estimate, len(names) - 1 - position + 0.4 - step * (index + 0.5))
+                for position, name in enumerate(names)
+                if (estimate := scores.get(name)) is not None
+            ]
+            # One artist per kind and adapter, not one per score: drawing time grows with the number of artists.
+            whiskers = [(y, e.low, e.high) for _, e, y in rows if e.low is not None and e.high is not None]
+            if whiskers:
+                ys, lows, highs = zip(*whiskers, strict=True)
+                ax.hlines(ys, lows, highs, color=colour(index), linewidth=2.0, alpha=0.8)
+            for composite_row, size in ((True, 8), (False, 5)):
+                dots = [(e.value, y) for name, e, y in rows if (name == "composite") == composite_row]
+                if dots:
+                    xs, ys = zip(*dots, strict=True)
+                    label = adapter if composite_row else None
+                    ax.plot(xs, ys, "o", linestyle="none", color=colour(index), markersize=size, label=label)
+            for name, estimate, y in rows:
                 if name == "composite" or len(adapters) == 1:
                     ax.annotate(f"{estimate.value:.3f}", (estimate.value, y), xytext=(6, 3), textcoords="offset points", fontsize=8)
         ax.set_yticks(range(len(names))[::-1], names)
