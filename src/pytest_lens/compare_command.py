@@ -37,6 +37,9 @@ def add_compare(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--max-drop", type=float, default=None, help="also count a headline drop larger than this as a regression")
     parser.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: CURRENT's --lens-seed)")
     parser.add_argument("--fail", action="store_true", help="exit 1 on a regression (like --lens-compare-fail)")
+    parser.add_argument(
+        "--partial", action="store_true", help="with --fail: gate on the questions both runs have, even if either has others"
+    )
     return parser
 
 
@@ -125,7 +128,9 @@ def run_compare(args: argparse.Namespace) -> int:
             print(line)
     if not args.fail:
         return 0
-    policy = GatePolicy(compare_fail=True, alpha=args.alpha, max_drop=args.max_drop)
+    policy = GatePolicy(
+        compare_fail=True, alpha=args.alpha, max_drop=args.max_drop, compare_partial=args.partial, partial_option="--partial"
+    )
     checks = [
         compare_gate(
             comparison, policy, name=f"--fail [suite {suite}]" if suite else "--fail", subject="score" if suite else comparison.score

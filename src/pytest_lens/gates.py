@@ -16,7 +16,7 @@ from pytest_lens.analysis.render import format_p
 from pytest_lens.results import AdapterSummary
 from pytest_lens.scoring.composite import HardGate
 
-__all__ = ["GateCheck", "GatePolicy", "check_gates", "compare_gate", "rate_gate"]
+__all__ = ["GateCheck", "GatePolicy", "check_gates", "compare_gate", "coverage_gaps", "rate_gate"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,10 @@ class GatePolicy:
     max_not_measured: float | None = None
     #: ``--lens-max-fault-rate`` (``None``: no gate).
     max_fault_rate: float | None = None
+    #: ``--lens-compare-partial``: a comparison may leave out questions of either run (otherwise that fails the gate).
+    compare_partial: bool = False
+    #: How that permission is spelled where the gate is printed (``lens compare`` spells it ``--partial``).
+    partial_option: str = "--lens-compare-partial"
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,12 @@ def _fail_under(summaries: Mapping[str, AdapterSummary], threshold: float) -> Ga
 def compare_gate(
     comparison: BaselineComparison | None, policy: GatePolicy, name: str = "--lens-compare-fail", subject: str = "composite"
 ) -> GateCheck:
-    """Fails on a significant regression or a drop over ``policy.max_drop`` of any compared adapter, or when nothing compared."""
+    """Fails on a regression, a drop over ``policy.max_drop``, nothing compared, or (by default) a partial comparison.
+
+    A regression is a significant one of any compared adapter. A comparison is partial when it leaves out questions
+    of either run (:func:`coverage_gaps`); ``policy.compare_partial`` allows it. Otherwise a baseline saved from an
+    interrupted run, or a run that lost questions, would pass on the few questions both have.
+    """
     if comparison is None:
         return GateCheck(name, False, "no baseline to compare with (give --lens-baseline=NAME|PATH)", "compare")
     baseline = comparison.baseline.name
@@ -198,8 +207,31 @@ def compare_gate(
         if entry.dropped and policy.max_drop is not None:
             causes.append(f"drop {-test.delta.value:.3f} > --lens-max-drop={policy.max_drop:g}")
         failures.append(f"{change}: {' and '.join(causes)}")
+    gaps = "; ".join(coverage_gaps(comparison))
+    if gaps and not policy.compare_partial:
+        failures.append(f"partial comparison, {gaps} (pass {policy.partial_option} to gate on the questions both runs have)")
     if failures:
         return GateCheck(name, False, f"vs baseline {baseline}: " + "; ".join(failures), "compare")
     drop = f", no drop over {policy.max_drop:g}" if policy.max_drop is not None else ""
-    detail = f"no significant regression vs baseline {baseline} (alpha {policy.alpha:g}{drop}; {len(compared)} adapter(s) compared)"
+    partial = f"; partial comparison allowed by {policy.partial_option}: {gaps}" if gaps else ""
+    detail = (
+        f"no significant regression vs baseline {baseline} (alpha {policy.alpha:g}{drop}; {len(compared)} adapter(s) compared{partial})"
+    )
     return GateCheck(name, True, detail, "compare")
+
+
+def coverage_gaps(comparison: BaselineComparison) -> list[str]:
+    """What a comparison leaves out: per adapter, baseline questions not in this run and questions not in the baseline.
+
+    Questions either run could not score count too: they are not compared either. Baseline adapters this run
+    did not measure are one more gap.
+    """
+    gaps = []
+    for entry in comparison.adapters:
+        parts = [f"{entry.baseline_only} baseline question(s) not in this run"] if entry.baseline_only else []
+        parts += [f"{entry.run_only} question(s) of this run not in the baseline"] if entry.run_only else []
+        if parts:
+            gaps.append(f"{entry.key}: {' and '.join(parts)}")
+    if comparison.missing:
+        gaps.append(f"baseline adapter(s) not in this run: {', '.join(comparison.missing)}")
+    return gaps

@@ -27,6 +27,7 @@ __all__ = [
     "BUDGET",
     "CALL_TIMEOUT",
     "COMPARE_FAIL",
+    "COMPARE_PARTIAL",
     "CONCURRENCY",
     "CONTROLS",
     "DATASET",
@@ -87,6 +88,7 @@ BASELINE = "--lens-baseline"
 STORAGE = "--lens-storage"
 FAIL_UNDER = "--lens-fail-under"
 COMPARE_FAIL = "--lens-compare-fail"
+COMPARE_PARTIAL = "--lens-compare-partial"
 ALPHA = "--lens-alpha"
 MAX_DROP = "--lens-max-drop"
 MAX_FAULT_RATE = "--lens-max-fault-rate"
@@ -195,6 +197,12 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="fail on a significant regression vs --lens-baseline (one-sided Wilcoxon, Holm, --lens-alpha) or a drop over --lens-max-drop.",
     )
+    group.addoption(
+        COMPARE_PARTIAL,
+        action="store_true",
+        default=None,
+        help="with --lens-compare-fail: gate on the questions both runs have, even when either run has questions the other lacks.",
+    )
     group.addoption(ALPHA, type=float, default=None, metavar="P", help="significance level after Holm correction (default 0.05).")
     group.addoption(
         MAX_DROP, type=float, default=None, metavar="X", help="with --lens-compare-fail: also fail when a headline falls by more than X."
@@ -252,6 +260,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("lens_storage", default=".lens", help="directory of saved runs, relative to the rootdir.")
     parser.addini("lens_fail_under", default="", help="minimum adapter headline, as for --lens-fail-under.")
     parser.addini("lens_compare_fail", type="bool", default=False, help="fail on a regression vs the baseline.")
+    parser.addini("lens_compare_partial", type="bool", default=False, help="a baseline comparison may leave out questions.")
     parser.addini("lens_alpha", default="0.05", help="significance level after Holm correction.")
     parser.addini("lens_max_drop", default="", help="largest tolerated headline drop vs the baseline.")
     parser.addini("lens_max_fault_rate", default="0.05", help="fail above this fraction of an adapter's questions with faults.")
@@ -610,6 +619,7 @@ def _gate_settings(config: pytest.Config) -> dict[str, Any]:
         "storage": Path(config.getoption(STORAGE) or config.getini("lens_storage") or ".lens"),
         "fail_under": _number(config, FAIL_UNDER, "lens_fail_under", 0.0, 1.0),
         "compare_fail": compare_fail,
+        "compare_partial": bool(_pick(config, COMPARE_PARTIAL, "lens_compare_partial")),
         "alpha": 0.05 if alpha is None else alpha,
         "max_drop": _number(config, MAX_DROP, "lens_max_drop", 0.0, 1.0),
         "max_fault_rate": _rate(config, MAX_FAULT_RATE, "lens_max_fault_rate"),

@@ -503,6 +503,7 @@ class LensSession:
         policy = GatePolicy(
             fail_under=s.fail_under,
             compare_fail=s.compare_fail,
+            compare_partial=s.compare_partial,
             alpha=s.alpha,
             max_drop=s.max_drop,
             judge_max_failures=s.llm.judge_max_failure_rate if judged else None,
@@ -618,10 +619,24 @@ class LensSession:
         return RunStore(root if root.is_absolute() else self.settings.rootdir / root)
 
     def save_run(self) -> Path | None:
-        """Save the artifact under ``--lens-save``'s name; the path, or ``None`` when not asked to or nothing ran."""
-        if not self.settings.save_name or not self.results:
+        """Save the artifact under ``--lens-save``'s name; the path, or ``None`` when not asked to or nothing ran.
+
+        An incomplete run (interrupted, stopped by ``-x``/``--maxfail``, a crashed worker) is not saved: saved under
+        the name, it would *be* that baseline from then on, and later runs would be compared on its few questions.
+        """
+        name = self.settings.save_name
+        if not name or not self.results:
             return None
-        return self.run_store().save(self.artifact(), self.settings.save_name)
+        missing = sum(1 for key in self.expected if key not in self.results)
+        if missing:
+            from pytest_lens.storage import SavedRunError
+
+            raise SavedRunError(
+                f"not saved as {name!r}: the run is incomplete ({missing} of {len(self.expected)} selected questions have no "
+                f"result), and a partial run would become baseline {name!r}; rerun it to the end (the --lens-json artifact, "
+                "if asked for, has what did run)"
+            )
+        return self.run_store().save(self.artifact(), name)
 
     def llm_counts(self) -> LLMCounts:
         """LLM requests over every recorded result (all processes)."""

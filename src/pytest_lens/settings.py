@@ -88,6 +88,8 @@ class LensSettings:
     fail_under: float | None = None
     #: ``--lens-compare-fail``: fail on a significant regression (or a drop over :attr:`max_drop`) vs the baseline.
     compare_fail: bool = False
+    #: ``--lens-compare-partial``: the comparison may leave out questions of either run without failing the gate.
+    compare_partial: bool = False
     #: ``--lens-alpha``: significance level of every test, after Holm correction.
     alpha: float = 0.05
     #: ``--lens-max-drop``: largest tolerated fall of an adapter headline vs the baseline.

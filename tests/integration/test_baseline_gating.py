@@ -271,3 +271,73 @@ def test_the_same_code_under_another_hash_seed_is_no_change(pytester: pytest.Pyt
     first = {r["question_id"]: (r["answer"], r["metrics"]) for r in json.loads(saved.read_text())["results"]}
     second = {r["question_id"]: (r["answer"], r["metrics"]) for r in json.loads((pytester.path / "two.json").read_text())["results"]}
     assert first == second
+
+
+INTERRUPTING_MEMORY = """
+from lens_fixtures.adapters.bm25 import BM25Adapter
+
+
+class InterruptedAtEmber(BM25Adapter):
+    # Ctrl-C while the fifth needle question (ember) is answered.
+
+    def search(self, query, filters=None, limit=None):
+        if "ember" in query:
+            raise KeyboardInterrupt
+        return super().search(query, filters, limit)
+"""
+
+
+def test_an_interrupted_save_does_not_become_the_baseline(pytester: pytest.Pytester, few_needles: str) -> None:
+    # Issue 15, defect 3: Ctrl-C during --lens-save=main wrote 0002_main with the questions answered so far, which then
+    # *was* main: the next --lens-compare-fail compared those few questions and passed.
+    pytester.makepyfile(interrupting_memory=INTERRUPTING_MEMORY)
+    pytester.syspathinsert()
+    assert pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.SAVE}=main", *NO_CACHE).ret == 0
+    interrupted = pytester.runpytest(
+        "--lens-adapter=bm25=interrupting_memory:InterruptedAtEmber",
+        few_needles,
+        f"{options.SAVE}=main",
+        "--lens-json=run.json",
+        *NO_CACHE,
+        no_reraise_ctrlc=True,  # the interrupt ends the inner run only
+    )
+    assert interrupted.ret == pytest.ExitCode.INTERRUPTED
+    interrupted.stdout.fnmatch_lines(
+        ["could not save the run (main): not saved as 'main': the run is incomplete (2 of 6 selected questions have no result)*"]
+    )
+    assert [path.name for path in saved_runs(pytester)] == ["0001_main.json"]
+    assert len(json.loads((pytester.path / "run.json").read_text())["results"]) == 4  # what did run survives in the artifact
+    # main is still the complete run: every question is compared.
+    compared = pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.BASELINE}=main", options.COMPARE_FAIL, *NO_CACHE)
+    assert compared.ret == 0
+    compared.stdout.fnmatch_lines(["*pass  --lens-compare-fail: no significant regression vs baseline 0001_main*1 adapter(s) compared)"])
+
+
+def test_a_comparison_covering_fewer_questions_than_either_run_fails_the_gate(pytester: pytest.Pytester, few_needles: str) -> None:
+    # A baseline of 2 questions against a run of 6 (and the other way round) compares 2 questions: without
+    # --lens-compare-partial that is not a pass.
+    two = ("-k", "amber or basalt")
+    assert pytester.runpytest("--lens-adapter=bm25", few_needles, *two, f"{options.SAVE}=two", *NO_CACHE).ret == 0
+    assert pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.SAVE}=six", *NO_CACHE).ret == 0
+    for baseline, args, gap in [
+        ("two", (), "4 question(s) of this run not in the baseline"),
+        ("six", two, "4 baseline question(s) not in this run"),
+    ]:
+        run = pytester.runpytest(
+            "--lens-adapter=bm25", few_needles, *args, f"{options.BASELINE}={baseline}", options.COMPARE_FAIL, *NO_CACHE
+        )
+        assert run.ret == pytest.ExitCode.TESTS_FAILED
+        run.stdout.fnmatch_lines(
+            [f"*FAIL  --lens-compare-fail: vs baseline 0*_{baseline}: partial comparison, bm25: {gap} (pass --lens-compare-partial *)"]
+        )
+        allowed = pytester.runpytest(
+            "--lens-adapter=bm25",
+            few_needles,
+            *args,
+            f"{options.BASELINE}={baseline}",
+            options.COMPARE_FAIL,
+            options.COMPARE_PARTIAL,
+            *NO_CACHE,
+        )
+        assert allowed.ret == 0
+        allowed.stdout.fnmatch_lines([f"*pass  --lens-compare-fail: *partial comparison allowed by --lens-compare-partial: bm25: {gap})"])

@@ -217,7 +217,10 @@ def compare_with_baseline(
         alpha=alpha,
         max_drop=max_drop,
         score=score,
-        warnings=compatibility_warnings(run, baseline.run),
+        warnings=[
+            *(f"baseline {info.name} is an incomplete run ({line}): questions it lacks are not compared" for line in baseline.incomplete),
+            *compatibility_warnings(run, baseline.run),
+        ],
         adapters=out,
         missing=missing,
     )
