@@ -7,6 +7,7 @@ machine, commit and dataset hashes, so a later run can tell what it is compared 
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import re
@@ -18,13 +19,14 @@ from pydantic import ValidationError
 
 from pytest_lens.analysis.models import BaselineInfo
 from pytest_lens.json_document import JsonDocumentError, read_json
-from pytest_lens.results import CommitInfo, MachineInfo, RunArtifact
+from pytest_lens.results import ARTIFACT_SCHEMA_VERSION, CommitInfo, MachineInfo, RunArtifact
 
 __all__ = [
     "Baseline",
     "RunStore",
     "SavedRun",
     "SavedRunError",
+    "artifact_problem",
     "commit_info",
     "load_run",
     "machine_info",
@@ -95,13 +97,48 @@ def load_run(path: Path) -> RunArtifact:
     except JsonDocumentError as exc:
         raise SavedRunError(f"{path}: not a pytest-lens run artifact ({exc})") from None
     try:
-        return RunArtifact.model_validate(document)
+        artifact = RunArtifact.model_validate(document)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(document)"
         raise SavedRunError(
             f"{path}: not a pytest-lens run artifact ({exc.error_count()} problem(s); first: {where}: {first['msg']})"
         ) from None
+    problem = artifact_problem(artifact)
+    if problem is not None:
+        raise SavedRunError(f"{path}: {problem}; the file is damaged or was not written by pytest-lens")
+    return artifact
+
+
+#: Metrics that subtract a chance level or a baseline's score, and so may fall below 0.
+_SIGNED_METRICS = ("_above_chance", "_advantage")
+
+
+def artifact_problem(artifact: RunArtifact) -> str | None:
+    """The first value a comparison would misread, as ``field: what is wrong`` (``None`` if there is none).
+
+    The model checks types; this checks what a valid artifact holds: its schema version, scores in their
+    ranges (a metric of ``1e308`` would print as ``inf``, one of ``-5`` as a gain of 5), one result per answer.
+    """
+    if artifact.schema_version != ARTIFACT_SCHEMA_VERSION:
+        newer = "a newer" if artifact.schema_version > ARTIFACT_SCHEMA_VERSION else "an unknown"
+        return f"schema_version: {artifact.schema_version} is {newer} artifact format (this pytest-lens reads {ARTIFACT_SCHEMA_VERSION})"
+    seen: dict[tuple[str, str, str, str, int], int] = {}
+    for index, result in enumerate(artifact.results):
+        where = f"results[{index}]"
+        first = seen.setdefault(result.item_key, index)
+        if first != index:
+            adapter, scope, budget, question, repetition = result.item_key
+            return (
+                f"{where}: duplicates results[{first}] (adapter {adapter}, scope {scope}, budget {budget}, question {question}, "
+                f"repetition {repetition}); a run has one result per answer"
+            )
+        scores = {"composite": result.composite, **{f"metrics.{name}": value for name, value in result.metrics.items()}}
+        for name, value in scores.items():
+            low = -1.0 if name.endswith(_SIGNED_METRICS) else 0.0
+            if not (math.isfinite(value) and low <= value <= 1.0):
+                return f"{where}.{name}: {value!r} is outside [{low:g}, 1]"
+    return None
 
 
 class RunStore:

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_lens.results import RunArtifact
 from pytest_lens.storage import RunStore, SavedRunError, commit_info, load_run, machine_info, open_baseline, resolve_run
+from tests.support import run_lens_session
 
 
 def artifact(created: str = "2026-01-01T00:00:00+00:00") -> RunArtifact:
@@ -67,6 +71,56 @@ def test_broken_artifacts_name_the_file_and_field(tmp_path: Path) -> None:
         load_run(path)
     with pytest.raises(SavedRunError, match="cannot read"):
         load_run(tmp_path / "absent.json")
+
+
+@pytest.fixture(scope="module")
+def real_artifact(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The artifact of a real run of the small demo scope with BM25, as JSON."""
+    session = run_lens_session(tmp_path_factory.mktemp("real"), {"bm25": "bm25"})
+    document: dict[str, Any] = json.loads(session.artifact().model_dump_json())
+    return document
+
+
+def _set_metric(name: str, value: float) -> Callable[[dict[str, Any]], None]:
+    def edit(document: dict[str, Any]) -> None:
+        document["results"][1]["metrics"][name] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_set_metric("fact_recall", 1e308), r"results\[1\]\.metrics\.fact_recall: 1e\+308 is outside \[0, 1\]"),
+        (_set_metric("fact_recall", -5.0), r"results\[1\]\.metrics\.fact_recall: -5\.0 is outside \[0, 1\]"),
+        (
+            _set_metric("session_recall_above_chance", -5.0),
+            r"results\[1\]\.metrics\.session_recall_above_chance: -5\.0 is outside \[-1, 1\]",
+        ),
+        (lambda document: document["results"][2].update(composite=float("nan")), r"results\[2\]\.composite: nan is outside \[0, 1\]"),
+        (
+            lambda document: document.update(schema_version=999),
+            r"schema_version: 999 is a newer artifact format \(this pytest-lens reads 1\)",
+        ),
+        (
+            lambda document: document["results"].append(document["results"][0]),
+            r"results\[\d+\]: duplicates results\[0\] \(adapter \w+, scope \w+, budget 16k, question \w+, repetition 0\)",
+        ),
+    ],
+    ids=["huge_metric", "negative_metric", "signed_metric_below_minus_one", "nan_composite", "future_schema", "duplicate_result"],
+)
+def test_baselines_are_range_checked(
+    tmp_path: Path, real_artifact: dict[str, Any], edit: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    # Issue 15: a metric of 1e308 printed as "baseline inf", -5 as "+5.000", schema_version 999 passed unquestioned.
+    path = tmp_path / "0001_main.json"
+    path.write_text(json.dumps(real_artifact))
+    assert len(load_run(path).results) == 8  # the real artifact itself is valid
+    document = copy.deepcopy(real_artifact)
+    edit(document)
+    path.write_text(json.dumps(document))
+    with pytest.raises(SavedRunError, match=rf"0001_main\.json: {message}.*damaged or was not written by pytest-lens"):
+        load_run(path)
 
 
 def test_machine_and_commit_info(tmp_path: Path) -> None:
