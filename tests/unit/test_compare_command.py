@@ -70,3 +70,22 @@ def test_gates_are_read_back_from_the_run_identity() -> None:
     assert gates_of({}) == list(DEFAULT_GATES)
     with pytest.raises(ValueError, match="cannot read hard gate 'grounding >= 1'"):
         gates_of({"gates": ["grounding >= 1"]})
+
+
+def test_lens_compare_fails_a_partial_comparison_unless_partial(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A baseline saved from an interrupted run (4 of 10 questions, marked incomplete): --fail compared 4 and passed.
+    everything = [result(f"q{i:02d}", tier1(1.0, 1.0)) for i in range(10)]
+    current = write(tmp_path / "current.json", everything)
+    partial = tmp_path / "partial.json"
+    incomplete = ["incomplete: 6 questions missing from groups bm25:s1:16k (6)"]
+    artifact = RunArtifact(pytest_lens_version="0", created="c", run=RUN, results=everything[:4], summary={}, incomplete=incomplete)
+    partial.write_text(artifact.model_dump_json())
+    assert main(["compare", str(partial), str(current), "--fail"]) == 1
+    out = capsys.readouterr().out
+    assert "warning: baseline partial.json is an incomplete run (incomplete: 6 questions missing" in out
+    assert (
+        "FAIL  --fail: vs baseline partial.json: partial comparison, bm25: 6 question(s) of this run not in the baseline "
+        "(pass --partial to gate on the questions both runs have)" in out
+    )
+    assert main(["compare", str(partial), str(current), "--fail", "--partial"]) == 0
+    assert "partial comparison allowed by --partial: bm25: 6 question(s) of this run not in the baseline" in capsys.readouterr().out
