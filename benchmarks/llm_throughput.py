@@ -13,9 +13,17 @@ identical (answer, citations, tool calls, metrics, composite, LLM counts; timing
     python benchmarks/llm_throughput.py --offline                # also the offline agent (no server), serial vs concurrent
 
 With ``--repeat`` the two modes alternate and the medians are shown. The machine may be shared:
-quote ratios measured in one invocation. The pytest commands may write bytecode caches
-(``PYTHONDONTWRITEBYTECODE`` is dropped for them) and one untimed collection runs first, so both
-modes start warm, as a user's repeated runs do.
+quote ratios measured in one invocation, with the load averages printed beside them. "cpu s" is the
+CPU time (user + system) of each pytest command: on a busy machine its wall time is that CPU work
+stretched by the competition, while the model's latency is not, so the CPU column says how much of
+a ratio is the machine's. The pytest commands may write bytecode caches (``PYTHONDONTWRITEBYTECODE``
+is dropped for them) and one untimed collection runs first, so both modes start warm, as a user's
+repeated runs do.
+
+Plugins a LENS run does not need are disabled in both modes: the cache provider, hypothesis's and
+xdist's plugins, and anyio's, whose start-up imports trio wherever trio is installed (this
+checkout's test dependencies install it for selenium; about 0.5 s of CPU per command here, more
+than all 24 questions' scoring), a cost of the environment, not of pytest-lens.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,6 +55,7 @@ ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTW
 class Run:
     wall_s: float
     session_s: float
+    cpu_s: float
     server_requests: int
     counted: dict[str, int]
     results: dict[str, Any]
@@ -62,6 +72,8 @@ def pytest_command(args: argparse.Namespace, workdir: Path, base_url: str | None
         "no:hypothesispytest",
         "-p",
         "no:xdist",
+        "-p",
+        "no:anyio",
         "-q",
         f"--lens-adapter={args.adapter}",
         f"--lens-dataset={args.dataset}",
@@ -90,9 +102,11 @@ def run_once(args: argparse.Namespace, server: Any, concurrency: int, name: str)
         if server is not None:
             server.reset()
         command = pytest_command(args, workdir, server.base_url if server is not None else None, concurrency, name)
+        cpu_before = _children_cpu()
         started = time.perf_counter()
         done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False, env=ENV)
         wall = time.perf_counter() - started
+        cpu = _children_cpu() - cpu_before
         if done.returncode not in (0, 1):
             raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         artifact = json.loads((workdir / f"{name}.json").read_text())
@@ -102,10 +116,17 @@ def run_once(args: argparse.Namespace, server: Any, concurrency: int, name: str)
     return Run(
         wall_s=wall,
         session_s=float(session.group(1)) if session else float("nan"),
+        cpu_s=cpu,
         server_requests=server.count(path="/v1/chat/completions") if server is not None else 0,
         counted=llm,
         results={r["question_id"]: comparable(r) for r in artifact["results"]},
     )
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the child processes waited for so far (each pytest command, once it has ended)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def comparable(result: dict[str, Any]) -> dict[str, Any]:
@@ -124,16 +145,18 @@ def measure(args: argparse.Namespace, server: Any, label: str) -> list[tuple[str
             runs[mode].append(run_once(args, server, modes[mode], mode))
     serial, concurrent = runs["serial"], runs["concurrent"]
     identical = all(run.results == serial[0].results for run in serial + concurrent)
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for mode, mode_runs in runs.items():
         wall = statistics.median(run.wall_s for run in mode_runs)
         session = statistics.median(run.session_s for run in mode_runs)
+        cpu = statistics.median(run.cpu_s for run in mode_runs)
         rows.append(
             (
                 label,
                 f"{mode} ({modes[mode]})",
                 f"{wall:.2f}",
                 f"{session:.2f}",
+                f"{cpu:.2f}",
                 str(mode_runs[0].server_requests) if server is not None else "-",
                 str(mode_runs[0].counted.get("requests", 0)),
                 str(mode_runs[0].counted.get("http_requests", 0)),
@@ -142,9 +165,8 @@ def measure(args: argparse.Namespace, server: Any, label: str) -> list[tuple[str
         )
     wall_ratio = statistics.median(r.wall_s for r in serial) / statistics.median(r.wall_s for r in concurrent)
     session_ratio = statistics.median(r.session_s for r in serial) / statistics.median(r.session_s for r in concurrent)
-    rows.append(
-        (label, "serial / concurrent", f"{wall_ratio:.2f}x", f"{session_ratio:.2f}x", "", "", "", "identical" if identical else "DIFFERENT")
-    )
+    verdict = "identical" if identical else "DIFFERENT"
+    rows.append((label, "serial / concurrent", f"{wall_ratio:.2f}x", f"{session_ratio:.2f}x", "", "", "", "", verdict))
     return rows
 
 
@@ -166,6 +188,7 @@ def main() -> None:
 
     from lens_fixtures.openai_server import OpenAITestServer
 
+    load_before = os.getloadavg()
     rows: list[tuple[str, ...]] = []
     for index, latency in enumerate(args.latency_ms):
         with OpenAITestServer(latency_s=latency / 1000) as server:
@@ -178,16 +201,24 @@ def main() -> None:
     if args.offline:
         rows.extend(measure(args, None, "offline agent"))
 
-    headers = ("agent", "mode (concurrency)", "wall s", "pytest s", "server requests", "llm requests", "http requests", "questions")
+    load_after = os.getloadavg()
+    headers: tuple[str, ...] = ("agent", "mode (concurrency)", "wall s", "pytest s", "cpu s", "server requests", "llm requests")
+    headers = (*headers, "http requests", "questions")
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
     judge = "; LLM judge" if args.judge else ""
     print(
         f"dataset: {args.dataset.name}; adapter {args.adapter}; budget {args.budget}{judge}; "
-        f"{args.repeat} run(s) per mode (medians); request cache off; wall = the whole pytest command, pytest s = its session"
+        f"{args.repeat} run(s) per mode (medians); request cache off; wall = the whole pytest command, pytest s = its session, "
+        "cpu s = its user + system CPU time"
     )
+    print(f"load average (1, 5, 15 min): {_load(load_before)} before, {_load(load_after)} after, on {os.cpu_count()} CPU(s)")
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+
+
+def _load(averages: tuple[float, float, float]) -> str:
+    return " ".join(f"{value:.2f}" for value in averages)
 
 
 if __name__ == "__main__":
