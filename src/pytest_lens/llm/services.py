@@ -64,5 +64,6 @@ class LLMServices:
         return self.stats.snapshot()
 
     def close(self) -> None:
-        """Close the cache connection."""
+        """Close the cache connection and the endpoint's idle connections."""
         self.cache.close()
+        self.endpoint.close()
