@@ -228,7 +228,7 @@ class LensPlugin:
         outcome = yield
         if self._reporting:
             if self.xdist is not None:
-                self.session.problems.extend(self.xdist.grouping_problems())
+                self.session.add_problems(self.xdist.grouping_problems())
             verdict = self.session.verdict()
             if verdict.exit_code:
                 session.testsfailed += 1

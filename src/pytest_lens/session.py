@@ -329,6 +329,11 @@ class LensSession:
         self.results[result.item_key] = result
         self._derived.clear()
 
+    def add_problems(self, problems: Iterable[str]) -> None:
+        """Run-level problems found outside the results; each fails the verdict."""
+        self.problems.extend(problems)
+        self._derived.clear()
+
     def record_crash(self, case: LensCase, worker: str) -> None:
         """A case's test crashed the worker running it: it has no result, and the incomplete line says why."""
         self.crashed[case.item_key] = worker
@@ -677,7 +682,18 @@ class LensSession:
         return notes
 
     def artifact(self) -> RunArtifact:
-        """The ``--lens-json`` document."""
+        """The ``--lens-json`` document, built once per set of results.
+
+        The JSON file, the HTML report and the saved run are one document (one ``created`` time), and
+        building it twice (every result validated, every cited episode collected, ``git`` asked for
+        the commit) was most of what writing a second one cost.
+        """
+        if "artifact" not in self._derived:
+            self._derived["artifact"] = self._build_artifact()
+        artifact: RunArtifact = self._derived["artifact"]
+        return artifact
+
+    def _build_artifact(self) -> RunArtifact:
         from pytest_lens import __version__
         from pytest_lens.storage import commit_info, machine_info
 
