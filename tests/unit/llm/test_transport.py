@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import socketserver
+import ssl
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,8 +24,11 @@ COMPLETION = {"choices": [{"message": {"role": "assistant", "content": "OK"}}]}
 
 
 @contextmanager
-def raw_server(answer: bytes, *, close_after_answer: bool) -> Iterator[tuple[str, list[bytes]]]:
-    """A one-thread HTTP server answering every request with ``answer``; yields its URL and the request heads seen."""
+def raw_server(answer: bytes, *, close_after_answer: bool, tls: tuple[Path, Path] | None = None) -> Iterator[tuple[str, list[bytes]]]:
+    """An HTTP server (``https`` with ``tls``: certificate, key) answering every request with ``answer``.
+
+    Yields its URL and the request heads it saw.
+    """
     heads: list[bytes] = []
 
     class Handler(socketserver.StreamRequestHandler):
@@ -48,10 +54,14 @@ def raw_server(answer: bytes, *, close_after_answer: bool) -> Iterator[tuple[str
         allow_reuse_address = True
 
     with Server(("127.0.0.1", 0), Handler) as server:
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         try:
-            yield f"http://127.0.0.1:{server.server_address[1]}/v1", heads
+            yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}/v1", heads
         finally:
             server.shutdown()
 
@@ -123,3 +133,25 @@ print(client.complete([{"role": "user", "content": "Say OK"}]).content, "openai"
     with OpenAITestServer() as server:
         done = subprocess.run([sys.executable, "-c", script, server.base_url], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.split() == ["OK", "False"]
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+def test_https_verifies_the_certificate_against_ssl_cert_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    request = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1"]
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), *request],
+        check=True,
+        capture_output=True,
+    )
+    with raw_server(http_answer(COMPLETION), close_after_answer=False, tls=(cert, key)) as (url, heads):
+        for name in ("HTTPS_PROXY", "https_proxy", "SSL_CERT_DIR"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED"):  # certifi's bundle does not know it
+            JSONTransport(url, headers={}, timeout_s=5).post("/chat/completions", {})
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        transport = JSONTransport(url, headers={}, timeout_s=5)
+        for _ in range(2):
+            assert json.loads(transport.post("/chat/completions", {}).text) == COMPLETION
+    assert len(heads) == 2
