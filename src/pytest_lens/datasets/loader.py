@@ -57,13 +57,14 @@ class LoadedScope:
     signal_labels: Mapping[str, bool] | None = None
     _positions: dict[str, int] = field(init=False, repr=False, compare=False)
     _printed: dict[str, int | None] = field(init=False, repr=False, compare=False)
-    _normalized: list[str] = field(init=False, repr=False, compare=False)
+    #: Stream index -> normalised episode text, filled on demand (by index: scoring threads may fill it at once).
+    _normalized: dict[int, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         positions = {episode.episode_id: index for index, episode in enumerate(self.stream, start=1)}
         object.__setattr__(self, "_positions", positions)
         object.__setattr__(self, "_printed", {})
-        object.__setattr__(self, "_normalized", [])
+        object.__setattr__(self, "_normalized", {})
 
     @property
     def checkpoints(self) -> list[int]:
@@ -95,9 +96,10 @@ class LoadedScope:
             found: int | None = None
             if wanted:
                 for index, episode in enumerate(self.stream):
-                    if index == len(self._normalized):
-                        self._normalized.append(normalize(episode.text))
-                    if wanted in self._normalized[index]:
+                    text = self._normalized.get(index)
+                    if text is None:  # two threads may both normalise it; neither can shift another episode's slot
+                        text = self._normalized[index] = normalize(episode.text)
+                    if wanted in text:
                         found = index + 1
                         break
             self._printed[pattern] = found

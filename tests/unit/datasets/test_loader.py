@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -127,3 +129,30 @@ def test_key_facts_accept_strings_and_aliases_and_round_trip() -> None:
     assert plain.patterns == ("4.1 bar",) and aliased.patterns == ("5.9 bar", "5.9bar")
     assert plain.model_dump() == "4.1 bar"
     assert aliased.model_dump() == {"fact": "5.9 bar", "aliases": ["5.9bar"]}
+
+
+def test_where_a_fact_is_first_printed_is_right_when_scoring_threads_race(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Concurrent questions score on several threads: two normalising the same episode at once must not shift the others."""
+    import pytest_lens.text
+
+    (scope,) = load_dataset(write_dataset(tmp_path / "d.json", small_dataset())).scopes
+    real, first = pytest_lens.text.normalize, scope.stream[0].text
+    both_there = threading.Barrier(2, timeout=2)
+
+    def normalize(value: str) -> str:
+        if value == first:  # hold each thread on the first episode until both have seen it unnormalised
+            with contextlib.suppress(threading.BrokenBarrierError):
+                both_there.wait()
+        return real(value)
+
+    monkeypatch.setattr(pytest_lens.text, "normalize", normalize)
+    positions = {"forklift battery": 2, "staff on shift": 4}
+    threads = [threading.Thread(target=scope.fact_printed, args=(KeyFact(fact=fact), at)) for fact, at in positions.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    normalized = scope._normalized
+    assert [normalized[index] for index in range(len(normalized))] == [real(e.text) for e in scope.stream[: len(normalized)]]
+    assert {fact: scope.fact_printed(KeyFact(fact=fact), at) for fact, at in positions.items()} == dict.fromkeys(positions, True)
+    assert not scope.fact_printed(KeyFact(fact="staff on shift"), 3)  # printed by episode 4, not 3
