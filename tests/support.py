@@ -192,6 +192,7 @@ def run_lens_session(
     budgets: tuple[str, ...] = ("16k",),
     baseline: str | None = None,
     opaque_refs: str = "auto",
+    call_timeout: float | None = 120.0,
 ) -> Any:
     """A real LENS run without pytest: every case of ``datasets`` answered by each adapter (``label -> target``).
 
@@ -207,6 +208,7 @@ def run_lens_session(
         rootdir=tmp_path,
         baseline=baseline,
         opaque_refs=opaque_refs,
+        call_timeout=call_timeout,
     )
     session = LensSession.open(settings)
     session.expect(session.cases)

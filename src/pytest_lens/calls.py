@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import contextvars
 import copy
+import ctypes
 import json
 import math
+import queue
 import re
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from pytest_lens.adapter import CapabilityManifest, ContextBlock, Document, ExtraTool, FilterField, SearchResult
 from pytest_lens.citations import citable
-from pytest_lens.deadline import armed_call
+from pytest_lens.deadline import CallClock, running_on
 from pytest_lens.results import AdapterFault
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "FILTER_FIELD_TYPES",
     "AdapterCallError",
     "AdapterCaller",
+    "AdapterThread",
     "as_document",
     "as_search_results",
     "validate_manifest",
@@ -50,30 +51,45 @@ class AdapterCallError(Exception):
 
 
 class _CallTimeout(BaseException):
-    """Raised inside a hung adapter call by the alarm; BaseException so adapters' ``except Exception`` cannot swallow it."""
+    """A call outlived ``--lens-call-timeout``; raised inside it too, a BaseException so ``except Exception`` cannot swallow it."""
 
 
 class AdapterCaller:
     """Calls one adapter instance with fault capture, return-type checks and a per-call timeout.
 
-    The timeout uses ``SIGALRM`` and so applies only on the main thread of a
-    POSIX process (pytest's and xdist workers' case); elsewhere calls run unbounded,
-    except through a :meth:`concurrent` view. Adapter state is never touched from
-    another thread unless the adapter declares itself thread-safe
-    (:func:`~pytest_lens.adapter.declares_thread_safe`): many adapters hold SQLite
-    connections bound to the thread that opened them. Questions answered on worker
-    threads reach other adapters through a :meth:`via` view that hands every call to
-    the thread owning the adapter.
+    With a timeout, every call runs on the adapter's own :class:`AdapterThread` (where :meth:`build` also
+    constructs it), and the calling thread waits for it until the timeout: a call that outlives it is a
+    ``timeout`` fault. The timeout is raised inside the call too (as ``SIGALRM`` was); a call that does not
+    end even then (it catches ``BaseException``, or sleeps in C) is abandoned, running, and the adapter with
+    it: every later call is refused with an ``abandoned`` fault, and the run goes on. ``SystemExit`` raised by
+    an adapter is an ``exception`` fault. Adapter state is never touched from another thread unless the
+    adapter declares itself thread-safe (:func:`~pytest_lens.adapter.declares_thread_safe`): many adapters
+    hold SQLite connections bound to the thread that opened them. Questions answered on worker threads
+    reach other adapters through a :meth:`via` view that hands every call to the thread owning the adapter.
     """
 
-    def __init__(self, adapter: Any, label: str, timeout_s: float | None = None) -> None:
+    def __init__(self, adapter: Any, label: str, timeout_s: float | None = None, *, home: AdapterThread | None = None) -> None:
         self.adapter = adapter
         self.label = label
         self.timeout_s = timeout_s if timeout_s and timeout_s > 0 else None
+        #: The thread the adapter is called on (shared by every view of this caller).
+        self._home = home if home is not None else AdapterThread(f"lens-adapter-{label}")
         #: Seconds spent per method, for latency reports.
         self.latencies: dict[str, list[float]] = {}
         self._dispatch: Callable[[Callable[[], Any]], Any] | None = None
         self._offload_timeouts = False
+
+    @classmethod
+    def build(cls, make: Callable[[], Any], label: str, timeout_s: float | None = None) -> AdapterCaller:
+        """Construct an adapter with ``make()`` on the thread its calls will run on, and a caller for it.
+
+        Raises what ``make`` raises. Construction is not timed (models load there); with no timeout
+        there is no adapter thread, and the adapter is built and called on the calling thread.
+        """
+        home = AdapterThread(f"lens-adapter-{label}")
+        timed = timeout_s is not None and timeout_s > 0
+        adapter = home.run(_Call(make, CallClock(None)), lambda why: _interrupted(label, why)) if timed else make()
+        return cls(adapter, label, timeout_s, home=home)
 
     # -- views for concurrent questions ----------------------------------------------------
     def via(self, dispatch: Callable[[Callable[[], Any]], Any]) -> AdapterCaller:
@@ -89,8 +105,8 @@ class AdapterCaller:
     def concurrent(self) -> AdapterCaller:
         """A view for a thread-safe adapter called from worker threads: the per-call timeout still holds.
 
-        Off the main thread ``SIGALRM`` cannot interrupt a call, so each call runs on a helper
-        thread and is abandoned (a ``timeout`` fault) when it outlives ``--lens-call-timeout``.
+        Calls made off the main thread run each on a thread of its own (they overlap), given up alone
+        (a ``timeout`` fault) when they outlive ``--lens-call-timeout``.
         """
         view = copy.copy(self)
         view._offload_timeouts = True
@@ -180,13 +196,26 @@ class AdapterCaller:
         return self._checked("lens_stats", lambda: _counters(raw))
 
     def close(self) -> None:
-        """``adapter.close`` when defined."""
+        """``adapter.close`` when defined (not for an abandoned adapter: its call still runs), then let its thread end."""
+        if self._home.abandoned is not None:
+            return
         close = getattr(self.adapter, "close", None)
-        if close is not None:
-            self._call("close", close)
+        try:
+            if close is not None:
+                self._call("close", close)
+        finally:
+            self._home.stop()
 
     # -- machinery -------------------------------------------------------------------------
+    @property
+    def abandoned(self) -> AdapterFault | None:
+        """Why this adapter instance is no longer called (a call outlived the timeout and never ended), or ``None``."""
+        return self._home.abandoned
+
     def _call(self, method: str, thunk: Callable[[], T], episode_id: str | None = None) -> T:
+        abandoned = self._home.abandoned
+        if abandoned is not None:
+            raise AdapterCallError(abandoned)
         dispatch = self._dispatch
         if dispatch is not None:
             result: T = dispatch(lambda: self._timed(method, thunk, episode_id))
@@ -196,20 +225,39 @@ class AdapterCaller:
     def _timed(self, method: str, thunk: Callable[[], T], episode_id: str | None) -> T:
         started = time.perf_counter()
         try:
-            if self._offload_timeouts and self.timeout_s is not None and threading.current_thread() is not threading.main_thread():
-                return _on_helper_thread(thunk, self.timeout_s, f"lens-adapter-{self.label}-{method}")
-            with self._deadline():
-                return thunk()
+            return self._run(method, thunk)
         except _CallTimeout:
             raise AdapterCallError(
                 self._fault(method, "timeout", f"no answer after {self.timeout_s:g} s (--lens-call-timeout)", episode_id)
             ) from None
         except AdapterCallError:
             raise
+        except SystemExit as exc:  # an adapter must not end the run: its question fails, the run goes on
+            raise AdapterCallError(
+                self._fault(method, "exception", f"SystemExit({exc.code!r}): the adapter tried to end the process", episode_id)
+            ) from None
         except Exception as exc:
             raise AdapterCallError(self._fault(method, "exception", f"{type(exc).__name__}: {exc}", episode_id)) from exc
         finally:
             self.latencies.setdefault(method, []).append(time.perf_counter() - started)
+
+    def _run(self, method: str, thunk: Callable[[], T]) -> T:
+        """``thunk`` under the call timeout, on the adapter's thread (a thread-safe adapter's concurrent calls: one each)."""
+        if self.timeout_s is None:
+            return thunk()
+        call = _Call(thunk, CallClock(self.timeout_s))
+        if self._offload_timeouts and threading.current_thread() is not threading.main_thread():
+            result: T = call.on_new_thread(f"lens-adapter-{self.label}-{method}")  # they overlap: each abandoned alone
+            return result
+        outcome: T = self._home.run(call, lambda why: self._abandoned(method, why))
+        return outcome
+
+    def _abandoned(self, method: str, why: str) -> AdapterFault:
+        timeout = f"--lens-call-timeout ({self.timeout_s:g} s)"
+        return self._fault(method, "abandoned", f"{why}; it outlived {timeout}, is left running, and no further call is made")
+
+    def _fault(self, method: str, kind: str, message: str, episode_id: str | None = None) -> AdapterFault:
+        return AdapterFault(adapter=self.label, method=method, kind=kind, message=message, episode_id=episode_id)  # type: ignore[arg-type]
 
     def _checked(self, method: str, convert: Callable[[], T]) -> T:
         try:
@@ -217,55 +265,124 @@ class AdapterCaller:
         except (TypeError, ValueError) as exc:
             raise AdapterCallError(self._fault(method, "bad_return", str(exc))) from None
 
-    def _fault(self, method: str, kind: str, message: str, episode_id: str | None = None) -> AdapterFault:
-        return AdapterFault(adapter=self.label, method=method, kind=kind, message=message, episode_id=episode_id)  # type: ignore[arg-type]
 
-    @contextmanager
-    def _deadline(self) -> Iterator[None]:
-        if self.timeout_s is None or not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
-            yield
-            return
+#: How long a timed-out call is given to end once the timeout is raised inside it, before its adapter is abandoned.
+ABANDON_GRACE_S = 1.0
+#: Why an adapter is abandoned: its call outlived the timeout and did not end when the timeout was raised inside it.
+STUCK = "the call did not end when its timeout was raised inside it (the adapter catches BaseException, or waits in C code)"
 
-        def on_alarm(signum: int, frame: object) -> None:
-            raise _CallTimeout
 
-        previous_handler = signal.signal(signal.SIGALRM, on_alarm)
-        previous_delay, _ = signal.setitimer(signal.ITIMER_REAL, self.timeout_s)
-        started = time.monotonic()
+class _Call:
+    """One adapter call handed to another thread: the thunk, its clock, and how it ended."""
+
+    def __init__(self, thunk: Callable[[], Any], clock: CallClock) -> None:
+        self.thunk = thunk
+        self.clock = clock
+        self.context = contextvars.copy_context()  # LLM requests made inside count for the question that asked
+        self.thread_id: int | None = None
+        self.value: Any = None
+        self.error: BaseException | None = None
+        #: Whether the call outlived its clock (it may have ended since, once the timeout was raised inside it).
+        self.late = False
+
+    def run(self) -> None:
+        """On the thread that makes the call."""
+        self.thread_id = threading.get_ident()
         try:
-            with armed_call():  # lets the adapter pause the timer for one-time setup (pytest_lens.outside_call_timeout)
-                yield
+            with running_on(self.clock):
+                self.value = self.context.run(self.thunk)
+        except BaseException as exc:  # handed back to the waiting thread, whatever it is
+            self.error = exc
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous_handler)
-            if previous_delay:  # someone else's alarm (e.g. pytest-timeout) keeps running
-                signal.setitimer(signal.ITIMER_REAL, max(previous_delay - (time.monotonic() - started), 0.001))
+            self.clock.finish()
+
+    def outcome(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+    def wait(self) -> bool:
+        """Wait for the call; ``False`` when it outlived its clock and did not end once the timeout was raised inside it."""
+        if self.clock.wait():
+            return True
+        self.late = True
+        self.clock.unless_finished(self._raise_inside)
+        return self.clock.wait_more(ABANDON_GRACE_S)
+
+    def _raise_inside(self) -> None:
+        """As ``SIGALRM`` did: a Python loop that does not catch BaseException ends (a C call ends first)."""
+        if self.thread_id is not None:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread_id), ctypes.py_object(_CallTimeout))
+
+    def on_new_thread(self, name: str) -> Any:
+        """Run the call on a new daemon thread; :class:`_CallTimeout` when it outlives its clock (the thread is left to it)."""
+        threading.Thread(target=self.run, name=name, daemon=True).start()
+        if not self.wait() or self.late:
+            raise _CallTimeout
+        return self.outcome()
 
 
-def _on_helper_thread(thunk: Callable[[], T], timeout_s: float, name: str) -> T:
-    """Run ``thunk`` on a daemon thread (in this context); :class:`_CallTimeout` if it is still running after ``timeout_s``.
+class AdapterThread:
+    """The one thread an adapter instance is called on, so that a call outliving its timeout can be abandoned.
 
-    A daemon thread, so that an abandoned call never holds up the interpreter's exit.
+    The adapter is built on it too (:meth:`AdapterCaller.build`): state bound to the thread that made it, such as
+    SQLite connections, stays usable. Started on first use; daemon, so an abandoned call never holds up the
+    interpreter's exit.
     """
-    outcome: list[Any] = []
-    context = contextvars.copy_context()
 
-    def target() -> None:
-        try:
-            outcome.append((True, context.run(thunk)))
-        except BaseException as exc:  # handed back to the caller, whatever it is
-            outcome.append((False, exc))
+    def __init__(self, name: str) -> None:
+        self.name = name
+        #: Why no further call is made (a call outlived the timeout and did not end, or the wait for it was interrupted).
+        self.abandoned: AdapterFault | None = None
+        self._inbox: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
+        self._one_at_a_time = threading.Lock()
+        self._thread: threading.Thread | None = None
 
-    helper = threading.Thread(target=target, name=name, daemon=True)
-    helper.start()
-    helper.join(timeout_s)
-    if not outcome:
-        raise _CallTimeout
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    result: T = value
-    return result
+    def run(self, call: _Call, abandon: Callable[[str], AdapterFault]) -> Any:
+        """Make ``call`` on this thread and return its result; :class:`_CallTimeout` when it outlives its clock.
+
+        A call that does not end even then is left running and the adapter abandoned: ``abandon(why)`` is the
+        fault every later call is refused with.
+        """
+        with self._one_at_a_time:
+            if self.abandoned is not None:
+                raise AdapterCallError(self.abandoned)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
+                self._thread.start()
+            self._inbox.put(call)
+            try:
+                ended = call.wait()
+            except BaseException:  # interrupted (Ctrl-C) while the adapter works: it is left to itself
+                self.abandoned = abandon("the run was interrupted during this call")
+                raise
+            if not ended:
+                self.abandoned = abandon(STUCK)
+                raise _CallTimeout
+            if call.late:  # it ended once the timeout was raised inside it: a timeout, and the adapter is still usable
+                raise _CallTimeout
+            return call.outcome()
+
+    def stop(self) -> None:
+        """Let the thread end once it is idle."""
+        with self._one_at_a_time:
+            if self._thread is not None and self.abandoned is None:
+                self._inbox.put(None)
+                self._thread = None
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                call = self._inbox.get()
+                if call is None:
+                    return
+                call.run()
+            except _CallTimeout:  # raised inside a call just as it ended: nothing left to interrupt
+                continue
+
+
+def _interrupted(label: str, why: str) -> AdapterFault:
+    return AdapterFault(adapter=label, method="__init__", kind="abandoned", message=why)
 
 
 def _field(item: Any, name: str, default: Any = ...) -> Any:

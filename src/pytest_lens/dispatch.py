@@ -2,8 +2,9 @@
 
 Questions answered concurrently run their agents on worker threads, but an adapter that
 has not declared itself thread-safe must only ever be called from one thread: many hold
-SQLite connections bound to the thread that opened them, and ``--lens-call-timeout``
-(``SIGALRM``) only interrupts the main thread. :class:`OwnerThreadCalls` lets a worker
+SQLite connections bound to the thread that opened them (the owning thread hands each call
+on to the adapter's own thread, :class:`~pytest_lens.calls.AdapterThread`, where it was
+built and where its timeout can abandon it). :class:`OwnerThreadCalls` lets a worker
 thread run a function on the owning thread and wait for its result; the owning thread runs
 what it is handed, in arrival order, while it waits for something (:meth:`serve_until`).
 Each function runs in a copy of the requesting thread's context, so what it does is counted

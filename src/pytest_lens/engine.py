@@ -121,6 +121,10 @@ def answer_case(
     not_measured: str | None = None
     synthetic: dict[str, str] = {}
     bridge: ToolBridge | None = None
+    if caller is not None and caller.abandoned is not None:  # a call of it never ended: the question is not asked
+        if caller.abandoned not in faults:
+            faults.append(caller.abandoned)
+        caller = None
     if caller is not None:
         try:
             manifest = caller.capabilities()

@@ -117,6 +117,8 @@ class LensPlugin:
         self.xdist = xdist
         self.saved_run: Path | None = None
         self.save_error: str | None = None
+        #: Why the run artifact lacks its statistics (they could not be computed), for the summary.
+        self.artifact_error: str | None = None
         from pytest_lens.lens_only import selects_only_lens
 
         #: ``-m lens``: test files without LENS tests are not even imported (see :mod:`pytest_lens.lens_only`).
@@ -229,6 +231,8 @@ class LensPlugin:
         if self._reporting:
             if self.xdist is not None:
                 self.session.add_problems(self.xdist.grouping_problems())
+            if (path := self._artifact_path()) is not None:  # before the verdict, whose baseline comparison imports numpy
+                self.session.write_artifact_first(path)
             verdict = self.session.verdict()
             if verdict.exit_code:
                 session.testsfailed += 1
@@ -250,9 +254,17 @@ class LensPlugin:
         """Write the run artifact, and save the run with ``--lens-save``."""
         if not self._reporting:
             return
-        path = self.session.settings.json_path
+        path = self._artifact_path()
         if path is not None:
-            self.session.write_artifact(path if path.is_absolute() else self.session.settings.rootdir / path)
+            try:
+                self.session.write_artifact(path)
+            except Exception as exc:  # the statistics failed (e.g. no memory left to import numpy): the first copy stays
+                self.artifact_error = (
+                    f"could not complete the run artifact {self.session.settings.json_path}: {type(exc).__name__}: {exc} "
+                    "(it holds every result and summary, without statistics, comparison and verdict: see its 'pending')"
+                )
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self._write_html(session)
         try:
             self.saved_run = self.session.save_run()
@@ -260,6 +272,12 @@ class LensPlugin:
             self.save_error = f"could not save the run ({self.session.settings.save_name}): {exc}"
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _artifact_path(self) -> Path | None:
+        path = self.session.settings.json_path
+        if path is None:
+            return None
+        return path if path.is_absolute() else self.session.settings.rootdir / path
 
     def _write_html(self, session: pytest.Session) -> None:
         """``--lens-html``: the report is written after the artifact, so a report that cannot be made loses no result."""
@@ -295,6 +313,8 @@ class LensPlugin:
         path = self.session.settings.json_path
         if path is not None:
             terminalreporter.write_line(f"run artifact: {path}")
+        if self.artifact_error is not None:
+            terminalreporter.write_line(self.artifact_error, red=True)
         if self.saved_run is not None:
             terminalreporter.write_line(f"saved run: {self.saved_run}")
         if self.save_error is not None:
@@ -404,7 +424,7 @@ def lens_adapter(lens_case: LensCase, lens_session: LensSession, lens_runtime: L
         pytest.skip(unavailable)
     faults = lens_runtime.advance(lens_case.adapter, lens_case.scope, lens_case.checkpoint)
     caller = lens_runtime.slot(lens_case.adapter).caller
-    if caller is None:
+    if caller is None or caller.abandoned is not None:
         pytest.fail("\n".join(fault.describe() for fault in faults), pytrace=False)
     return caller.adapter
 

@@ -54,11 +54,11 @@ class Violation(_Record):
 
 
 class AdapterFault(_Record):
-    """The adapter misbehaved: it raised, returned the wrong type, or hung."""
+    """The adapter misbehaved: it raised, returned the wrong type, or hung (``abandoned``: a hung call never ended)."""
 
     adapter: str
     method: str
-    kind: Literal["exception", "bad_return", "timeout", "construct"]
+    kind: Literal["exception", "bad_return", "timeout", "construct", "abandoned"]
     message: str
     episode_id: str | None = None
 
@@ -69,6 +69,7 @@ class AdapterFault(_Record):
             "bad_return": "returned a wrong value from",
             "timeout": "timed out in",
             "construct": "could not be constructed",
+            "abandoned": "was abandoned in",
         }[self.kind]
         where = "" if self.kind == "construct" else f" {self.method}()"
         episode = f" (episode {self.episode_id})" if self.episode_id else ""
@@ -372,3 +373,6 @@ class RunArtifact(_Record):
     sensitivity: Sensitivity | None = None
     #: With ``--lens-repeat``: per (adapter, budget), the variance of per-answer scores within and between questions.
     repetitions: list[RepetitionVariance] = Field(default_factory=list)
+    #: Why statistics, comparisons and verdict are missing: this is the copy written before they were computed (their
+    #: first import of numpy can kill a process short of memory without an exception). ``None``: the artifact is whole.
+    pending: str | None = None

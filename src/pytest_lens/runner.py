@@ -18,6 +18,7 @@ import shutil
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,8 @@ class LensRuntime:
         if slot.caller is None:
             return [slot.construct_fault] if slot.construct_fault else []
         caller = slot.caller
+        if caller.abandoned is not None:  # a call of it never ended: nothing more is asked of it
+            return [caller.abandoned]
         restart = slot.scope_id != scope.scope_id or checkpoint < slot.ingested
         if restart:
             faults: list[AdapterFault] = []
@@ -121,6 +124,8 @@ class LensRuntime:
                     caller.ingest(episode.episode_id, scope.scope_id, episode.iso_timestamp, episode.text, episode.meta)
                 except AdapterCallError as exc:
                     slot.stream_faults.append(exc.fault)
+                    if caller.abandoned is not None:
+                        return [*slot.stream_faults, caller.abandoned]
                 if stream is not None and self.progress is not None:
                     self.progress.episode_done(stream)
             if slot.prepared_at != checkpoint:
@@ -129,6 +134,8 @@ class LensRuntime:
                     caller.prepare(scope.scope_id, checkpoint)
                 except AdapterCallError as exc:
                     slot.stream_faults.append(exc.fault)
+                    if caller.abandoned is not None:
+                        return [*slot.stream_faults, caller.abandoned]
                 slot.context, slot.context_fault = fetch_context(caller, scope.scope_id, checkpoint)
         return slot.checkpoint_faults()
 
@@ -152,7 +159,7 @@ class LensRuntime:
     def stats_delta(self, label: str, replica: int = 0) -> tuple[dict[str, int], AdapterFault | None]:
         """How much the adapter's ``lens_stats()`` counters grew since the last call (a counter that shrank restarts)."""
         slot = self.slot(label, replica)
-        if slot.caller is None:
+        if slot.caller is None or slot.caller.abandoned is not None:
             return {}, None
         try:
             now = slot.caller.stats()
@@ -187,16 +194,15 @@ class LensRuntime:
         # "@" never occurs in a safe name, so a replica's directory cannot be another adapter's.
         storage = self.storage_root / (safe_name(spec.label) + (f"@{replica}" if replica else ""))
         try:
-            adapter = construct_adapter(spec, storage, lens_llm=self.lens_llm)
+            # Built on the thread its calls will run on (thread-bound state such as SQLite connections stays usable).
+            make = partial(construct_adapter, spec, storage, lens_llm=self.lens_llm)
+            slot.caller = AdapterCaller.build(make, spec.label, self.call_timeout)
         except AdapterUnavailable as exc:
             slot.unavailable = str(exc) or f"adapter {spec.label!r} is unavailable"
-            return slot
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # SystemExit too: an adapter must not end the run
             slot.construct_fault = AdapterFault(
                 adapter=spec.label, method="__init__", kind="construct", message=f"{type(exc).__name__}: {exc}"
             )
-            return slot
-        slot.caller = AdapterCaller(adapter, spec.label, self.call_timeout)
         return slot
 
 

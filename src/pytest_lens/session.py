@@ -5,6 +5,7 @@ Plain Python: the pytest plugin translates hooks into calls on this object.
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from collections.abc import Iterable
@@ -43,6 +44,15 @@ if TYPE_CHECKING:
     from pytest_lens.views.worst import WorstQuestions
 
 __all__ = ["LensConfigError", "LensSession", "bundled_dataset_paths"]
+
+
+#: Why an artifact lacks statistics, comparison and verdict. numpy (OpenBLAS) is first imported when they are computed,
+#: and a process whose memory an adapter exhausted dies there, without an exception: so the artifact is written first
+#: without them, then again whole. This one stays only when the run died in between.
+PENDING = (
+    "written before the statistics, the baseline comparison and the verdict; the run ended before they were computed "
+    "(e.g. out of memory importing numpy): every result and summary here is complete"
+)
 
 
 class LensConfigError(ValueError):
@@ -681,22 +691,38 @@ class LensSession:
         notes.extend(f"skipped {adapter} ({len(keys)} questions): {reason}" for adapter, (keys, reason) in skipped.items())
         return notes
 
-    def artifact(self) -> RunArtifact:
+    def artifact(self, *, statistics: bool = True) -> RunArtifact:
         """The ``--lens-json`` document, built once per set of results.
 
         The JSON file, the HTML report and the saved run are one document (one ``created`` time), and
         building it twice (every result validated, every cited episode collected, ``git`` asked for
-        the commit) was most of what writing a second one cost.
+        the commit) was most of what writing a second one cost. Without ``statistics``: no statistics,
+        comparison or verdict (nothing imports numpy; see :data:`PENDING`), built afresh.
         """
+        if not statistics:
+            return self._build_artifact(statistics=False)
         if "artifact" not in self._derived:
             self._derived["artifact"] = self._build_artifact()
         artifact: RunArtifact = self._derived["artifact"]
         return artifact
 
-    def _build_artifact(self) -> RunArtifact:
+    def _build_artifact(self, *, statistics: bool = True) -> RunArtifact:
         from pytest_lens import __version__
         from pytest_lens.storage import commit_info, machine_info
 
+        measured: dict[str, Any] = (
+            {  # computing these imports numpy (and scipy for paired tests)
+                "statistics": self.statistics() if self.lens_results() else None,
+                "comparison": self.comparison(),
+                "suite_statistics": self.suite_statistics(),
+                "suite_comparisons": self.suite_comparisons(),
+                "verdict": self.recorded_verdict(),
+                "sensitivity": self.sensitivity(),
+                "repetitions": self.repetition_variance() if self.settings.repeat > 1 else [],
+            }
+            if statistics
+            else {"pending": PENDING}
+        )
         return RunArtifact(
             pytest_lens_version=__version__,
             created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -708,14 +734,8 @@ class LensSession:
             suite_summaries=self.suite_summaries(),
             machine=machine_info(),
             commit=commit_info(self.settings.rootdir),
-            statistics=self.statistics() if self.lens_results() else None,
-            comparison=self.comparison(),
-            suite_statistics=self.suite_statistics(),
-            suite_comparisons=self.suite_comparisons(),
             evidence=collect_evidence(self.results.values(), self.scopes),
-            verdict=self.recorded_verdict(),
-            sensitivity=self.sensitivity(),
-            repetitions=self.repetition_variance() if self.settings.repeat > 1 else [],
+            **measured,
         )
 
     def recorded_verdict(self) -> RecordedVerdict:
@@ -723,10 +743,20 @@ class LensSession:
         verdict = self.verdict()
         return RecordedVerdict(exit_code=verdict.exit_code, reasons=list(verdict.reasons), gates=[c.line for c in self.gate_checks()])
 
-    def write_artifact(self, path: Path) -> None:
-        """Write the artifact as indented JSON."""
+    def write_artifact(self, path: Path, *, statistics: bool = True) -> None:
+        """Write the artifact as indented JSON (``statistics=False``: the copy written before them, see :meth:`artifact`).
+
+        Written to a temporary file first, then renamed: a process that dies meanwhile leaves the earlier copy whole.
+        """
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.artifact().model_dump_json(indent=2) + "\n", encoding="utf-8")
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(self.artifact(statistics=statistics).model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(partial, path)
+
+    def write_artifact_first(self, path: Path) -> None:
+        """Write the artifact without statistics, before they are computed (see :data:`PENDING`); nothing when nothing ran."""
+        if self.results:
+            self.write_artifact(path, statistics=False)
 
     def _run_identity(self) -> dict[str, object]:
         return {

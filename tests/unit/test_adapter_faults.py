@@ -182,3 +182,130 @@ def test_the_verdict_counts_adapter_faults_only_above_the_rate() -> None:
 
     control = ControlRole(kind="null", of="a")
     assert fault_gate({"a": summary(0), "null": summary(20, control)}).startswith("pass")  # controls never gate
+
+
+# -- hangs and exits ----------------------------------------------------------------------------------------
+
+
+class SwallowsEverything(RecordingMemory):
+    """``search`` catches BaseException in a loop (the call timeout included) for 8 s, then answers nothing."""
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        import time
+
+        return self._swallow(time.monotonic() + 8.0)  # bounded, so that a regression fails this test instead of hanging it
+
+    def _swallow(self, ends: float) -> list[SearchResult]:
+        import time
+
+        try:
+            while time.monotonic() < ends:
+                try:  # noqa: SIM105 - the hostile part, spelt out
+                    time.sleep(0.01)
+                except BaseException:
+                    pass
+        except BaseException:  # raised between two sleeps: swallow that too
+            return self._swallow(ends)
+        return []
+
+
+class ExitsInReset(RecordingMemory):
+    """``reset`` calls ``sys.exit(3)``."""
+
+    def reset(self, scope_id: str) -> None:
+        import sys
+
+        sys.exit(3)
+
+
+class ExitsInInit(RecordingMemory):
+    """The constructor calls ``sys.exit(4)``."""
+
+    def __init__(self) -> None:
+        import sys
+
+        sys.exit(4)
+
+
+def test_hangs_and_exits_a_call_that_catches_the_timeout_is_abandoned() -> None:
+    import time
+
+    caller = AdapterCaller(SwallowsEverything(), "swallow", timeout_s=0.3)
+    started = time.monotonic()
+    with pytest.raises(AdapterCallError) as first:
+        caller.search("pump", None, 5)
+    assert time.monotonic() - started < 4  # the timeout, then a short grace: not the adapter's 8 s
+    assert (first.value.fault.method, first.value.fault.kind) == ("search", "timeout")
+    abandoned = caller.abandoned
+    assert abandoned is not None and abandoned.describe().startswith(
+        "adapter 'swallow' was abandoned in search(): the call did not end when its timeout was raised inside it"
+    )
+    with pytest.raises(AdapterCallError) as later:  # refused at once: the adapter is still busy swallowing
+        caller.retrieve("e1")
+    assert later.value.fault == abandoned
+
+
+def test_hangs_and_exits_the_run_goes_on_past_an_abandoned_adapter(tmp_path: Path) -> None:
+    import time
+
+    started = time.monotonic()
+    session = run_lens_session(
+        tmp_path, {"swallow": f"{__name__}:SwallowsEverything", "good": "tests.support:RecordingMemory"}, call_timeout=0.3
+    )
+    assert time.monotonic() - started < 60
+    swallow = [r for r in session.ordered_results() if r.adapter == "swallow"]
+    kinds = [[fault.kind for fault in r.faults] for r in swallow]
+    assert kinds[0] == ["timeout"] and all(k == ["abandoned"] for k in kinds[1:]), kinds
+    assert all(not r.failed for r in session.ordered_results() if r.adapter == "good")
+    assert session.verdict().exit_code == 1
+
+
+def test_hangs_and_exits_system_exit_from_an_adapter_is_a_fault(tmp_path: Path) -> None:
+    with pytest.raises(AdapterCallError) as raised:
+        AdapterCaller(ExitsInReset(), "exits").reset("s1")
+    assert raised.value.fault.describe() == "adapter 'exits' raised in reset(): SystemExit(3): the adapter tried to end the process"
+    session = run_lens_session(tmp_path, {"exits": f"{__name__}:ExitsInReset", "init": f"{__name__}:ExitsInInit"})
+    results = session.ordered_results()
+    assert len(results) == len(session.cases)  # none missing
+    for result in results:
+        expected = ("reset", "exception") if result.adapter == "exits" else ("__init__", "construct")
+        assert (result.faults[0].method, result.faults[0].kind) == expected, result.faults
+    assert session.incomplete() == []
+
+
+# -- the artifact survives the summary ----------------------------------------------------------------------
+
+#: A bm25 adapter whose module, once imported, leaves the process 150 MB of address space: enough for the run, not for
+#: numpy's OpenBLAS, which then ends the process without an exception (as an adapter that exhausted memory does).
+STARVING = """
+import re, resource
+from lens_fixtures.adapters.bm25 import BM25Adapter
+
+_size = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (_size + 150 * 2**20, resource.RLIM_INFINITY))
+
+
+class Starving(BM25Adapter):
+    pass
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the address space size from /proc")
+def test_the_artifact_survives_the_summary(pytester: pytest.Pytester) -> None:
+    import json
+
+    from tests.support import small_dataset, write_dataset
+
+    pytester.makepyfile(starving=STARVING)
+    path = write_dataset(pytester.path / "data.json", small_dataset())
+    result = pytester.runpytest_subprocess(
+        "--lens-adapter=starving:Starving", f"--lens-dataset={path}", "--lens-json=out.json", "-p", "no:cacheprovider"
+    )
+    artifact = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert len(artifact["results"]) == len(small_dataset()["questions"]), result.stdout.str()
+    if artifact["pending"] is not None:  # the process died computing the statistics, as expected with too little memory
+        assert artifact["statistics"] is None and artifact["verdict"] is None
+        assert artifact["pending"].startswith("written before the statistics")
+        assert "summary" in artifact and artifact["summary"]["Starving"]["n_questions"] > 0
+    else:  # enough memory after all (few cores need little): the artifact is whole
+        assert artifact["statistics"] is not None and artifact["verdict"] is not None

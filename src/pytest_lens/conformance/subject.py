@@ -14,6 +14,7 @@ import itertools
 import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -114,17 +115,17 @@ class SubjectFactory:
         """
         storage = self.storage_root / f"{safe_name(self.spec.label)}-{next(self._numbers)}"
         try:
-            adapter = construct_adapter(self.spec, storage, lens_llm=self.lens_llm)
+            make = partial(construct_adapter, self.spec, storage, lens_llm=self.lens_llm)
+            caller = AdapterCaller.build(make, self.spec.label, self.call_timeout)
         except AdapterUnavailable as exc:
             shutil.rmtree(storage, ignore_errors=True)
             self.unavailable = str(exc) or "the adapter is unavailable"
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             shutil.rmtree(storage, ignore_errors=True)
             fault = AdapterFault(adapter=self.spec.label, method="__init__", kind="construct", message=f"{type(exc).__name__}: {exc}")
             raise AdapterCallError(fault) from exc
         self.instances += 1
-        caller = AdapterCaller(adapter, self.spec.label, self.call_timeout)
         failed = False
         try:
             yield Subject(caller)
