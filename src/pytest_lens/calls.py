@@ -87,8 +87,13 @@ class AdapterCaller:
         there is no adapter thread, and the adapter is built and called on the calling thread.
         """
         home = AdapterThread(f"lens-adapter-{label}")
-        timed = timeout_s is not None and timeout_s > 0
-        adapter = home.run(_Call(make, CallClock(None)), lambda why: _interrupted(label, why)) if timed else make()
+        if timeout_s is None or timeout_s <= 0:
+            return cls(make(), label, timeout_s, home=home)
+        try:
+            adapter = home.run(_Call(make, CallClock(None)), lambda why: _interrupted(label, why))
+        except BaseException:
+            home.stop()  # no adapter to call: let its thread end
+            raise
         return cls(adapter, label, timeout_s, home=home)
 
     # -- views for concurrent questions ----------------------------------------------------
