@@ -254,7 +254,7 @@ class LensSession:
         return runtime.close()
 
     def warm_up(self, *, llm: bool, summary: bool) -> None:
-        """Import in the background what this process will need: the HTTP transport for LLM requests, the summary's statistics.
+        """Import in the background what this process will need: ``openai`` for LLM requests, the summary's statistics.
 
         Collection, ingestion and questions waiting on models leave room for the imports, instead of the first LLM
         request or the terminal summary waiting for them. ``llm`` is ignored when no request will be sent (no

@@ -1,8 +1,8 @@
 """Importing what a run will need later on a background thread, while the run waits on something else.
 
-The summary's statistics import scipy (most of a second), the HTML report matplotlib; a run that
-waits on model latency or on xdist workers can pay for those imports in the meantime instead of
-on its serial tail. Python's import lock makes a later import of the same
+The summary's statistics import scipy (most of a second), the LLM client imports ``openai``, the HTML
+report matplotlib; a run that waits on model latency or on xdist workers can pay for those imports in
+the meantime instead of on its serial tail. Python's import lock makes a later import of the same
 module wait for the background one to finish; it never runs twice.
 """
 
@@ -19,8 +19,8 @@ __all__ = ["LLM_MODULES", "SUMMARY_MODULES", "TEST_MODULES", "warm_up"]
 SUMMARY_MODULES = ("numpy", "pytest_lens.analysis.run", "pytest_lens.analysis.baseline", "pytest_lens.analysis.render")
 #: What it imports too when the run has significance tests (two adapters, or a baseline): scipy.stats.
 TEST_MODULES = ("scipy.stats",)
-#: What the first LLM request imports: the standard library's HTTP client and, for https, ssl (little; not openai).
-LLM_MODULES = ("pytest_lens.llm.transport",)
+#: What the first LLM request imports.
+LLM_MODULES = ("openai",)
 
 
 def warm_up(modules: Sequence[str], name: str = "lens-warm-up") -> threading.Thread:

@@ -167,7 +167,7 @@ def test_an_endpoint_that_is_down_measures_nothing_and_blames_no_memory(pytester
     result.stdout.fnmatch_lines(
         [
             f"not measured: agent 'llm' could not get an answer from its model: LLM request to {url} failed after 2 attempts: "
-            "connection error: ConnectionRefusedError: *",
+            "APIConnectionError: Connection error.",
             "not measured bm25 (8 of 8 questions; no score, left out of composites and statistics): *",
             "  pass  hard gates (evidence_grounding < 0.5 zeroes the composite): no adapter gated (0 checked)",
             "  FAIL  --lens-max-not-measured=0.05: bm25: no answer from the model on 8 of 8 questions (100%); those questions are "

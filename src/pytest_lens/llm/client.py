@@ -1,9 +1,9 @@
 """Chat completions against any OpenAI-compatible endpoint, through the request cache, with retries.
 
-:class:`LLMEndpoint` owns the connections to one base URL (a
-:class:`~pytest_lens.llm.transport.JSONTransport`, created on the first real request) and
-retries 429s, 5xx responses, timeouts and connection errors with exponential backoff
-(honouring ``Retry-After``). :class:`ChatClient` binds an endpoint to a model, a seed and the
+:class:`LLMEndpoint` owns the ``openai`` client of one base URL (created on the first
+real request, so replaying a run never imports ``openai``) and retries 429s, 5xx
+responses, timeouts and connection errors with exponential backoff (honouring
+``Retry-After``). :class:`ChatClient` binds an endpoint to a model, a seed and the
 shared :class:`~pytest_lens.llm.cache.RequestCache`; agents, judges, baselines and
 adapters all call :meth:`ChatClient.complete`.
 
@@ -15,7 +15,6 @@ error message (:func:`~pytest_lens.api_keys.mask_keys`).
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import time
@@ -31,7 +30,6 @@ from pytest_lens.llm.limiter import ConnectionLimiter
 from pytest_lens.llm.repetition import current_repetition, repetition_seed
 from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, display_url
 from pytest_lens.llm.stats import LLMStats
-from pytest_lens.llm.transport import HTTPResponse, HTTPStatusError, JSONTransport, TransportError
 
 __all__ = [
     "ChatClient",
@@ -47,8 +45,6 @@ __all__ = [
 
 #: Sent when the key variable is unset: local servers (vLLM, Ollama, llama.cpp) accept any key.
 _NO_KEY = "not-set"
-#: Where requests go without ``--lens-llm-base-url`` (``OPENAI_BASE_URL`` overrides it, as for the openai client).
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
@@ -151,7 +147,7 @@ class LLMEndpoint:
         self.retries = max(0, retries)
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
-        self._transport: JSONTransport | None = None
+        self._client: Any = None
         self._api_key: str | None = None
         self._lock = threading.Lock()
         #: Requests in flight at once, adapting to 429/503 answers (``--lens-max-connections``).
@@ -163,7 +159,7 @@ class LLMEndpoint:
     @property
     def cache_identity(self) -> str:
         """The endpoint as it enters cache keys (the default OpenAI URL when none is given)."""
-        return self.base_url or DEFAULT_BASE_URL
+        return self.base_url or "https://api.openai.com/v1"
 
     def create(self, request: Mapping[str, Any], stats: LLMStats) -> dict[str, Any]:
         """Send one chat-completion request, retrying transient failures; the response as JSON data.
@@ -173,16 +169,19 @@ class LLMEndpoint:
         in ``bad_responses``. A prompt longer than the model's context raises
         :class:`LLMContextLengthError` at once (resending it cannot help).
         """
-        transport = self._connections()
+        client = self._openai()
+        import openai
+
         attempt = 0
         while True:
             stats.add(http_requests=1)
             try:
                 with self.limiter.slot():
-                    response = _completion_json(transport.post("/chat/completions", request))
+                    raw = client.chat.completions.with_raw_response.create(**request)
+                    response = _completion_json(raw.http_response)
                 ChatReply.from_response(response)  # no choices, no message: a malformed body
                 return response
-            except HTTPStatusError as exc:
+            except openai.APIStatusError as exc:
                 overflow = context_overflow(exc.status_code, getattr(exc, "body", None), _body_message(exc))
                 if overflow is not None:
                     raise LLMContextLengthError(
@@ -194,10 +193,10 @@ class LLMEndpoint:
                 problem = f"HTTP {exc.status_code}: {_body_message(exc)}"
                 if exc.status_code in (401, 403):
                     problem += f" (check the API key in ${self.api_key_env})"
-                delay = _retry_after(exc.headers)
-            except TransportError as exc:
-                retryable, problem, delay = True, str(exc), None
-            except LLMResponseError as exc:
+                delay = _retry_after(exc.response.headers)
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                retryable, problem, delay = True, f"{type(exc).__name__}: {exc}", None
+            except (openai.APIResponseValidationError, LLMResponseError) as exc:
                 stats.add(bad_responses=1)
                 retryable, problem, delay = True, f"unusable 200 response: {exc}", None
             if not retryable or attempt >= self.retries:
@@ -207,27 +206,19 @@ class LLMEndpoint:
             time.sleep(min(self.backoff_max_s, delay if delay is not None else self.backoff_base_s * 2**attempt))
             attempt += 1
 
-    def _connections(self) -> JSONTransport:
+    def _openai(self) -> Any:
         with self._lock:
-            if self._transport is None:
-                self._api_key = read_api_key(self.api_key_env) or _NO_KEY
-                url = self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+            if self._client is None:
                 try:
-                    self._transport = JSONTransport(
-                        url, headers={"Authorization": f"Bearer {self._api_key}", "User-Agent": "pytest-lens"}, timeout_s=self.timeout_s
-                    )
-                except ValueError as exc:
-                    raise LLMError(str(exc)) from None
-            return self._transport
-
-    def close(self) -> None:
-        """Close the idle connections (a later request opens new ones)."""
-        with self._lock:
-            if self._transport is not None:
-                self._transport.close()
+                    import openai
+                except ImportError:
+                    raise LLMError("LLM requests need the openai package: pip install 'pytest-lens[llm]'") from None
+                self._api_key = read_api_key(self.api_key_env) or _NO_KEY
+                self._client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout_s, max_retries=0)
+            return self._client
 
 
-def _completion_json(http: HTTPResponse) -> dict[str, Any]:
+def _completion_json(http: Any) -> dict[str, Any]:
     """The body of a 200 response as a JSON object; :class:`LLMResponseError` saying what it is otherwise."""
     content_type = str(http.headers.get("content-type", "")).split(";")[0].strip() or "no content-type"
     text = http.text

@@ -80,7 +80,7 @@ class ConnectionLimiter:
         """Hold one of the ``limit`` places for the request made inside the block.
 
         Waits while the limit is reached. An exception with a ``status_code`` in
-        :data:`THROTTLE_STATUS` (what the transport raises for an HTTP error status) halves the limit.
+        :data:`THROTTLE_STATUS` (what the ``openai`` client raises) halves the limit.
         """
         epoch = self._acquire()
         try:

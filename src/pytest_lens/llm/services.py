@@ -64,6 +64,5 @@ class LLMServices:
         return self.stats.snapshot()
 
     def close(self) -> None:
-        """Close the cache connection and the endpoint's idle connections."""
+        """Close the cache connection."""
         self.cache.close()
-        self.endpoint.close()

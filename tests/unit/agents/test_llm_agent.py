@@ -144,7 +144,7 @@ def test_an_endpoint_that_is_down_leaves_the_question_not_measured(tmp_path: Pat
     finally:
         runtime.close()
     assert result.not_measured is not None
-    assert f"LLM request to {down} failed after 2 attempts: connection error: ConnectionRefusedError" in result.not_measured
+    assert f"LLM request to {down} failed after 2 attempts: APIConnectionError" in result.not_measured
     assert not result.metrics
     assert client.stats.snapshot().failures == 1
 

@@ -106,7 +106,7 @@ def test_an_unreachable_endpoint_is_a_clear_error(tmp_path: Path) -> None:
         cache=RequestCache(tmp_path / "c.sqlite", "off"),
         stats=LLMStats(),
     )
-    with pytest.raises(LLMRequestError, match=r"failed after 2 attempts: connection error: ConnectionRefusedError"):
+    with pytest.raises(LLMRequestError, match=r"failed after 2 attempts: APIConnectionError"):
         client.complete(HELLO)
 
 
