@@ -309,3 +309,34 @@ def test_the_artifact_survives_the_summary(pytester: pytest.Pytester) -> None:
         assert "summary" in artifact and artifact["summary"]["Starving"]["n_questions"] > 0
     else:  # enough memory after all (few cores need little): the artifact is whole
         assert artifact["statistics"] is not None and artifact["verdict"] is not None
+
+
+#: bm25 whose ``reset`` always raises (the memory still answers from what it ingested).
+BROKEN_RESET = """
+from lens_fixtures.adapters.bm25 import BM25Adapter
+
+
+class Broken(BM25Adapter):
+    def reset(self, scope_id):
+        raise RuntimeError("reset is broken")
+"""
+
+
+def test_the_verdict_counts_adapter_faults_through_the_option(pytester: pytest.Pytester) -> None:
+    """``--lens-max-fault-rate`` is read (as a fraction or a percentage) and gates the pytest run's verdict."""
+    from tests.support import small_dataset, write_dataset
+
+    pytester.makepyfile(broken=BROKEN_RESET)
+    path = write_dataset(pytester.path / "data.json", small_dataset())
+    strict = pytester.runpytest_subprocess("--lens-adapter=broken:Broken", f"--lens-dataset={path}", "-p", "no:cacheprovider")
+    strict.stdout.fnmatch_lines(
+        [
+            "*FAIL  --lens-max-fault-rate=0.05: Broken: faults on 3 of 3 questions (100%)*",
+            "LENS verdict: FAIL - --lens-max-fault-rate=0.05*",
+        ]
+    )
+    loose = pytester.runpytest_subprocess(
+        "--lens-adapter=broken:Broken", f"--lens-dataset={path}", "--lens-max-fault-rate=100%", "-p", "no:cacheprovider"
+    )
+    loose.stdout.fnmatch_lines(["*pass  --lens-max-fault-rate=1: Broken: faults on 3 of 3 questions (100%): within the limit"])
+    assert "LENS verdict: FAIL - --lens-max-fault-rate" not in loose.stdout.str()
