@@ -14,7 +14,7 @@ A search is one matrix-vector product over every chunk.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +119,7 @@ class ChunkIndex:
         table: str = "chunks",
         keyword_index: bool = False,
         flush_at: int = DEFAULT_EMBED_QUEUE,
+        inputs: Callable[[str], int] | None = None,
     ) -> None:
         if flush_at < 1:
             raise ValueError(f"the embedding queue must hold at least 1 chunk, got {flush_at}")
@@ -127,6 +128,10 @@ class ChunkIndex:
         self.table = table
         self.keyword_index = keyword_index
         self.flush_at = flush_at
+        #: What one stored text costs the model, in its inputs (default 1: the text is one input). An embedder
+        #: that splits each text (a pooled one embeds every section chunk of an episode) says how many, so the
+        #: queue bounds the model's work per call, not the texts.
+        self.inputs = inputs or (lambda text: 1)
         self.matrix = VectorMatrix()
         self._episodes: list[_Episode] = []
         self._current: dict[str, int] = {}
@@ -134,6 +139,7 @@ class ChunkIndex:
         self._row_owner: list[int] = []
         self._retired = 0  # episodes replaced by a later ingest of the same id
         self._pending: list[int] = []  # rows stored but not yet embedded
+        self._pending_inputs = 0  # the model inputs they cost
         self._timestamps: NDArray[np.str_] | None = None
         self._create()
 
@@ -160,6 +166,7 @@ class ChunkIndex:
         self._row_owner.clear()
         self._retired = 0
         self._pending.clear()
+        self._pending_inputs = 0
         self._timestamps = None
         self._create()
 
@@ -189,8 +196,9 @@ class ChunkIndex:
         self._texts.extend(texts)
         self._row_owner.extend([len(self._episodes) - 1] * len(texts))
         self._pending.extend(range(start, start + len(texts)))
+        self._pending_inputs += sum(self.inputs(text) for text in texts)
         self._timestamps = None
-        if len(self._pending) >= self.flush_at:
+        if self._pending_inputs >= self.flush_at:
             self.flush()
 
     def flush(self) -> None:
@@ -207,6 +215,7 @@ class ChunkIndex:
             )
         self.matrix.append(vectors, owners)
         self._pending = []
+        self._pending_inputs = 0
 
     # -- reading -------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -214,8 +223,8 @@ class ChunkIndex:
 
     @property
     def queued(self) -> int:
-        """Chunks stored but not embedded yet (what the next flush, at the latest ``prepare``, embeds)."""
-        return len(self._pending)
+        """Model inputs stored but not embedded yet (what the next flush, at the latest ``prepare``, embeds)."""
+        return self._pending_inputs
 
     @property
     def episode_count(self) -> int:

@@ -39,7 +39,7 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
     ``pooling`` (``mean``: the word-weighted mean of the episode's section chunks, at most
     ``max_chunk_words`` (100) words each, sections under ``min_chunk_words`` (60) joining the next;
     ``none``: the episode as one input, truncated by the model), ``snippet_chars`` (length of a
-    search result's excerpt), ``max_results``, ``embed_queue`` (32: episodes queued before they are
+    search result's excerpt), ``max_results``, ``embed_queue`` (32: section chunks queued before they are
     embedded, which bounds the work of one ``ingest`` call).
     """
 
@@ -75,7 +75,10 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
         self._max_results = max_results
         self._create()
         episode_embedder = PooledEmbedder(self._embedder, max_chunk_words, min_chunk_words) if pooling == "mean" else self._embedder
-        self._index = ChunkIndex(self._db, episode_embedder, table="episode_vectors", flush_at=embed_queue)
+        # The queue counts what the model encodes: a pooled episode costs one input per section chunk (a 5,000-word
+        # V2 episode about 50), so one call embeds its own episode plus fewer than ``embed_queue`` chunks queued.
+        inputs = (lambda text: len(episode_embedder.pieces(text))) if isinstance(episode_embedder, PooledEmbedder) else None
+        self._index = ChunkIndex(self._db, episode_embedder, table="episode_vectors", flush_at=embed_queue, inputs=inputs)
 
     def _create(self) -> None:
         self._db.table("episodes").drop(ignore=True)

@@ -68,3 +68,21 @@ def test_a_detail_deep_in_a_long_episode_is_found_only_when_the_whole_episode_is
     # Truncated, every episode reads as the same 256 word-pieces of routine readings: the van is not found first.
     assert ranks["none"] > 1
     assert ranks["mean"] == 1
+
+
+def test_the_embedding_adapters_queue_counts_section_chunks_so_no_call_embeds_a_pile_of_long_episodes(hashing: Any) -> None:
+    """A V2 episode pools ~50 section chunks: queueing 32 *episodes* made one prepare embed 1,600 chunks
+    (56.8 s of a 120 s call timeout on an idle 2-core machine for benchmarks/v2_ingest.py's 374k-word scope)."""
+    adapter = EmbeddingAdapter(embedder=hashing, cache=False)  # pooling=mean, embed_queue 32, 100-word chunks
+    adapter.reset("s")
+    for index in range(40):
+        episode = "\n".join(f"### Section {s}\n" + " ".join(f"word{index}x{s}x{w}" for w in range(90)) for s in range(50))
+        before = hashing.texts_encoded
+        adapter.ingest(f"e{index}", "s", "2024-01-01", episode)
+        embedded = hashing.texts_encoded - before
+        assert embedded <= 50 + 31  # its own 50 chunks plus fewer than a queue's worth
+        assert adapter._index.queued < 32  # what prepare has left to do
+    before = hashing.texts_encoded
+    adapter.prepare("s", 1)
+    assert hashing.texts_encoded - before < 32
+    assert hashing.texts_encoded == 40 * 50  # every chunk embedded exactly once
