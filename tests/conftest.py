@@ -8,10 +8,7 @@ from pathlib import Path
 
 # numpy's C extension cannot be loaded twice in one process, and pytester's in-process runs drop
 # the modules first imported inside them; importing numpy and scipy.stats here, before any
-# run, keeps them loaded for the whole session (pytest-lens's summaries use them). The same
-# holds for matplotlib: the HTML report draws with it (--lens-html imports it in a background thread).
-import matplotlib.backends.backend_svg
-import matplotlib.figure  # noqa: F401
+# run, keeps them loaded for the whole session (pytest-lens's summaries use them).
 import numpy  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401

@@ -359,7 +359,7 @@ def _html_path(config: pytest.Config) -> Path | None:
         return None
     from importlib.util import find_spec
 
-    missing = [name for name in ("matplotlib", "markupsafe") if find_spec(name) is None]
+    missing = [name for name in ("markupsafe",) if find_spec(name) is None]
     if missing:
         raise pytest.UsageError(f"{HTML} needs {' and '.join(missing)}: pip install 'pytest-lens[html]'")
     return Path(value)

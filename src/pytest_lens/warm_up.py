@@ -1,7 +1,7 @@
 """Importing what a run will need later on a background thread, while the run waits on something else.
 
 The summary's statistics import scipy (most of a second), the LLM client imports ``openai``, the HTML
-report matplotlib; a run that waits on model latency or on xdist workers can pay for those imports in
+report its page builder; a run that waits on model latency or on xdist workers can pay for those imports in
 the meantime instead of on its serial tail. Python's import lock makes a later import of the same
 module wait for the background one to finish; it never runs twice.
 """

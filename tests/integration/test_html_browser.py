@@ -97,6 +97,15 @@ def _requests(driver: Any) -> list[str]:
     return urls
 
 
+def _figures_drawn(driver: Any) -> dict[str, str]:
+    """Each figure's drawing state once Vega has finished: ``true``, or ``failed`` (with a console error)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    script = "return Array.from(document.querySelectorAll('figure.plot')).map(f => [f.dataset.figure, f.dataset.drawn || null])"
+    WebDriverWait(driver, 30).until(lambda d: all(state for _, state in d.execute_script(script)))
+    return dict(driver.execute_script(script))
+
+
 def test_report_renders_and_opens_transcripts(browser: Any, report: Path, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -108,7 +117,13 @@ def test_report_renders_and_opens_transcripts(browser: Any, report: Path, tmp_pa
     # Self-contained: the only thing loaded is the page itself.
     assert [url for url in _requests(browser) if not url.startswith(("file:", "data:"))] == []
     assert browser.find_element(By.CSS_SELECTOR, ".verdict.fail").text == "LENS verdict: FAIL"
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#overview svg.plot")) == 1
+    drawn = _figures_drawn(browser)
+    assert drawn == {"headline": "true", "types": "true", "scopes": "true", "stream": "true", "pairs": "true"}
+    # The headline figure is an SVG drawn from the run's numbers: a row per score, each adapter named in the legend.
+    headline = browser.find_element(By.CSS_SELECTOR, '#overview figure[data-figure="headline"] svg')
+    labels = {node.text for node in headline.find_elements(By.TAG_NAME, "text")}
+    assert {"composite", "evidence_coverage", "bm25", "drops", "null"} <= labels
+    assert _severe(browser) == []
     browser.save_screenshot(str(tmp_path / "overview.png"))
 
     # A transcript opens from the worst-questions table of the overview (null's first question, gated).
@@ -156,3 +171,24 @@ def test_report_renders_and_opens_transcripts(browser: Any, report: Path, tmp_pa
     for name in ("overview.png", "transcript.png", "episode.png"):
         shot = tmp_path / name
         assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+
+
+def test_every_kind_of_figure_draws(browser: Any, tmp_path: Path) -> None:
+    """Several budgets add the last kind: a line per adapter across budgets (with a baseline, as every report can have)."""
+    from selenium.webdriver.common.by import By
+
+    from pytest_lens.html.report import render_report
+    from tests.support import run_lens_session
+
+    adapters = {"bm25": "bm25", "drops": "lens_fixtures.adapters.degraded:DropsBestBM25Adapter"}
+    baseline = run_lens_session(tmp_path / "base", adapters, budgets=("4k", "16k")).artifact()
+    current = run_lens_session(tmp_path / "run", {"bm25": adapters["drops"], "drops": "bm25"}, budgets=("4k", "16k")).artifact()
+    page = tmp_path / "report.html"
+    page.write_text(render_report(current, baseline=baseline, baseline_name="main"), encoding="utf-8")
+    browser.get(page.as_uri())
+    drawn = _figures_drawn(browser)
+    assert drawn == {name: "true" for name in ("headline", "types", "scopes", "stream", "budgets", "pairs")}
+    assert _severe(browser) == []
+    budgets = browser.find_element(By.CSS_SELECTOR, 'figure[data-figure="budgets"] svg')
+    assert {"4k", "16k", "bm25", "drops"} <= {node.text for node in budgets.find_elements(By.TAG_NAME, "text")}
+    browser.save_screenshot(str(tmp_path / "budgets.png"))

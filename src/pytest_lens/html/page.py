@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from pytest_lens.analysis.render import UNICODE_ARROWS, changed_counts, format_delta, format_estimate, format_p, pair_result, status_text
 from pytest_lens.report import METRIC_LABELS
@@ -78,8 +78,13 @@ def _qlink(item: Transcript, text: str | None = None) -> Markup:
 
 
 def _figure(page: ReportPage, name: str) -> Markup:
-    svg = page.figures.get(name)
-    return Markup("<figure>{}</figure>").format(Markup(svg)) if svg else Markup()
+    """The figure's place in the page: its Vega-Lite spec as JSON, drawn there by the page's script when viewed."""
+    spec = page.figures.get(name)
+    if not spec:
+        return Markup()
+    return Markup('<figure class="plot" data-figure="{}"><script type="application/json" class="lens-plot">{}</script></figure>').format(
+        name, script_json(spec)
+    )
 
 
 def _section(anchor: str, title: str, *content: Markup | str) -> Markup:
@@ -503,33 +508,23 @@ def _questions(page: ReportPage) -> Markup:
     head += ['<th data-sort="text">scope</th>', '<th data-sort="num">cp</th>', '<th data-sort="text">type</th>']
     head += ['<th data-sort="text">outcome</th>', '<th data-sort="num">composite</th>']
     metric_heads = _join(Markup('<th data-sort="num" title="{}">{}</th>').format(m, _label(m)) for m in page.metrics)
+    # One row per question: the page's largest table, so its rows are escaped with markupsafe's C ``escape`` and put
+    # together with f-strings (Markup.format's Python-level formatter was most of the page's writing time).
     rows = []
-    row = Markup(
-        '<tr id="row-{anchor}" data-adapter="{adapter}" data-budget="{budget}" data-scope="{scope}" data-type="{type}" '
-        'data-outcome="{outcome}" data-text="{text}"><td><a class="qlink" href="#{anchor}" title="{test_id}">{question}</a></td>'
-        '<td>{adapter}</td>{budget_cell}<td>{scope}</td><td class="num">{cp}</td><td>{type}</td><td>{badge}</td>'
-        '<td class="num">{composite}</td>{metrics}<td class="num">{calls}</td><td class="num">{tokens}</td></tr>'
-    )
     for item in page.transcripts:
         r = item.result
+        anchor, adapter, budget, scope, qtype = (escape(v) for v in (item.anchor, r.adapter, r.budget, r.scope_id, r.question_type))
+        text = escape(f"{item.test_id} {r.prompt} {r.answer[:300]}")
+        budget_cell = f"<td>{budget}</td>" if budgets else ""
+        composite = _num(r.composite) if r.skipped is None else "-"
+        metric_cells = "".join(f'<td class="num">{_num(r.metrics.get(m))}</td>' for m in page.metrics)
         rows.append(
-            row.format(
-                anchor=item.anchor,
-                adapter=r.adapter,
-                budget=r.budget,
-                scope=r.scope_id,
-                type=r.question_type,
-                outcome=item.outcome,
-                text=f"{item.test_id} {r.prompt} {r.answer[:300]}",
-                test_id=item.test_id,
-                question=r.question_id,
-                budget_cell=Markup("<td>{}</td>").format(r.budget) if budgets else Markup(),
-                cp=r.checkpoint,
-                badge=_badge(item.outcome),
-                composite=_num(r.composite) if r.skipped is None else "-",
-                metrics=_join(Markup('<td class="num">{}</td>').format(_num(r.metrics.get(m))) for m in page.metrics),
-                calls=len(r.tool_calls),
-                tokens=r.result_tokens,
+            Markup(
+                f'<tr id="row-{anchor}" data-adapter="{adapter}" data-budget="{budget}" data-scope="{scope}" data-type="{qtype}" '
+                f'data-outcome="{escape(item.outcome)}" data-text="{text}"><td><a class="qlink" href="#{anchor}" '
+                f'title="{escape(item.test_id)}">{escape(r.question_id)}</a></td><td>{adapter}</td>{budget_cell}<td>{scope}</td>'
+                f'<td class="num">{r.checkpoint}</td><td>{qtype}</td><td>{_badge(item.outcome)}</td><td class="num">{composite}</td>'
+                f'{metric_cells}<td class="num">{len(r.tool_calls)}</td><td class="num">{r.result_tokens}</td></tr>'
             )
         )
     return Markup(
@@ -570,8 +565,8 @@ def _episodes(evidence: Mapping[str, ScopeEvidence]) -> Markup:
     return script_json({scope: {ref: [e.timestamp, e.text] for ref, e in found.texts.items()} for scope, found in evidence.items()})
 
 
-def render_page(page: ReportPage, *, css: str, script: str) -> str:
-    """The whole document; ``css`` and ``script`` are inlined."""
+def render_page(page: ReportPage, *, css: str, script: str, libraries: Sequence[str] = ()) -> str:
+    """The whole document; ``css``, the ``libraries`` (in order) and then ``script`` are inlined."""
     artifact = page.artifact
     title = "pytest-lens report" + (f" - {page.source}" if page.source else "")
     body = _join(
@@ -594,7 +589,8 @@ def render_page(page: ReportPage, *, css: str, script: str) -> str:
             "<title>{title}</title><style>{css}</style></head><body>"
             '<header class="top"><div class="brand">pytest-lens report</div><nav>{nav}</nav></header><main>{body}'
             '<section id="transcript" class="card" hidden aria-live="polite"></section>'
-            '<noscript><p class="card">Transcripts open with JavaScript; <code>lens show</code> prints them in a terminal.</p></noscript>'
+            '<noscript><p class="card">Figures and transcripts are drawn with JavaScript: the tables hold every number, and '
+            "<code>lens show</code> prints transcripts in a terminal.</p></noscript>"
             "</main>"
             '<aside id="episode-panel" hidden><div class="panel-head"><span id="episode-title"></span>'
             '<button type="button" id="episode-close" aria-label="close">×</button></div>'
@@ -602,7 +598,7 @@ def render_page(page: ReportPage, *, css: str, script: str) -> str:
             "<footer>Generated by pytest-lens {version}. Self-contained: viewing this page uses no network.</footer>"
             '<script type="application/json" id="lens-transcripts">{transcripts}</script>'
             '<script type="application/json" id="lens-episodes">{episodes}</script>'
-            "<script>{script}</script></body></html>\n"
+            "{libraries}<script>{script}</script></body></html>\n"
         ).format(
             title=title,
             css=Markup(css),
@@ -611,6 +607,7 @@ def render_page(page: ReportPage, *, css: str, script: str) -> str:
             version=artifact.pytest_lens_version,
             transcripts=script_json(page.transcript_views),
             episodes=_episodes(artifact.evidence),
+            libraries=_join(Markup("<script>{}</script>").format(Markup(library)) for library in libraries),
             script=Markup(script),
         )
     )

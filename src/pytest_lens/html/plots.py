@@ -1,28 +1,21 @@
-"""The report's figures, drawn by matplotlib and returned as inline SVG (no network, no files).
+"""The report's figures as Vega-Lite specifications, drawn by the browser when the page is opened.
 
-Each function takes plain numbers and returns one ``<svg>`` element as text. Figures are made with
-:class:`matplotlib.figure.Figure` directly (no pyplot, so no global figure state), text stays text
-(``svg.fonttype: none``: smaller, searchable, styled by the page's fonts), and every figure gets its own
-hash salt so the ids of two inline SVGs never collide and the same data gives the same bytes.
+Each function takes plain numbers and returns one Vega-Lite spec (a JSON-ready dict with its data inline).
+The page carries the specs as JSON and the Vega and Vega-Lite libraries themselves (vendored under
+``assets/vendor``, BSD-3-Clause), and draws every figure as SVG when it is viewed: the report stays one
+file that fetches nothing, and writing it imports no plotting library. (matplotlib drew these figures
+before; importing it and drawing four figures cost 0.7-1.0 s of CPU, 11-17% of the run it reported.)
 
-Report generation is part of a test run's cost, so the figures are cheap: one axes each, margins sized
-from the label lengths instead of a layout engine (which draws every figure twice), heatmaps as vector
-cells rather than embedded raster images.
+Specs are data: user text (adapter names, question types, scope ids) only ever appears as data values
+and titles, never as a field name or an expression, so no label can change what a figure computes.
+The same numbers give the same spec, key for key.
 """
 
 from __future__ import annotations
 
-import io
-import math
-import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+from typing import Any
 
 __all__ = [
     "Interval",
@@ -34,14 +27,21 @@ __all__ = [
     "stream_plot",
 ]
 
+Spec = dict[str, Any]
+
 #: Colour-blind-safe categorical colours (Okabe & Ito), one per adapter.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
-_XML_DECLARATION = re.compile(r"^<\?xml[^>]*>\s*(<!DOCTYPE[^>]*>\s*)?", re.DOTALL)
-_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
-_PLAIN_ID = re.compile(r' id="(?![pm][0-9a-f]{10}")([^"]+)"')
-#: Inches per character of a 9-point label (DejaVu Sans averages a little under 0.55 em).
-_CHAR_WIDTH = 0.068
-_LINE = 0.2
+#: Significant falls, significant rises, and the rest, in a forest plot.
+TONES = {"fall": "#D55E00", "rise": "#0072B2", "not significant": "#666666"}
+MISSING_CELL = "#dddddd"
+#: What every figure shares: the page's fonts, no frame around the plot area, titles on the left.
+CONFIG: Spec = {
+    "font": "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif",
+    "view": {"stroke": None},
+    "axis": {"labelFontSize": 11, "titleFontSize": 11, "titleFontWeight": "normal", "gridOpacity": 0.5},
+    "legend": {"labelFontSize": 11, "title": None, "orient": "bottom"},
+    "title": {"anchor": "start", "fontSize": 13, "offset": 8},
+}
 
 
 @dataclass(frozen=True)
@@ -67,179 +67,239 @@ def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-@contextmanager
-def _figure(name: str, width: float, height: float, *, left_labels: Sequence[str] = (), bottom: float = 0.6) -> Iterator[Figure]:
-    """A figure whose single axes leaves room for ``left_labels`` (tick labels) and a bottom axis label."""
-    import matplotlib
-    from matplotlib.figure import Figure
-
-    with matplotlib.rc_context(
-        {
-            "svg.fonttype": "none",
-            "svg.hashsalt": f"lens-{name}",
-            "font.family": "sans-serif",
-            "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
-            "font.size": 9.0,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "axes.titlesize": 10.0,
-            "axes.titleweight": "bold",
-            # A fixed title height: nothing is drawn above our axes, and the automatic placement costs a
-            # layout pass over every tick label of the figure on each draw.
-            "axes.titley": 1.0,
-        }
-    ):
-        left = 0.3 + _CHAR_WIDTH * max((len(label) for label in left_labels), default=4)
-        figure = Figure(figsize=(width, height))
-        figure.subplots_adjust(left=min(0.6, left / width), right=1 - 0.2 / width, top=1 - 0.35 / height, bottom=bottom / height)
-        yield figure
+def _spec(title: str, data: list[dict[str, Any]], **body: Any) -> Spec:
+    return {"title": title, "config": CONFIG, "data": {"values": data}, **body}
 
 
-def _svg(figure: Figure, name: str) -> str:
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    # Inline in HTML: no XML declaration, and no RDF metadata block (licence and format URIs nobody reads).
-    text = _METADATA.sub("", _XML_DECLARATION.sub("", buffer.getvalue()))
-    # Element ids must be unique in the page: the hashed ones (clip paths, markers) are, thanks to the salt;
-    # the structural ones ("patch_1", "xtick_1") repeat in every figure and nothing refers to them.
-    text = _PLAIN_ID.sub(lambda match: f' id="{name}-{match.group(1)}"', text)
-    # Drawn at its own size; CSS shrinks it to narrow pages (the viewBox keeps the aspect ratio).
-    return text.replace("<svg ", '<svg class="plot" ', 1)
+def _adapter_colour(adapters: Sequence[str]) -> Spec:
+    """A colour channel mapping each adapter to its palette colour, in the given order; a legend only for several."""
+    names = list(dict.fromkeys(adapters))
+    channel: Spec = {
+        "field": "adapter",
+        "type": "nominal",
+        "scale": {"domain": names, "range": [colour(i) for i in range(len(names))]},
+    }
+    if len(names) < 2:
+        channel["legend"] = None
+    return channel
 
 
-def _whiskers(ax: Axes, y: float, interval: Interval, colour_: str, *, horizontal: bool = True) -> None:
-    if interval.low is not None and interval.high is not None:
-        if horizontal:
-            ax.hlines(y, interval.low, interval.high, color=colour_, linewidth=2.0, alpha=0.8)
-        else:
-            ax.vlines(y, interval.low, interval.high, color=colour_, linewidth=2.0, alpha=0.8)
+def _row(label: str, estimate: Interval, **extra: Any) -> dict[str, Any]:
+    return {"label": label, "value": estimate.value, "low": estimate.low, "high": estimate.high, "n": estimate.n, **extra}
 
 
-def headline_plot(adapters: Sequence[str], composite: Mapping[str, Interval], metrics: Mapping[str, Mapping[str, Interval]]) -> str:
+def _tooltip(*fields: tuple[str, str]) -> list[Spec]:
+    return [{"field": name, "title": title, **({"format": ".3f"} if name in ("value", "low", "high") else {})} for name, title in fields]
+
+
+#: A tooltip's interval fields.
+_CI = (("low", "low"), ("high", "high"))
+#: Heatmap cells whose label is white: the colour scale's dark ends (deep red, deep green).
+_DARK_CELL = "datum.value !== null && (datum.value < 0.2 || datum.value > 0.85)"
+#: Whiskers only where an interval was computed.
+_HAS_INTERVAL = {"filter": "isValid(datum.low) && isValid(datum.high)"}
+
+
+def headline_plot(adapters: Sequence[str], composite: Mapping[str, Interval], metrics: Mapping[str, Mapping[str, Interval]]) -> Spec:
     """One row per score (the composite first, then each metric), one dot per adapter with its CI as a whisker."""
     names = ["composite", *dict.fromkeys(name for by_metric in metrics.values() for name in by_metric)]
-    step = 0.8 / max(1, len(adapters))
-    height = max(1.8, _LINE * len(names) * max(1.6, len(adapters)) + 0.9)
-    with _figure("headline", 8.0, height, left_labels=names) as figure:
-        ax = figure.subplots()
-        for index, adapter in enumerate(adapters):
-            scores = {"composite": composite.get(adapter), **metrics.get(adapter, {})}
-            rows = [
-                (name, estimate, len(names) - 1 - position + 0.4 - step * (index + 0.5))
-                for position, name in enumerate(names)
-                if (estimate := scores.get(name)) is not None
-            ]
-            # One artist per kind and adapter, not one per score: drawing time grows with the number of artists.
-            whiskers = [(y, e.low, e.high) for _, e, y in rows if e.low is not None and e.high is not None]
-            if whiskers:
-                ys, lows, highs = zip(*whiskers, strict=True)
-                ax.hlines(ys, lows, highs, color=colour(index), linewidth=2.0, alpha=0.8)
-            for composite_row, size in ((True, 8), (False, 5)):
-                dots = [(e.value, y) for name, e, y in rows if (name == "composite") == composite_row]
-                if dots:
-                    xs, ys = zip(*dots, strict=True)
-                    label = adapter if composite_row else None
-                    ax.plot(xs, ys, "o", linestyle="none", color=colour(index), markersize=size, label=label)
-            for name, estimate, y in rows:
-                if name == "composite" or len(adapters) == 1:
-                    ax.annotate(f"{estimate.value:.3f}", (estimate.value, y), xytext=(6, 3), textcoords="offset points", fontsize=8)
-        ax.set_yticks(range(len(names))[::-1], names)
-        ax.axhline(len(names) - 1.5, color="#cccccc", linewidth=0.8)
-        ax.set_xlim(-0.02, 1.08)
-        ax.set_ylim(-0.6, len(names) - 0.4)
-        ax.set_xlabel("mean over questions; whiskers: 95% bootstrap CI")
-        ax.set_title("headline composite and metrics per adapter", loc="left")
-        ax.grid(axis="x", alpha=0.3)
-        if len(adapters) > 1:
-            ax.legend(loc="lower right", fontsize=8, frameon=False)
-        return _svg(figure, "headline")
+    data = []
+    for adapter in adapters:
+        scores = {"composite": composite.get(adapter), **metrics.get(adapter, {})}
+        for name in names:
+            estimate = scores.get(name)
+            if estimate is not None:
+                show = name == "composite" or len(adapters) == 1
+                data.append(_row(name, estimate, adapter=adapter, main=name == "composite", text=f"{estimate.value:.3f}" if show else ""))
+    y = {"field": "label", "type": "nominal", "sort": names, "title": None}
+    offset = {"field": "adapter", "type": "nominal", "sort": list(adapters)}
+    x_scale = {"domain": [0, 1.08], "nice": False}
+    return _spec(
+        "headline composite and metrics per adapter",
+        data,
+        width=600,
+        height={"step": 14, "for": "offset"},
+        encoding={"y": y, "yOffset": offset, "color": _adapter_colour(adapters)},
+        layer=[
+            {
+                "transform": [_HAS_INTERVAL],
+                "mark": {"type": "rule", "strokeWidth": 2, "opacity": 0.8},
+                "encoding": {"x": {"field": "low", "type": "quantitative", "scale": x_scale}, "x2": {"field": "high"}},
+            },
+            {
+                "mark": {"type": "point", "filled": True, "opacity": 1},
+                "encoding": {
+                    "x": {
+                        "field": "value",
+                        "type": "quantitative",
+                        "scale": x_scale,
+                        "title": "mean over questions; whiskers: 95% bootstrap CI",
+                    },
+                    "size": {"condition": {"test": "datum.main", "value": 90}, "value": 35},
+                    "tooltip": _tooltip(("adapter", "adapter"), ("label", "score"), ("value", "mean"), *_CI, ("n", "n")),
+                },
+            },
+            {
+                "mark": {"type": "text", "align": "left", "dx": 7, "dy": -5, "fontSize": 10, "color": "#333333"},
+                "encoding": {"x": {"field": "value", "type": "quantitative", "scale": x_scale}, "text": {"field": "text"}},
+            },
+        ],
+    )
 
 
-def heatmap(name: str, rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequence[float | None]], title: str) -> str:
-    """A grid of scores in [0, 1] (rows x columns), each cell labelled with its value; empty cells are grey."""
-    import matplotlib
-    import numpy as np
-
-    grid = np.array([[math.nan if v is None else v for v in row] for row in values], dtype=float)
+def heatmap(name: str, rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequence[float | None]], title: str) -> Spec:
+    """A grid of scores in [0, 1] (rows x columns), each cell labelled with its value; empty cells are grey with a dash."""
+    data = [
+        {"row": row, "column": column, "value": value, "text": "-" if value is None else f"{value:.2f}"}
+        for row, cells in zip(rows, values, strict=True)
+        for column, value in zip(columns, cells, strict=True)
+    ]
     longest = max((len(c) for c in columns), default=4)
-    rotate = len(columns) > 2 and longest > 8
-    width = max(4.0, 0.5 + _CHAR_WIDTH * max(len(r) for r in rows) + max(0.9, 0.09 * longest) * len(columns))
-    bottom = 0.35 + (_CHAR_WIDTH * longest * 0.6 if rotate else 0.2)
-    height = max(1.6, 0.27 * len(rows) + bottom + 0.5)
-    with _figure(name, width, height, left_labels=rows, bottom=bottom) as figure:
-        ax = figure.subplots()
-        cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#dddddd")
-        ax.pcolormesh(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0, edgecolors="white", linewidth=1.0)
-        ax.set_xticks([i + 0.5 for i in range(len(columns))], columns, rotation=30 if rotate else 0, ha="right" if rotate else "center")
-        ax.set_yticks([i + 0.5 for i in range(len(rows))], rows)
-        ax.invert_yaxis()
-        for (i, j), value in np.ndenumerate(grid):
-            ax.text(j + 0.5, i + 0.5, "-" if math.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=8)
-        ax.spines[:].set_visible(False)
-        ax.tick_params(length=0)
-        # A figure title: the axes of a one-column heatmap is narrower than its title.
-        figure.suptitle(title, x=0.02, ha="left", fontsize=10, fontweight="bold")
-        return _svg(figure, name)
+    cell = {"type": "rect", "stroke": "white", "strokeWidth": 1}
+    return _spec(
+        title,
+        data,
+        name=name,
+        width={"step": max(56, min(140, 8 * longest))},
+        height={"step": 24},
+        encoding={
+            "x": {
+                "field": "column",
+                "type": "nominal",
+                "sort": list(columns),
+                "title": None,
+                "axis": {"labelAngle": -30 if len(columns) > 2 and longest > 8 else 0, "ticks": False, "domain": False},
+            },
+            "y": {"field": "row", "type": "nominal", "sort": list(rows), "title": None, "axis": {"ticks": False, "domain": False}},
+        },
+        layer=[
+            {"transform": [{"filter": "datum.value === null"}], "mark": {**cell, "color": MISSING_CELL}},
+            {
+                "transform": [{"filter": "datum.value !== null"}],
+                "mark": cell,
+                "encoding": {
+                    "color": {
+                        "field": "value",
+                        "type": "quantitative",
+                        "scale": {"domain": [0, 1], "scheme": "redyellowgreen"},
+                        "legend": {"orient": "right", "gradientLength": 80},
+                    },
+                    "tooltip": _tooltip(("row", "row"), ("column", "adapter"), ("value", "composite")),
+                },
+            },
+            {
+                "mark": {"type": "text", "fontSize": 11},
+                "encoding": {
+                    "text": {"field": "text"},
+                    "color": {"condition": {"test": _DARK_CELL, "value": "white"}, "value": "#222222"},
+                },
+            },
+        ],
+    )
 
 
-def stream_plot(name: str, series: Sequence[Series], title: str, xlabel: str) -> str:
+def _x_y_lines(series: Sequence[Series]) -> list[dict[str, Any]]:
+    return [_row(f"{x:g}", point, adapter=line.label, x=x) for line in series for x, point in line.points if point is not None]
+
+
+def stream_plot(name: str, series: Sequence[Series], title: str, xlabel: str) -> Spec:
     """Each adapter's mean through the stream, one point per checkpoint (point size: questions measured there)."""
-    with _figure(name, 8.0, 2.8, left_labels=["0.00"]) as figure:
-        ax = figure.subplots()
-        for index, line in enumerate(series):
-            points = [(x, point) for x, point in line.points if point is not None]
-            ax.plot([x for x, _ in points], [p.value for _, p in points], "-", color=colour(index), label=line.label, linewidth=1.5)
-            ax.scatter([x for x, _ in points], [p.value for _, p in points], s=[8 + 4 * (p.n or 1) for _, p in points], color=colour(index))
-        ax.set_ylim(-0.03, 1.03)
-        ax.set_xlabel(xlabel)
-        ax.set_title(title, loc="left")
-        ax.grid(alpha=0.3)
-        if len(series) > 1:
-            ax.legend(loc="best", fontsize=8, frameon=False)
-        return _svg(figure, name)
+    x = {"field": "x", "type": "quantitative", "title": xlabel}
+    y = {"field": "value", "type": "quantitative", "scale": {"domain": [0, 1]}, "title": None}
+    return _spec(
+        title,
+        _x_y_lines(series),
+        name=name,
+        width=600,
+        height=200,
+        encoding={"x": x, "y": y, "color": _adapter_colour([line.label for line in series])},
+        layer=[
+            {"mark": {"type": "line", "strokeWidth": 1.5}},
+            {
+                "mark": {"type": "point", "filled": True, "opacity": 1},
+                "encoding": {
+                    "size": {"field": "n", "type": "quantitative", "title": "questions", "legend": None},
+                    "tooltip": _tooltip(("adapter", "adapter"), ("x", xlabel), ("value", "mean"), ("n", "questions")),
+                },
+            },
+        ],
+    )
 
 
-def budget_plot(budgets: Sequence[str], series: Sequence[Series]) -> str:
+def budget_plot(budgets: Sequence[str], series: Sequence[Series]) -> Spec:
     """Composite per budget (x: the budgets in order of their result-token cap), one line per adapter, CIs as whiskers."""
-    with _figure("budgets", 6.5, 3.0, left_labels=["0.00"]) as figure:
-        ax = figure.subplots()
-        for index, line in enumerate(series):
-            offset = (index - (len(series) - 1) / 2) * 0.06
-            xs, ys = [], []
-            for x, point in line.points:
-                if point is None:
-                    continue
-                _whiskers(ax, x + offset, point, colour(index), horizontal=False)
-                xs.append(x + offset)
-                ys.append(point.value)
-            ax.plot(xs, ys, "o-", color=colour(index), label=line.label, markersize=5)
-        ax.set_xticks(range(len(budgets)), budgets)
-        ax.set_ylim(-0.03, 1.03)
-        ax.set_xlabel("budget")
-        ax.set_ylabel("composite (95% CI)")
-        ax.set_title("composite across budgets", loc="left")
-        ax.grid(alpha=0.3)
-        ax.legend(loc="best", fontsize=8, frameon=False)
-        return _svg(figure, "budgets")
+    data = [
+        _row(budgets[int(x)], point, adapter=line.label, budget=budgets[int(x)])
+        for line in series
+        for x, point in line.points
+        if point is not None
+    ]
+    adapters = [line.label for line in series]
+    y_scale = {"domain": [0, 1]}
+    return _spec(
+        "composite across budgets",
+        data,
+        width={"step": 28, "for": "offset"},
+        height=220,
+        encoding={
+            "x": {"field": "budget", "type": "nominal", "sort": list(budgets), "title": "budget", "axis": {"labelAngle": 0}},
+            "xOffset": {"field": "adapter", "type": "nominal", "sort": adapters, "scale": {"paddingOuter": 1.5}},
+            "color": _adapter_colour(adapters) | {"legend": {}},
+        },
+        layer=[
+            {
+                "transform": [_HAS_INTERVAL],
+                "mark": {"type": "rule", "strokeWidth": 2, "opacity": 0.8},
+                "encoding": {"y": {"field": "low", "type": "quantitative", "scale": y_scale}, "y2": {"field": "high"}},
+            },
+            {
+                "mark": {"type": "line", "point": {"filled": True, "size": 40}},
+                "encoding": {
+                    "y": {"field": "value", "type": "quantitative", "scale": y_scale, "title": "composite (95% CI)"},
+                    "tooltip": _tooltip(("adapter", "adapter"), ("budget", "budget"), ("value", "composite"), *_CI),
+                },
+            },
+        ],
+    )
 
 
-def forest_plot(name: str, labels: Sequence[str], deltas: Sequence[Interval], title: str, xlabel: str) -> str:
+def _tone(delta: Interval) -> str:
+    significant = delta.low is not None and delta.high is not None and (delta.high < 0 or delta.low > 0)
+    if not significant:
+        return "not significant"
+    return "fall" if delta.value < 0 else "rise"
+
+
+def forest_plot(name: str, labels: Sequence[str], deltas: Sequence[Interval], title: str, xlabel: str) -> Spec:
     """Differences with their CIs around a zero line, one row each (significant falls red, rises blue, else grey)."""
-    with _figure(name, 7.5, max(1.5, 0.35 * len(labels) + 0.9), left_labels=labels) as figure:
-        ax = figure.subplots()
-        rows = list(range(len(labels)))[::-1]
-        for row, delta in zip(rows, deltas, strict=True):
-            significant = delta.low is not None and delta.high is not None and (delta.high < 0 or delta.low > 0)
-            tone = ("#D55E00" if delta.value < 0 else "#0072B2") if significant else "#666666"
-            _whiskers(ax, row, delta, tone)
-            ax.plot([delta.value], [row], "o", color=tone, markersize=6)
-            ax.annotate(f"{delta.value:+.3f}", (delta.value, row), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
-        ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_yticks(rows, labels)
-        ax.set_ylim(-0.7, len(labels) - 0.3)
-        limit = max([0.05, *(abs(v) for d in deltas for v in (d.value, d.low, d.high) if v is not None)]) * 1.15
-        ax.set_xlim(-limit, limit)
-        ax.set_xlabel(xlabel)
-        ax.set_title(title, loc="left")
-        ax.grid(axis="x", alpha=0.3)
-        return _svg(figure, name)
+    data = [_row(label, delta, tone=_tone(delta), text=f"{delta.value:+.3f}") for label, delta in zip(labels, deltas, strict=True)]
+    limit = max([0.05, *(abs(v) for d in deltas for v in (d.value, d.low, d.high) if v is not None)]) * 1.15
+    x_scale = {"domain": [-limit, limit], "nice": False}
+    tone = {"field": "tone", "type": "nominal", "scale": {"domain": list(TONES), "range": list(TONES.values())}, "legend": None}
+    y = {"field": "label", "type": "nominal", "sort": list(labels), "title": None}
+    rows: list[Spec] = [
+        {
+            "transform": [_HAS_INTERVAL],
+            "mark": {"type": "rule", "strokeWidth": 2, "opacity": 0.8},
+            "encoding": {"x": {"field": "low", "type": "quantitative", "scale": x_scale}, "x2": {"field": "high"}},
+        },
+        {
+            "mark": {"type": "point", "filled": True, "size": 60, "opacity": 1},
+            "encoding": {
+                "x": {"field": "value", "type": "quantitative", "scale": x_scale, "title": xlabel},
+                "tooltip": _tooltip(("label", "pair"), ("value", "difference"), *_CI, ("tone", "")),
+            },
+        },
+        {
+            "mark": {"type": "text", "dy": -10, "fontSize": 10},
+            "encoding": {"x": {"field": "value", "type": "quantitative", "scale": x_scale}, "text": {"field": "text"}},
+        },
+    ]
+    for layer in rows:
+        layer["encoding"] |= {"y": y, "color": tone}
+    # The zero line spans the plot: a layer of its own with no row channel.
+    zero = {
+        "mark": {"type": "rule", "color": "black", "strokeWidth": 0.8},
+        "encoding": {"x": {"datum": 0, "type": "quantitative", "scale": x_scale}},
+    }
+    return _spec(title, data, name=name, width=560, height={"step": 30}, layer=[zero, *rows])

@@ -1,4 +1,4 @@
-"""The HTML report of a run artifact: one self-contained file (inline CSS, JS and SVG; nothing fetched at view time).
+"""The HTML report of a run artifact: one self-contained file (inline CSS, JS and figures; nothing fetched at view time).
 
 :func:`render_report` turns a :class:`RunArtifact` (and optionally its baseline) into the page. The numbers
 come from the artifact as recorded (summaries, statistics, comparison); only views the artifact has no
@@ -28,7 +28,7 @@ from pytest_lens.summary import metric_means, summary_key
 from pytest_lens.views.transcript import OUTCOMES, Transcript, transcripts
 from pytest_lens.views.worst import worst
 
-__all__ = ["QuestionDeltaRow", "ReportPage", "build_page", "render_report"]
+__all__ = ["PLOT_LIBRARIES", "QuestionDeltaRow", "ReportPage", "asset", "build_page", "render_report"]
 
 #: Artifact fields the page shows in their own sections; any other non-empty field gets a generic table.
 _KNOWN_FIELDS = frozenset(
@@ -91,7 +91,7 @@ class ReportPage:
     transcripts: list[Transcript]
     by_key: dict[str, list[Transcript]]
     worst: dict[str, list[Transcript]]
-    figures: dict[str, str] = field(default_factory=dict)
+    figures: dict[str, plots.Spec] = field(default_factory=dict)
     question_deltas: list[QuestionDeltaRow] = field(default_factory=list)
     baseline_name: str | None = None
     generic: list[GenericSection] = field(default_factory=list)
@@ -358,8 +358,13 @@ def _tables(data: Any) -> tuple[list[tuple[str, list[str], list[list[str]]]], st
     return [], json.dumps(data, indent=2, ensure_ascii=False)
 
 
-def _asset(name: str) -> str:
-    return resources.files("pytest_lens.html").joinpath("assets", name).read_text(encoding="utf-8")
+def asset(*path: str) -> str:
+    """The text of a file under the package's ``html/assets``."""
+    return resources.files("pytest_lens.html").joinpath("assets", *path).read_text(encoding="utf-8")
+
+
+#: The plotting libraries the page's figures are drawn with, in load order (Vega-Lite needs Vega).
+PLOT_LIBRARIES = ("vega.min.js", "vega-lite.min.js")
 
 
 def render_report(artifact: RunArtifact, *, baseline: RunArtifact | None = None, baseline_name: str | None = None, source: str = "") -> str:
@@ -367,4 +372,5 @@ def render_report(artifact: RunArtifact, *, baseline: RunArtifact | None = None,
     from pytest_lens.html.page import render_page
 
     page = build_page(artifact, baseline=baseline, baseline_name=baseline_name, source=source)
-    return render_page(page, css=_asset("report.css"), script=_asset("report.js"))
+    libraries = [asset("vendor", name) for name in PLOT_LIBRARIES] if page.figures else []
+    return render_page(page, css=asset("report.css"), script=asset("report.js"), libraries=libraries)

@@ -218,13 +218,10 @@ class Transcript:
                         [hit.ref_id, hit.score, hit.snippet, hit.ref_id in required, hit.ref_id in cited, hit.ref_id in self.texts]
                         for hit in call.hits
                     ],
-                    "returned": [
-                        [ref, ref in required, ref in cited, ref in self.texts]
-                        for ref in call.returned_refs
-                        if ref not in {hit.ref_id for hit in call.hits}
-                    ],
+                    "returned": [[ref, ref in required, ref in cited, ref in self.texts] for ref in call.returned_refs if ref not in shown],
                 }
                 for call in self.calls
+                for shown in [{hit.ref_id for hit in call.hits}]
             ],
             "answer": [
                 part if isinstance(part, str) else [[c.shown, c.ref_id, c.grounded, c.required, c.has_text] for c in part]

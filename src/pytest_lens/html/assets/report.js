@@ -279,5 +279,33 @@
     if (event.key === "Escape" && panel) panel.hidden = true;
   });
 
+  // Figures: each <figure class="plot"> carries a Vega-Lite spec, drawn here by Vega as SVG. A figure that
+  // cannot be drawn says so in its place and on the console; the rest of the page works on.
+  function figureFailed(figure, error) {
+    figure.setAttribute("data-drawn", "failed");
+    append(figure, h("p.note", null, "This figure could not be drawn (" + error + "); the tables beside it hold its numbers."));
+    if (window.console) console.error("pytest-lens report: figure " + figure.getAttribute("data-figure") + " could not be drawn:", error);
+  }
+
+  function drawFigures() {
+    var figures = document.querySelectorAll("figure.plot");
+    Array.prototype.forEach.call(figures, function (figure) {
+      try {
+        if (typeof vega === "undefined" || typeof vegaLite === "undefined") throw new Error("the plotting library did not load");
+        var spec = JSON.parse(figure.querySelector("script.lens-plot").textContent);
+        var target = h("div.plot-view");
+        figure.appendChild(target);
+        var view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: "svg", container: target, hover: true });
+        view.runAsync().then(
+          function () { figure.setAttribute("data-drawn", "true"); },
+          function (error) { figureFailed(figure, error); }
+        );
+      } catch (error) {
+        figureFailed(figure, error);
+      }
+    });
+  }
+
+  drawFigures();
   showTranscript();
 })();
