@@ -122,7 +122,7 @@ def test_report_renders_and_opens_transcripts(browser: Any, report: Path, tmp_pa
     # The headline figure is an SVG drawn from the run's numbers: a row per score, each adapter named in the legend.
     headline = browser.find_element(By.CSS_SELECTOR, '#overview figure[data-figure="headline"] svg')
     labels = {node.text for node in headline.find_elements(By.TAG_NAME, "text")}
-    assert {"composite", "evidence_coverage", "bm25", "drops", "null"} <= labels
+    assert {"retrieval_score", "composite (tier-1 only)", "evidence_coverage", "bm25", "drops", "null"} <= labels
     assert _severe(browser) == []
     browser.save_screenshot(str(tmp_path / "overview.png"))
 

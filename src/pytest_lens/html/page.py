@@ -208,7 +208,11 @@ def _headline(page: ReportPage) -> Markup:
     if not page.keys:
         return Markup()
     stats = page.artifact.statistics
-    headers: list[Markup | str] = ["adapter", "n", f"composite [{_level(stats)} CI]" if stats else "composite"]
+    headers: list[Markup | str] = ["adapter", "n", f"{page.score} [{_level(stats)} CI]" if stats else page.score]
+    # The paper's composite beside another headline (labelled "tier-1 only" when no judge measured tiers 2-3).
+    composite_label = next(iter(page.summaries.values())).composite_label if page.score != "composite" else None
+    if composite_label:
+        headers.append(composite_label)
     headers += [Markup('<span title="{}">{}</span>').format(m, _label(m)) for m in page.metrics]
     headers += ["res.tok/q", "calls/q", "faults", "gate"]
     rows = []
@@ -223,7 +227,8 @@ def _headline(page: ReportPage) -> Markup:
             [
                 Markup('<a href="#questions" data-filter-link="adapter={}">{}</a>').format(s.adapter, key),
                 f"{s.n_questions} ({s.missing} missing)" if s.missing else str(s.n_questions),
-                _estimate_cell(recorded, None, s.composite),
+                _estimate_cell(recorded, None, s.headline),
+                *([_num(s.composite)] if composite_label else []),
                 *(_estimate_cell(recorded, m, s.metrics.get(m)) for m in page.metrics),
                 f"{s.result_tokens_mean:,.0f}",
                 f"{s.tool_calls_mean:.1f}",
@@ -231,7 +236,7 @@ def _headline(page: ReportPage) -> Markup:
                 gate,
             ]
         )
-    numeric = [False, True, True, *([True] * len(page.metrics)), True, True, True, False]
+    numeric = [False, True, True, *([True] if composite_label else []), *([True] * len(page.metrics)), True, True, True, False]
     return Markup("<h2>Headline</h2>{}{}").format(_figure(page, "headline"), _table(headers, rows, numeric=numeric))
 
 
@@ -285,7 +290,7 @@ def _breakdown(page: ReportPage) -> Markup:
             rows.append(cells)
         table = _table(["type", *page.keys], rows, numeric=[False, *([True] * len(page.keys))])
     figures = Markup('<div class="figs">{}{}</div>').format(_figure(page, "types"), _figure(page, "scopes"))
-    note = _note("Composite of each group's metric means, with the run's weights and gates (as the summary's type table).")
+    note = _note(f"The run's headline ({page.score}) of each group's metric means, as the summary's type table computes it.")
     return _section("breakdown", "By question type and by scope", note, figures, table)
 
 

@@ -100,22 +100,28 @@ _DARK_CELL = "datum.value !== null && (datum.value < 0.2 || datum.value > 0.85)"
 _HAS_INTERVAL = {"filter": "isValid(datum.low) && isValid(datum.high)"}
 
 
-def headline_plot(adapters: Sequence[str], composite: Mapping[str, Interval], metrics: Mapping[str, Mapping[str, Interval]]) -> Spec:
-    """One row per score (the composite first, then each metric), one dot per adapter with its CI as a whisker."""
-    names = ["composite", *dict.fromkeys(name for by_metric in metrics.values() for name in by_metric)]
+def headline_plot(
+    adapters: Sequence[str],
+    headline: Mapping[str, Interval],
+    metrics: Mapping[str, Mapping[str, Interval]],
+    *,
+    score: str = "composite",
+) -> Spec:
+    """One row per score (the run's headline ``score`` first, then each metric), one dot per adapter with its CI as a whisker."""
+    names = [score, *dict.fromkeys(name for by_metric in metrics.values() for name in by_metric if name != score)]
     data = []
     for adapter in adapters:
-        scores = {"composite": composite.get(adapter), **metrics.get(adapter, {})}
+        scores = {**metrics.get(adapter, {}), score: headline.get(adapter)}
         for name in names:
             estimate = scores.get(name)
             if estimate is not None:
-                show = name == "composite" or len(adapters) == 1
-                data.append(_row(name, estimate, adapter=adapter, main=name == "composite", text=f"{estimate.value:.3f}" if show else ""))
+                show = name == score or len(adapters) == 1
+                data.append(_row(name, estimate, adapter=adapter, main=name == score, text=f"{estimate.value:.3f}" if show else ""))
     y = {"field": "label", "type": "nominal", "sort": names, "title": None}
     offset = {"field": "adapter", "type": "nominal", "sort": list(adapters)}
     x_scale = {"domain": [0, 1.08], "nice": False}
     return _spec(
-        "headline composite and metrics per adapter",
+        f"headline ({score}) and metrics per adapter",
         data,
         width=600,
         height={"step": 14, "for": "offset"},

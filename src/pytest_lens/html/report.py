@@ -24,6 +24,7 @@ from pytest_lens.html import plots
 from pytest_lens.report import METRIC_LABELS
 from pytest_lens.results import AdapterSummary, RunArtifact
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
+from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS
 from pytest_lens.summary import metric_means, summary_key
 from pytest_lens.views.transcript import OUTCOMES, Transcript, transcripts
 from pytest_lens.views.worst import worst
@@ -97,6 +98,9 @@ class ReportPage:
     generic: list[GenericSection] = field(default_factory=list)
     filters: dict[str, list[str]] = field(default_factory=dict)
     stream_axis: str = "episodes ingested"
+    #: The run's headline score (``retrieval_score`` or ``composite``): what the CIs, paired tests and baseline
+    #: comparison are about, and what the figures show.
+    score: str = "composite"
 
     @cached_property
     def transcript_views(self) -> list[dict[str, Any]]:
@@ -124,6 +128,13 @@ def _gates(run: Mapping[str, Any]) -> list[HardGate]:
 def _weights(run: Mapping[str, Any]) -> Mapping[str, float]:
     recorded = run.get("weights")
     return recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
+
+
+def headline_scoring(page: ReportPage) -> tuple[Mapping[str, float], Sequence[HardGate]]:
+    """The weights and gates of the run's headline, to score a group of questions as the summary does."""
+    if page.score == "retrieval_score":
+        return RETRIEVAL_SCORE_WEIGHTS, ()
+    return _weights(page.artifact.run), _gates(page.artifact.run)
 
 
 def metric_order(names: set[str]) -> list[str]:
@@ -171,9 +182,11 @@ def build_page(
     }
     if len(page.filters["budget"]) < 2:
         del page.filters["budget"]
+    stats = artifact.statistics
+    page.score = stats.score if stats is not None else next((s.headline_name for s in summaries.values()), "composite")
     _figures(page)
     if baseline is not None:
-        page.question_deltas = question_deltas(items, baseline, _weights(artifact.run), _gates(artifact.run))
+        page.question_deltas = question_deltas(items, baseline, *headline_scoring(page))
     page.generic = generic_sections(artifact)
     return page
 
@@ -187,20 +200,23 @@ def _figures(page: ReportPage) -> None:
         for key in page.keys:
             recorded = stats.adapters.get(key) if stats is not None else None
             summary = page.summaries[key]
-            composites[key] = _interval(recorded.composite if recorded else None, summary.composite) or plots.Interval(summary.composite)
-            metric_intervals[key] = {
+            headline = _interval(recorded.composite if recorded else None, summary.headline)
+            composites[key] = headline or plots.Interval(summary.headline)
+            # The paper's composite beside another headline (without a CI: the statistics are the headline's).
+            other = {summary.composite_label: plots.Interval(summary.composite)} if page.score != "composite" else {}
+            metric_intervals[key] = other | {
                 name: interval
                 for name in page.metrics
                 if (interval := _interval(recorded.metrics.get(name) if recorded else None, summary.metrics.get(name))) is not None
             }
-        page.figures["headline"] = plots.headline_plot(page.keys, composites, metric_intervals)
+        page.figures["headline"] = plots.headline_plot(page.keys, composites, metric_intervals, score=page.score)
         types = sorted({qtype for s in page.summaries.values() for qtype in s.by_type})
         if types:
-            values = [[s.by_type[t].composite if t in s.by_type else None for s in page.summaries.values()] for t in types]
-            page.figures["types"] = plots.heatmap("types", types, page.keys, values, "composite by question type")
+            values = [[s.by_type[t].headline if t in s.by_type else None for s in page.summaries.values()] for t in types]
+            page.figures["types"] = plots.heatmap("types", types, page.keys, values, f"{page.score} by question type")
         scopes, scope_values = scope_composites(page)
         if scopes:
-            page.figures["scopes"] = plots.heatmap("scopes", scopes, page.keys, scope_values, "composite by scope")
+            page.figures["scopes"] = plots.heatmap("scopes", scopes, page.keys, scope_values, f"{page.score} by scope")
         coverage, page.stream_axis = stream_series(page)
         if coverage:
             page.figures["stream"] = plots.stream_plot("stream", coverage, "evidence coverage through the stream", page.stream_axis)
@@ -211,7 +227,7 @@ def _figures(page: ReportPage) -> None:
         several_budgets = len({pair.budget for pair in stats.pairs}) > 1
         labels = [f"{p.second} − {p.first}" + (f" @{p.budget}" if several_budgets else "") for p in stats.pairs]
         deltas = [_interval(p.composite.delta) or plots.Interval(0.0) for p in stats.pairs]
-        page.figures["pairs"] = plots.forest_plot("pairs", labels, deltas, "paired composite differences", "difference (95% CI)")
+        page.figures["pairs"] = plots.forest_plot("pairs", labels, deltas, f"paired {page.score} differences", "difference (95% CI)")
     comparison = artifact.comparison
     if comparison is not None:
         compared = [entry for entry in comparison.adapters if entry.regression is not None]
@@ -219,12 +235,12 @@ def _figures(page: ReportPage) -> None:
             labels = [entry.key for entry in compared]
             deltas = [_interval(entry.regression.delta) or plots.Interval(0.0) for entry in compared if entry.regression]
             title = f"this run − baseline {comparison.baseline.name}"
-            page.figures["baseline"] = plots.forest_plot("baseline", labels, deltas, title, "composite difference (95% CI)")
+            page.figures["baseline"] = plots.forest_plot("baseline", labels, deltas, title, f"{page.score} difference (95% CI)")
 
 
 def scope_composites(page: ReportPage) -> tuple[list[str], list[list[float | None]]]:
-    """Rows of scopes, columns of adapter keys: the composite of each group's metric means (as per question type)."""
-    weights, gates = _weights(page.artifact.run), _gates(page.artifact.run)
+    """Rows of scopes, columns of adapter keys: the headline of each group's metric means (as per question type)."""
+    weights, gates = headline_scoring(page)
     scopes = list(dict.fromkeys(item.result.scope_id for key in page.keys for item in page.by_key.get(key, [])))
     values: list[list[float | None]] = []
     for scope in scopes:
@@ -279,7 +295,7 @@ def budget_series(page: ReportPage) -> tuple[list[str], list[plots.Series]] | No
             key = summary_key(adapter, budget, True)
             summary = page.summaries.get(key)
             estimate = stats.adapters[key].composite if stats is not None and key in stats.adapters else None
-            points.append((float(index), _interval(estimate, summary.composite if summary else None)))
+            points.append((float(index), _interval(estimate, summary.headline if summary else None)))
         series.append(plots.Series(adapter, points))
     return budgets, series
 

@@ -66,7 +66,9 @@ def test_one_self_contained_file(example_run: RunArtifact) -> None:
     assert figures == ["headline", "types", "scopes", "stream", "pairs"]
     # Each figure is its Vega-Lite spec, as JSON the page's script hands to Vega.
     specs = [json.loads(text) for text in re.findall(r'<script type="application/json" class="lens-plot">(.*?)</script>', html)]
-    assert [spec["title"] for spec in specs][:2] == ["headline composite and metrics per adapter", "composite by question type"]
+    titles = [spec["title"] for spec in specs]
+    assert titles[0] == "headline (retrieval_score) and metrics per adapter"
+    assert titles[1:3] == ["retrieval_score by question type", "retrieval_score by scope"]
     assert {row["adapter"] for row in specs[0]["data"]["values"]} == {"bm25", "drops", "null"}
 
 
@@ -129,7 +131,7 @@ def test_per_question_deltas_against_a_baseline_largest_drops_first(tmp_path: Pa
 def test_paired_comparisons_are_shown(example_run: RunArtifact) -> None:
     html = render_report(example_run)
     assert example_run.statistics is not None and len(example_run.statistics.pairs) == 3
-    assert 'id="pairs"' in html and "paired composite differences" in html
+    assert 'id="pairs"' in html and "paired retrieval_score differences" in html
     for pair in example_run.statistics.pairs:
         assert f"<td>{pair.first}</td><td>{pair.second}</td>" in html
 
@@ -167,3 +169,25 @@ def test_several_budgets_get_a_budget_plot(tmp_path: Path, budgets: tuple[str, .
     assert "budgets" in page.figures and page.filters["budget"] == ["4k", "16k"]
     assert page.figures["budgets"]["title"] == "composite across budgets"
     assert [row["budget"] for row in page.figures["budgets"]["data"]["values"]] == ["4k", "16k"]
+
+
+def test_figures_show_the_run_s_headline_as_its_tables_do(example_run: RunArtifact) -> None:
+    """Without a judge the headline is the retrieval score: the plot, the heatmaps and the tables all show it."""
+    page = build_page(example_run)
+    assert page.score == "retrieval_score"
+    summaries = example_run.summary
+    rows = {(row["adapter"], row["label"]): row for row in page.figures["headline"]["data"]["values"]}
+    for key, summary in summaries.items():
+        assert rows[key, "retrieval_score"]["value"] == example_run.statistics.adapters[key].composite.value == summary.headline
+        # The paper's composite is beside it, labelled, and it is a different number.
+        assert rows[key, "composite (tier-1 only)"]["value"] == summary.composite
+    assert summaries["bm25"].headline != summaries["bm25"].composite
+    cells = {(row["row"], row["column"]): row["value"] for row in page.figures["types"]["data"]["values"]}
+    for key, summary in summaries.items():
+        for qtype, group in summary.by_type.items():
+            assert cells[qtype, key] == group.headline
+    # One scope: its cell is the adapter's headline over every question.
+    scope_cells = {row["column"]: row["value"] for row in page.figures["scopes"]["data"]["values"]}
+    assert scope_cells == pytest.approx({key: summary.headline for key, summary in summaries.items()})
+    html = render_report(example_run)
+    assert "retrieval_score [95% CI]" in html and "<th>composite (tier-1 only)</th>" in html
