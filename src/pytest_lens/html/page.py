@@ -418,8 +418,8 @@ def _baseline(page: ReportPage) -> Markup:
         parts.append(Markup("<h3>Per-question deltas{} (largest drops first)</h3>").format(against))
         parts.append(
             _note(
-                f"{len(changed)} of {len(page.question_deltas)} paired questions changed; "
-                "both runs rescored with this run's weights and gates."
+                f"{len(changed)} of {len(page.question_deltas)} paired questions changed their {page.score}; "
+                "both runs rescored with this run's headline (its weights and gates)."
             )
         )
         parts.append(

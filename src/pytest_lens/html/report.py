@@ -67,7 +67,7 @@ class QuestionDeltaRow:
 
     @property
     def delta(self) -> float:
-        """The current composite minus the baseline's."""
+        """The current score (the run's headline) minus the baseline's."""
         return self.current - self.baseline
 
 
