@@ -119,7 +119,9 @@ def headline_plot(
                 data.append(_row(name, estimate, adapter=adapter, main=name == score, text=f"{estimate.value:.3f}" if show else ""))
     y = {"field": "label", "type": "nominal", "sort": names, "title": None}
     offset = {"field": "adapter", "type": "nominal", "sort": list(adapters)}
-    x_scale = {"domain": [0, 1.08], "nice": False}
+    # Scores lie in [0, 1]; a metric outside it (a differential metric can be negative) widens the axis.
+    seen = [v for row in data for v in (row["value"], row["low"], row["high"]) if v is not None]
+    x_scale = {"domain": [min([0.0, *seen]), max([1.08, *seen])], "nice": False}
     return _spec(
         f"headline ({score}) and metrics per adapter",
         data,

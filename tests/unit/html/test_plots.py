@@ -58,6 +58,9 @@ def test_headline_carries_each_adapter_s_scores_with_their_intervals() -> None:
     assert spec["encoding"]["y"]["sort"] == ["composite", "evidence_grounding"]
     colour = spec["encoding"]["color"]
     assert colour["scale"] == {"domain": ["bm25", "null"], "range": list(PALETTE[:2])} and "legend" not in colour
+    assert spec["layer"][1]["encoding"]["x"]["scale"]["domain"] == [0.0, 1.08]
+    wide = plots.headline_plot(["bm25"], {"bm25": Interval(0.5)}, {"bm25": {"advantage": Interval(-0.4, -0.6, -0.2)}})
+    assert wide["layer"][1]["encoding"]["x"]["scale"]["domain"] == [-0.6, 1.08]  # a negative metric stays on the plot
     single = plots.headline_plot(["bm25"], {"bm25": Interval(0.8)}, {"bm25": {"evidence_grounding": Interval(1.0)}})
     assert [row["text"] for row in _values(single)] == ["0.800", "1.000"] and single["encoding"]["color"]["legend"] is None
 
