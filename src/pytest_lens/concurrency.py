@@ -13,6 +13,8 @@ pytest item then reports its own. How the work is shared:
 - A checkpoint's questions are answered concurrently; the adapter moves on to the next
   checkpoint as soon as all of them are *answered*: judging and the naive baseline need no
   adapter, so they overlap with the next checkpoint's answers.
+- A checkpoint is streamed to only when the pool has a thread for its questions, so nothing
+  is ingested ahead of need while the first questions wait for their model.
 - An adapter declaring ``lens_isolated_instances`` gets up to :data:`MAX_INSTANCES` instances
   (replicas) per stream, so later checkpoints are answered while earlier ones still are. Each
   replica replays the stream exactly as one instance answering every checkpoint in order would
@@ -75,6 +77,8 @@ class _Stream:
     tracks_stats: bool
     pending: set[CaseKey]
     launched: int = 0
+    #: Questions handed to the pool and not answered yet.
+    answering: int = 0
     replicas: list[int] = field(default_factory=list)
     busy: set[int] = field(default_factory=set)
 
@@ -218,8 +222,13 @@ class ConcurrentRunner:
         self._launch(stream)
 
     def _launch(self, stream: _Stream) -> None:
-        """Start the next checkpoints on every idle replica (creating replicas up to the stream's limit)."""
-        while stream.launched < len(stream.batches):
+        """Start the next checkpoints while the pool has an idle thread, on idle replicas (created up to the stream's limit).
+
+        A checkpoint is streamed to only when its questions can start: streaming replicas ahead costs CPU that
+        the questions already asking the model need (the LLM client's import, their prompts), and a replica
+        built only to wait would replay the stream for nothing.
+        """
+        while stream.launched < len(stream.batches) and stream.answering < self.concurrency:
             replica = self._idle_replica(stream)
             if replica is None:
                 return
@@ -229,6 +238,8 @@ class ConcurrentRunner:
                 self._start_batch(batch, replica)
             except Exception as exc:  # a bug, not an adapter fault (those are recorded): each question reports it
                 stream.busy.discard(replica)
+                stream.answering -= batch.answering
+                batch.answering = 0
                 batch.answered = True
                 for case in batch.cases:
                     self._finish(batch, case, exc, LLMCounts())
@@ -268,6 +279,7 @@ class ConcurrentRunner:
         aliases = runtime.aliases(scope)
         caller, context = slot.caller, slot.context  # the replica's block at this checkpoint, before it moves on
         batch.answering = len(batch.cases)
+        stream.answering += len(batch.cases)
         pool = self._executor()
         for case in batch.cases:
             view: AdapterCaller | None = None
@@ -329,11 +341,13 @@ class ConcurrentRunner:
 
     # -- bookkeeping (owning thread) -------------------------------------------------------------
     def _answered(self, batch: _Batch) -> None:
-        """One more question of ``batch`` is answered; when all are, free its replica for the next checkpoint."""
+        """One more question of ``batch`` is answered (a thread is free); when all are, free its replica too."""
         batch.answering -= 1
-        if batch.answering:
-            return
         stream = batch.stream
+        stream.answering -= 1
+        if batch.answering:
+            self._launch(stream)
+            return
         if stream.thread_safe and stream.tracks_stats:
             self._charge_stats(batch, batch.first)
             for case in batch.cases[1:]:
