@@ -14,7 +14,9 @@ pytest item then reports its own. How the work is shared:
   checkpoint as soon as all of them are *answered*: judging and the naive baseline need no
   adapter, so they overlap with the next checkpoint's answers.
 - A checkpoint is streamed to only when the pool has a thread for its questions, so nothing
-  is ingested ahead of need while the first questions wait for their model.
+  is ingested ahead of need while the first questions wait for their model; and only once no
+  adapter call of a running question waits (:meth:`~pytest_lens.dispatch.OwnerThreadCalls.when_idle`),
+  so their next requests are not held up behind the streaming.
 - An adapter declaring ``lens_isolated_instances`` gets up to :data:`MAX_INSTANCES` instances
   (replicas) per stream, so later checkpoints are answered while earlier ones still are. Each
   replica replays the stream exactly as one instance answering every checkpoint in order would
@@ -79,6 +81,8 @@ class _Stream:
     launched: int = 0
     #: Questions handed to the pool and not answered yet.
     answering: int = 0
+    #: A :meth:`ConcurrentRunner._launch` waits for the owning thread to be idle.
+    launch_queued: bool = False
     replicas: list[int] = field(default_factory=list)
     busy: set[int] = field(default_factory=set)
 
@@ -346,7 +350,7 @@ class ConcurrentRunner:
         stream = batch.stream
         stream.answering -= 1
         if batch.answering:
-            self._launch(stream)
+            self._launch_when_idle(stream)
             return
         if stream.thread_safe and stream.tracks_stats:
             self._charge_stats(batch, batch.first)
@@ -357,6 +361,16 @@ class ConcurrentRunner:
         held, batch.held = batch.held, []
         for case, outcome, llm in held:
             self._finish(batch, case, outcome, llm)
+        self._launch_when_idle(stream)
+
+    def _launch_when_idle(self, stream: _Stream) -> None:
+        """Launch the next checkpoints once no adapter call of a running question waits (streaming there is slow)."""
+        if not stream.launch_queued:
+            stream.launch_queued = True
+            self._calls.when_idle(partial(self._queued_launch, stream))
+
+    def _queued_launch(self, stream: _Stream) -> None:
+        stream.launch_queued = False
         self._launch(stream)
 
     def _done(self, batch: _Batch, case: LensCase, outcome: Outcome, llm: LLMCounts) -> None:
