@@ -13,6 +13,10 @@ pytest item then reports its own. How the work is shared:
 - A checkpoint's questions are answered concurrently; the adapter moves on to the next
   checkpoint as soon as all of them are *answered*: judging and the naive baseline need no
   adapter, so they overlap with the next checkpoint's answers.
+- A checkpoint is streamed to only when the pool has a thread for its questions, so nothing
+  is ingested ahead of need while the first questions wait for their model; and only once no
+  adapter call of a running question waits (:meth:`~pytest_lens.dispatch.OwnerThreadCalls.when_idle`),
+  so their next requests are not held up behind the streaming.
 - An adapter declaring ``lens_isolated_instances`` gets up to :data:`MAX_INSTANCES` instances
   (replicas) per stream, so later checkpoints are answered while earlier ones still are. Each
   replica replays the stream exactly as one instance answering every checkpoint in order would
@@ -75,6 +79,10 @@ class _Stream:
     tracks_stats: bool
     pending: set[CaseKey]
     launched: int = 0
+    #: Questions handed to the pool and not answered yet.
+    answering: int = 0
+    #: A :meth:`ConcurrentRunner._launch` waits for the owning thread to be idle.
+    launch_queued: bool = False
     replicas: list[int] = field(default_factory=list)
     busy: set[int] = field(default_factory=set)
 
@@ -218,8 +226,13 @@ class ConcurrentRunner:
         self._launch(stream)
 
     def _launch(self, stream: _Stream) -> None:
-        """Start the next checkpoints on every idle replica (creating replicas up to the stream's limit)."""
-        while stream.launched < len(stream.batches):
+        """Start the next checkpoints while the pool has an idle thread, on idle replicas (created up to the stream's limit).
+
+        A checkpoint is streamed to only when its questions can start: streaming replicas ahead costs CPU that
+        the questions already asking the model need (the LLM client's import, their prompts), and a replica
+        built only to wait would replay the stream for nothing.
+        """
+        while stream.launched < len(stream.batches) and stream.answering < self.concurrency:
             replica = self._idle_replica(stream)
             if replica is None:
                 return
@@ -229,6 +242,8 @@ class ConcurrentRunner:
                 self._start_batch(batch, replica)
             except Exception as exc:  # a bug, not an adapter fault (those are recorded): each question reports it
                 stream.busy.discard(replica)
+                stream.answering -= batch.answering
+                batch.answering = 0
                 batch.answered = True
                 for case in batch.cases:
                     self._finish(batch, case, exc, LLMCounts())
@@ -268,6 +283,7 @@ class ConcurrentRunner:
         aliases = runtime.aliases(scope)
         caller, context = slot.caller, slot.context  # the replica's block at this checkpoint, before it moves on
         batch.answering = len(batch.cases)
+        stream.answering += len(batch.cases)
         pool = self._executor()
         for case in batch.cases:
             view: AdapterCaller | None = None
@@ -329,11 +345,13 @@ class ConcurrentRunner:
 
     # -- bookkeeping (owning thread) -------------------------------------------------------------
     def _answered(self, batch: _Batch) -> None:
-        """One more question of ``batch`` is answered; when all are, free its replica for the next checkpoint."""
+        """One more question of ``batch`` is answered (a thread is free); when all are, free its replica too."""
         batch.answering -= 1
-        if batch.answering:
-            return
         stream = batch.stream
+        stream.answering -= 1
+        if batch.answering:
+            self._launch_when_idle(stream)
+            return
         if stream.thread_safe and stream.tracks_stats:
             self._charge_stats(batch, batch.first)
             for case in batch.cases[1:]:
@@ -343,6 +361,16 @@ class ConcurrentRunner:
         held, batch.held = batch.held, []
         for case, outcome, llm in held:
             self._finish(batch, case, outcome, llm)
+        self._launch_when_idle(stream)
+
+    def _launch_when_idle(self, stream: _Stream) -> None:
+        """Launch the next checkpoints once no adapter call of a running question waits (streaming there is slow)."""
+        if not stream.launch_queued:
+            stream.launch_queued = True
+            self._calls.when_idle(partial(self._queued_launch, stream))
+
+    def _queued_launch(self, stream: _Stream) -> None:
+        stream.launch_queued = False
         self._launch(stream)
 
     def _done(self, batch: _Batch, case: LensCase, outcome: Outcome, llm: LLMCounts) -> None:

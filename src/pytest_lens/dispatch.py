@@ -13,6 +13,7 @@ for the question that asked (see :func:`pytest_lens.llm.stats.counting`).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import queue
@@ -77,6 +78,8 @@ class OwnerThreadCalls:
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closed = False
+        #: Work of the owning thread itself, run when no handed-over function is waiting (:meth:`when_idle`).
+        self._idle: collections.deque[Callable[[], object]] = collections.deque()
 
     def call(self, function: Callable[[], T]) -> T:
         """Run ``function`` on the owning thread and return its result (or raise its exception).
@@ -95,21 +98,36 @@ class OwnerThreadCalls:
         with contextlib.suppress(Cancelled):
             self._put(_Item(function, contextvars.copy_context(), waited=False))
 
+    def when_idle(self, function: Callable[[], object]) -> None:
+        """On the owning thread: run ``function`` (in this thread's context) once no handed-over function is waiting.
+
+        For the owner's own slow work (streaming an adapter to a checkpoint), so that the calls of
+        questions already running are not held up behind it.
+        """
+        if threading.get_ident() != self.owner:
+            raise RuntimeError("when_idle() must run on the thread that owns the calls")
+        self._idle.append(function)
+
     def serve_until(self, done: Callable[[], bool]) -> None:
         """On the owning thread: run handed-over functions, in arrival order, until ``done()`` is true.
 
+        Work queued with :meth:`when_idle` runs whenever no handed-over function is waiting.
         ``done()`` is checked before each function, so it must become true through something this
         thread runs (a posted notification), never only through another thread's work.
         """
         if threading.get_ident() != self.owner:
             raise RuntimeError("serve_until() must run on the thread that owns the calls")
         while not done():
-            self._queue.get().run()
+            if self._idle and self._queue.empty():
+                self._idle.popleft()()
+            else:
+                self._queue.get().run()
 
     def close(self) -> None:
         """Stop serving: calls waiting now, and calls made later, raise :class:`Cancelled`."""
         with self._lock:
             self._closed = True
+        self._idle.clear()
         while True:
             try:
                 item = self._queue.get_nowait()

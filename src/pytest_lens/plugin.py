@@ -92,6 +92,11 @@ def pytest_configure(config: pytest.Config) -> None:
         xdist = LensXdist(session, config)
         config.pluginmanager.register(xdist, "lens-xdist")
     config.pluginmanager.register(LensPlugin(session, config, xdist), "lens-session")
+    from pytest_lens import gc_tuning
+
+    # Registered before the other plugins' cleanups (pytest's unraisable-exception check collects garbage in its
+    # own), it runs after them: until then, the collections skip what the run froze (see gc_tuning).
+    config.add_cleanup(gc_tuning.thaw)
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -200,6 +205,10 @@ class LensPlugin:
             from pytest_lens.warm_up import warm_up
 
             warm_up(REPORT_MODULES, name="lens-html-warm-up")
+        if selected:
+            from pytest_lens import gc_tuning
+
+            gc_tuning.freeze()  # imports, datasets and items stay to the end: collections need not walk them
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect each question's result from its call report (on the controller under xdist)."""

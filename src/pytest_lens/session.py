@@ -267,7 +267,9 @@ class LensSession:
         if summary:
             modules.extend(SUMMARY_MODULES + (TEST_MODULES if self.has_significance_tests else ()))
         if modules:
-            warm_up(modules)
+            from pytest_lens.gc_tuning import refreeze
+
+            warm_up(modules, then=refreeze)  # what they imported stays: collections need not walk it (see gc_tuning)
 
     def _runner(self, runtime: LensRuntime) -> ConcurrentRunner:
         runner = self._runners.get(id(runtime))

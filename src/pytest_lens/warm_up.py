@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["LLM_MODULES", "SUMMARY_MODULES", "TEST_MODULES", "warm_up"]
 
@@ -23,13 +23,15 @@ TEST_MODULES = ("scipy.stats",)
 LLM_MODULES = ("openai",)
 
 
-def warm_up(modules: Sequence[str], name: str = "lens-warm-up") -> threading.Thread:
-    """Import ``modules`` in a daemon thread (the import lock makes a concurrent import wait, never twice)."""
+def warm_up(modules: Sequence[str], name: str = "lens-warm-up", then: Callable[[], object] | None = None) -> threading.Thread:
+    """Import ``modules`` in a daemon thread (the import lock makes a concurrent import wait, never twice), then call ``then``."""
 
     def load() -> None:
         for module in modules:
             with contextlib.suppress(Exception):  # an import error resurfaces, with its traceback, where the module is used
                 importlib.import_module(module)
+        if then is not None:
+            then()
 
     thread = threading.Thread(target=load, name=name, daemon=True)
     thread.start()

@@ -59,6 +59,24 @@ def test_user_test_modules_get_every_case_and_replace_the_builtin_tests(pytester
     assert "lens::test_lens" not in result.stdout.str()
 
 
+def test_a_lens_run_freezes_what_it_keeps_and_thaws_it_when_done(pytester: pytest.Pytester, dataset: str) -> None:
+    import gc
+
+    pytester.makepyfile(
+        test_memory="""
+        import gc
+
+        def test_frozen(lens_case, lens_run):
+            lens_run(lens_case)
+            assert gc.get_freeze_count() > 0
+        """
+    )
+    assert gc.get_freeze_count() == 0
+    result = pytester.runpytest("--lens-adapter=bm25", dataset, *NO_CACHE)  # in this process
+    result.assert_outcomes(passed=3)
+    assert gc.get_freeze_count() == 0  # left as it found it
+
+
 def test_markers_select_lens_questions(pytester: pytest.Pytester, dataset: str) -> None:
     pytester.makepyfile("def test_other(): pass")
     result = pytester.runpytest("--lens-adapter=bm25", dataset, "-m", "lens", *NO_CACHE)

@@ -197,6 +197,19 @@ def test_isolated_instances_replay_the_stream_a_single_instance_would_have_seen(
         assert calls[0] == ("reset", "cascading_failure_s01")
 
 
+def test_a_replica_is_streamed_only_when_the_pool_has_a_thread_for_its_questions(tmp_path: Path) -> None:
+    # The first checkpoint's three questions fill a pool of three: the next checkpoint waits for one of them to end
+    # (before, every replica was streamed at once, ahead of the first question's first adapter call).
+    serial = answers(tmp_path, f"{__name__}:IsolatedLogged", 1, datasets=(BUNDLED,))
+    LOG.clear()
+    concurrent = answers(tmp_path, f"{__name__}:IsolatedLogged", 3, datasets=(BUNDLED,))
+    first = min(number for number, _, _ in LOG)
+    calls = [(number, call[0]) for number, _, call in LOG]
+    second_built = next(index for index, (number, _) in enumerate(calls) if number != first)
+    assert (first, "search") in calls[:second_built]
+    assert {key: comparable(r) for key, r in concurrent.items()} == {key: comparable(r) for key, r in serial.items()}
+
+
 def test_a_subset_sees_exactly_the_first_n_episodes_and_equals_the_serial_subset(tmp_path: Path) -> None:
     def late(case: LensCase) -> bool:  # like -k: only the last two checkpoints' questions
         return case.checkpoint >= 112

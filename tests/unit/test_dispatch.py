@@ -77,6 +77,18 @@ def test_closing_cancels_waiting_and_later_calls() -> None:
     calls.post(lambda: None)  # ignored once closed
 
 
+def test_the_owners_own_work_waits_until_no_handed_over_call_does() -> None:
+    calls = OwnerThreadCalls()
+    order: list[str] = []
+    calls.post(lambda: order.append("posted first"))
+    calls.when_idle(lambda: order.append("idle"))
+    calls.post(lambda: order.append("posted later"))
+    calls.serve_until(lambda: len(order) == 3)
+    assert order == ["posted first", "posted later", "idle"]
+    with ThreadPoolExecutor(1) as pool:
+        assert isinstance(pool.submit(calls.when_idle, lambda: None).exception(), RuntimeError)  # the owner's only
+
+
 def test_serving_belongs_to_the_owner() -> None:
     calls = OwnerThreadCalls()
     with ThreadPoolExecutor(1) as pool, pytest.raises(RuntimeError, match="owns the calls"):

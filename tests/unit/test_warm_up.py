@@ -41,7 +41,7 @@ def test_the_session_warms_up_what_it_will_use(
     expected: tuple[str, ...] | None,
 ) -> None:
     started: list[tuple[str, ...]] = []
-    monkeypatch.setattr(warm_up, "warm_up", lambda modules: started.append(tuple(modules)))
+    monkeypatch.setattr(warm_up, "warm_up", lambda modules, then=None: started.append(tuple(modules)))
     session = LensSession(
         LensSettings(adapters=(AdapterSpec("bm25", "bm25"),), datasets=(COLD_CHAIN_DEMO,), llm=settings, rootdir=tmp_path), [], []
     )
