@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pytest_lens.scoring.composite import HardGate
     from pytest_lens.storage import Baseline
 
-__all__ = ["add_compare", "compare_runs", "gates_of", "run_compare"]
+__all__ = ["add_compare", "compare_runs", "gates_of", "recorded_headline", "run_compare"]
 
 
 def add_compare(sub: Any) -> argparse.ArgumentParser:
@@ -62,6 +62,23 @@ def gates_of(run: Mapping[str, Any]) -> list[Any]:
     return gates
 
 
+def recorded_headline(run: Mapping[str, Any], gates: Sequence[HardGate]) -> tuple[str, Mapping[str, float], Sequence[HardGate]]:
+    """A run's headline as its artifact records it: name, weights and hard gates.
+
+    Runs saved before there was a headline had the composite: the run's weights and ``gates``.
+    """
+    from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
+
+    recorded = run.get("weights")
+    weights: Mapping[str, float] = recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
+    found = run.get("headline")
+    headline: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    score = str(headline.get("name", "composite"))
+    if score != "composite" and isinstance(headline.get("weights"), dict):
+        return score, headline["weights"], gates_of(headline)
+    return score, weights, gates
+
+
 def compare_runs(
     current: RunArtifact, baseline: Baseline, gates: Sequence[HardGate], *, alpha: float, max_drop: float | None, seed: int | None = None
 ) -> tuple[BaselineComparison | None, dict[str, BaselineComparison]]:
@@ -71,19 +88,11 @@ def compare_runs(
     before there was a headline); ``seed`` defaults to ``current``'s ``--lens-seed``.
     """
     from pytest_lens.analysis.baseline import compare_with_baseline
-    from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
     from pytest_lens.suites import LENS, load_suite
     from pytest_lens.suites.selection import SuiteRun
 
     run = current.run
-    recorded = run.get("weights")
-    weights: Mapping[str, float] = recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
-    # CURRENT's headline (runs saved before there was one had the composite as their headline).
-    recorded_headline = run.get("headline")
-    headline: Mapping[str, Any] = recorded_headline if isinstance(recorded_headline, dict) else {}
-    score = str(headline.get("name", "composite"))
-    if score != "composite" and isinstance(headline.get("weights"), dict):
-        weights, gates = headline["weights"], gates_of(headline)
+    score, weights, gates = recorded_headline(run, gates)  # CURRENT's headline
     seed = seed if seed is not None else int(run.get("seed", 42))
     results = current.results
     suite_names = list(dict.fromkeys(r.suite for r in results if r.suite != LENS))

@@ -23,8 +23,7 @@ from pytest_lens.analysis.models import Estimate
 from pytest_lens.html import plots
 from pytest_lens.report import METRIC_LABELS
 from pytest_lens.results import AdapterSummary, RunArtifact
-from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
-from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS
+from pytest_lens.scoring.composite import DEFAULT_GATES, HardGate, composite
 from pytest_lens.summary import metric_means, summary_key
 from pytest_lens.views.transcript import OUTCOMES, Transcript, transcripts
 from pytest_lens.views.worst import worst
@@ -125,16 +124,16 @@ def _gates(run: Mapping[str, Any]) -> list[HardGate]:
         return list(DEFAULT_GATES)
 
 
-def _weights(run: Mapping[str, Any]) -> Mapping[str, float]:
-    recorded = run.get("weights")
-    return recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
-
-
 def headline_scoring(page: ReportPage) -> tuple[Mapping[str, float], Sequence[HardGate]]:
-    """The weights and gates of the run's headline, to score a group of questions as the summary does."""
-    if page.score == "retrieval_score":
-        return RETRIEVAL_SCORE_WEIGHTS, ()
-    return _weights(page.artifact.run), _gates(page.artifact.run)
+    """The weights and gates of the run's headline as the artifact records it, to score a group as the summary does."""
+    from pytest_lens.compare_command import recorded_headline
+
+    run = page.artifact.run
+    try:
+        _, weights, gates = recorded_headline(run, _gates(run))
+    except ValueError:  # an unreadable gate in the recorded headline: its weights with the run's gates
+        return run["headline"]["weights"], _gates(run)
+    return weights, gates
 
 
 def metric_order(names: set[str]) -> list[str]:
