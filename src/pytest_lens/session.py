@@ -5,9 +5,11 @@ Plain Python: the pytest plugin translates hooks into calls on this object.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -54,6 +56,9 @@ PENDING = (
     "(e.g. out of memory importing numpy): every result and summary here is complete"
 )
 
+#: How long the LLM warm-up waits for the first request before importing what answering needs anyway (seconds).
+_FIRST_REQUEST_WAIT_S = 5.0
+
 
 class LensConfigError(ValueError):
     """The run cannot be set up; the message says which option or file and what to do."""
@@ -77,6 +82,8 @@ class LensSession:
         if settings.gate_budget:
             gates.append(HardGate("budget_compliance", 0.5))
         self.llm = LLMServices(settings.llm, seed=settings.seed, rootdir=settings.rootdir)
+        #: The background thread building the LLM client (:meth:`warm_up`), when one was started.
+        self._llm_warm_up: threading.Thread | None = None
         self._agent: Agent | None = None
         self._judge: Judge | None = self._make_judge()
         scorers, self.group_metrics = self._judging()
@@ -254,22 +261,37 @@ class LensSession:
         return runtime.close()
 
     def warm_up(self, *, llm: bool, summary: bool) -> None:
-        """Import in the background what this process will need: ``openai`` for LLM requests, the summary's statistics.
+        """Prepare in the background what this process will need: the LLM client, the summary's statistics.
 
-        Collection, ingestion and questions waiting on models leave room for the imports, instead of the first LLM
-        request or the terminal summary waiting for them. ``llm`` is ignored when no request will be sent (no
-        endpoint, or the cache replays everything).
+        Collection, ingestion and questions waiting on models leave room for the work, instead of the first LLM
+        request or the terminal summary waiting for it. ``llm`` builds the endpoint's ``openai`` client (importing
+        it and its HTTP transport), then, once the first request waits for the model, imports what answering and
+        scoring the first questions need; it is ignored when no request will be sent (no endpoint, or the cache
+        replays everything). The summary's imports come after all that: the run needs them last.
         """
-        from pytest_lens.warm_up import LLM_MODULES, SUMMARY_MODULES, TEST_MODULES, warm_up
+        from pytest_lens.gc_tuning import refreeze
+        from pytest_lens.warm_up import SUMMARY_MODULES, TEST_MODULES, warm_up
 
         settings = self.settings.llm
-        modules = [*LLM_MODULES] if llm and settings.configured and settings.cache_mode != "replay" else []
+        if llm and settings.configured and settings.cache_mode != "replay":
+            self._llm_warm_up = warm_up((), name="lens-llm-warm-up", then=self._prepare_llm)
         if summary:
-            modules.extend(SUMMARY_MODULES + (TEST_MODULES if self.has_significance_tests else ()))
-        if modules:
-            from pytest_lens.gc_tuning import refreeze
+            modules = SUMMARY_MODULES + (TEST_MODULES if self.has_significance_tests else ())
+            # What they import stays to the end: collections need not walk it (see gc_tuning).
+            warm_up(modules, then=refreeze, after=self._llm_warm_up)
 
-            warm_up(modules, then=refreeze)  # what they imported stays: collections need not walk it (see gc_tuning)
+    def _prepare_llm(self) -> None:
+        from pytest_lens.gc_tuning import refreeze
+        from pytest_lens.warm_up import ANSWER_MODULES, import_quietly
+
+        endpoint = self.llm.endpoint
+        with contextlib.suppress(Exception):  # no openai, or a bad URL: the first request says so, where it is made
+            endpoint.connect()
+        refreeze()
+        # Until then the processor is the first request's; afterwards the process mostly waits for the model.
+        endpoint.requested.wait(_FIRST_REQUEST_WAIT_S)
+        import_quietly(ANSWER_MODULES)
+        refreeze()
 
     def _runner(self, runtime: LensRuntime) -> ConcurrentRunner:
         runner = self._runners.get(id(runtime))
