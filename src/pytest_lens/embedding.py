@@ -27,7 +27,7 @@ computed, and is compared with them at equal cost::
 - :meth:`CachedEmbedder.encode` reports its progress to the LENS progress lines while a scope is
   ingested; an embedder of your own can do the same with :func:`pytest_lens.progress.report_embeddings`.
 
-Importing this module imports numpy and sqlite-utils, never torch.
+Importing this module imports numpy, never torch.
 """
 
 from __future__ import annotations

@@ -279,6 +279,7 @@ def test_hangs_and_exits_system_exit_from_an_adapter_is_a_fault(tmp_path: Path) 
 #: numpy's OpenBLAS, which then ends the process without an exception (as an adapter that exhausted memory does).
 STARVING = """
 import re, resource
+import numpy  # loaded before the limit, as by an adapter that uses it: what is left is too little for the statistics
 from lens_fixtures.adapters.bm25 import BM25Adapter
 
 _size = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
 
 from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
-from lens_fixtures.adapters.storage import scratch_database, stored_document
+from lens_fixtures.adapters.storage import create_episodes, scratch_database, store_episode, stored_document
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 from pytest_lens.text import content_terms
 
@@ -55,8 +54,7 @@ class BM25Adapter(MemoryAdapter):
 
     def _create(self) -> None:
         self._db.execute("DROP TABLE IF EXISTS episodes_fts")
-        self._db.table("episodes").drop(ignore=True)
-        self._db.table("episodes").create({"ref_id": str, "scope_id": str, "timestamp": str, "text": str, "meta": str}, pk="ref_id")
+        create_episodes(self._db)
         self._db.execute("CREATE VIRTUAL TABLE episodes_fts USING fts5(text, content='episodes', tokenize='porter unicode61')")
 
     def reset(self, scope_id: str) -> None:
@@ -65,15 +63,11 @@ class BM25Adapter(MemoryAdapter):
 
     def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
         """Store the episode and index its text."""
-        with self._db.conn:
+        with self._db:
             old = self._db.execute("SELECT rowid, text FROM episodes WHERE ref_id = ?", [episode_id]).fetchone()
             if old is not None:  # re-ingesting an id replaces it; drop the stale index entry first
                 self._db.execute("INSERT INTO episodes_fts(episodes_fts, rowid, text) VALUES ('delete', ?, ?)", list(old))
-            self._db.table("episodes").insert(
-                {"ref_id": episode_id, "scope_id": scope_id, "timestamp": timestamp, "text": text, "meta": json.dumps(meta or {})},
-                replace=True,
-            )
-            rowid = self._db.execute("SELECT rowid FROM episodes WHERE ref_id = ?", [episode_id]).fetchone()[0]
+            rowid = store_episode(self._db, episode_id, scope_id, timestamp, text, meta)
             self._db.execute("INSERT INTO episodes_fts(rowid, text) VALUES (?, ?)", [rowid, text])
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:

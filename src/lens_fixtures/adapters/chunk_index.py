@@ -14,12 +14,12 @@ A search is one matrix-vector product over every chunk.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import sqlite_utils
 from numpy.typing import NDArray
 
 from lens_fixtures.embedding import Embedder, Vectors
@@ -113,7 +113,7 @@ class ChunkIndex:
 
     def __init__(
         self,
-        db: sqlite_utils.Database,
+        db: sqlite3.Connection,
         embedder: Embedder,
         *,
         table: str = "chunks",
@@ -145,9 +145,10 @@ class ChunkIndex:
 
     def _create(self) -> None:
         self.db.execute(f"DROP TABLE IF EXISTS [{self.table}_fts]")
-        self.db.table(self.table).drop(ignore=True)
-        self.db.table(self.table).create(
-            {"row": int, "ref_id": str, "position": int, "text": str, "vector": bytes}, pk="row", not_null={"ref_id", "text"}
+        self.db.execute(f"DROP TABLE IF EXISTS [{self.table}]")
+        self.db.execute(
+            f"CREATE TABLE [{self.table}] ([row] INTEGER PRIMARY KEY, [ref_id] TEXT NOT NULL, [position] INTEGER, "
+            "[text] TEXT NOT NULL, [vector] BLOB)"
         )
         self.db.execute(f"CREATE INDEX [{self.table}_ref] ON [{self.table}] (ref_id)")
         if self.keyword_index:
@@ -173,7 +174,7 @@ class ChunkIndex:
     def add(self, ref_id: str, timestamp: str, texts: Sequence[str]) -> None:
         """Store ``ref_id``'s chunks (replacing earlier ones) and queue them for embedding."""
         start = len(self._texts)
-        with self.db.conn:
+        with self.db:
             previous = self._current.get(ref_id)
             if previous is not None:
                 self._episodes[previous].alive = False
@@ -184,13 +185,12 @@ class ChunkIndex:
                             f"INSERT INTO [{self.table}_fts]([{self.table}_fts], rowid, text) VALUES ('delete', ?, ?)",
                             [row, self._texts[row]],
                         )
-            rows = [{"row": start + i, "ref_id": ref_id, "position": i, "text": text, "vector": None} for i, text in enumerate(texts)]
+            rows = [(start + i, ref_id, i, text) for i, text in enumerate(texts)]
             if rows:
-                self.db.table(self.table).insert_all(rows)
+                self.db.executemany(f"INSERT INTO [{self.table}] ([row], [ref_id], [position], [text]) VALUES (?, ?, ?, ?)", rows)
                 if self.keyword_index:
-                    self.db.conn.executemany(
-                        f"INSERT INTO [{self.table}_fts](rowid, text) VALUES (?, ?)", [(r["row"], r["text"]) for r in rows]
-                    )
+                    keyword_rows = [(row, text) for row, _, _, text in rows]
+                    self.db.executemany(f"INSERT INTO [{self.table}_fts](rowid, text) VALUES (?, ?)", keyword_rows)
         self._current[ref_id] = len(self._episodes)
         self._episodes.append(_Episode(ref_id, timestamp, range(start, start + len(texts))))
         self._texts.extend(texts)
@@ -208,8 +208,8 @@ class ChunkIndex:
         rows = self._pending
         vectors = self.embedder.encode([self._texts[row] for row in rows])
         owners = [self._owner_of(row) for row in rows]
-        with self.db.conn:
-            self.db.conn.executemany(
+        with self.db:
+            self.db.executemany(
                 f"UPDATE [{self.table}] SET vector = ? WHERE row = ?",
                 [(vector.tobytes(), row) for vector, row in zip(vectors, rows, strict=True)],
             )

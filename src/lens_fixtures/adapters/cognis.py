@@ -26,7 +26,6 @@ the episodes' section chunks (:func:`chunk_episode`), with the episode's id as `
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -40,7 +39,7 @@ from lens_fixtures.adapters.embedded_store import EmbeddedEpisodeStore
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
 from lens_fixtures.adapters.snippets import excerpt
-from lens_fixtures.adapters.storage import scratch_database
+from lens_fixtures.adapters.storage import create_episodes, scratch_database, store_episode
 from lens_fixtures.adapters.temporal import parse_timestamp, temporal_reference, temporal_score
 from lens_fixtures.embedding import Embedder, normalize_rows
 from pytest_lens import CapabilityManifest, SearchResult
@@ -115,8 +114,7 @@ class CognisHybridAdapter(EmbeddedEpisodeStore):
         self._short: NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
 
     def _create(self) -> None:
-        self._db.table("episodes").drop(ignore=True)
-        self._db.table("episodes").create({"ref_id": str, "scope_id": str, "timestamp": str, "text": str, "meta": str}, pk="ref_id")
+        create_episodes(self._db)
 
     def reset(self, scope_id: str) -> None:
         """Drop every stored episode and chunk."""
@@ -128,9 +126,8 @@ class CognisHybridAdapter(EmbeddedEpisodeStore):
 
     def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
         """Store the episode and its chunks; chunks are embedded in the next batch (before any search)."""
-        self._db.table("episodes").insert(
-            {"ref_id": episode_id, "scope_id": scope_id, "timestamp": timestamp, "text": text, "meta": json.dumps(meta or {})}, replace=True
-        )
+        with self._db:
+            store_episode(self._db, episode_id, scope_id, timestamp, text, meta)
         chunks = chunk_episode(text, self._max_chunk_words, self._min_chunk_words)
         self._chunks.add(episode_id, timestamp, [chunk.text for chunk in chunks])
         moment = self._moments[episode_id] = parse_timestamp(timestamp)

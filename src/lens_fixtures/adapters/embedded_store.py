@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING
 
 from lens_fixtures.adapters.storage import stored_document
 from pytest_lens import Document, MemoryAdapter
 
 if TYPE_CHECKING:
-    import sqlite_utils
-
     from lens_fixtures.embedding import CachedEmbedder
 
 __all__ = ["EmbeddedEpisodeStore"]
@@ -18,7 +17,7 @@ __all__ = ["EmbeddedEpisodeStore"]
 class EmbeddedEpisodeStore(MemoryAdapter):
     """Base of adapters with an ``episodes`` table in ``_db`` and an ``_embedder``: retrieve, stats, close."""
 
-    _db: sqlite_utils.Database
+    _db: sqlite3.Connection
     _embedder: CachedEmbedder
     #: Each instance has its own database and embedder (the embedding cache is shared safely between processes).
     lens_isolated_instances = True

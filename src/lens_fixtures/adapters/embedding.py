@@ -12,7 +12,6 @@ text as one (truncated) input, as earlier versions did.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lens_fixtures.adapters.chunk_index import DEFAULT_EMBED_QUEUE, ChunkIndex, date_bounds
@@ -20,7 +19,7 @@ from lens_fixtures.adapters.embedded_store import EmbeddedEpisodeStore
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.pooling import PooledEmbedder
 from lens_fixtures.adapters.snippets import excerpt
-from lens_fixtures.adapters.storage import scratch_database
+from lens_fixtures.adapters.storage import create_episodes, scratch_database, store_episode
 from lens_fixtures.embedding import Embedder
 from pytest_lens import CapabilityManifest, SearchResult
 
@@ -81,8 +80,7 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
         self._index = ChunkIndex(self._db, episode_embedder, table="episode_vectors", flush_at=embed_queue, inputs=inputs)
 
     def _create(self) -> None:
-        self._db.table("episodes").drop(ignore=True)
-        self._db.table("episodes").create({"ref_id": str, "scope_id": str, "timestamp": str, "text": str, "meta": str}, pk="ref_id")
+        create_episodes(self._db)
 
     def reset(self, scope_id: str) -> None:
         """Drop every stored episode and vector."""
@@ -91,9 +89,8 @@ class EmbeddingAdapter(EmbeddedEpisodeStore):
 
     def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
         """Store the episode; its vector is computed in the next batch (before any search)."""
-        self._db.table("episodes").insert(
-            {"ref_id": episode_id, "scope_id": scope_id, "timestamp": timestamp, "text": text, "meta": json.dumps(meta or {})}, replace=True
-        )
+        with self._db:
+            store_episode(self._db, episode_id, scope_id, timestamp, text, meta)
         self._index.add(episode_id, timestamp, [text] if text.strip() else [])
 
     def prepare(self, scope_id: str, checkpoint: int) -> None:

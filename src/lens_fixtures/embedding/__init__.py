@@ -6,7 +6,7 @@
 - :class:`OpenAIEmbedder`: any OpenAI-compatible ``/v1/embeddings`` endpoint.
 - :class:`EmbeddingCache` / :class:`CachedEmbedder`: vectors on disk by (model, text hash), shared by processes.
 
-Importing this package imports numpy and sqlite-utils, never torch, sentence-transformers or openai.
+Importing this package imports numpy, never torch, sentence-transformers or openai.
 """
 
 import importlib.util

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import sqlite_utils
 
 from lens_fixtures.embedding.base import Embedder, Vectors
 from pytest_lens.progress import report_embeddings
@@ -57,8 +56,8 @@ class EmbeddingCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None)
             connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-            self._db = sqlite_utils.Database(connection)
-            self._db.enable_wal()
+            self._db = connection
+            self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute(
                 """CREATE TABLE IF NOT EXISTS embeddings (
@@ -95,7 +94,7 @@ class EmbeddingCache:
             return
         rows = [(model_id, digest, int(vector.shape[0]), np.asarray(vector, dtype=np.float32).tobytes()) for digest, vector in items]
         with self._lock:
-            connection = self._db.conn
+            connection = self._db
             connection.execute("BEGIN IMMEDIATE")
             try:
                 connection.executemany("INSERT OR IGNORE INTO embeddings (model, digest, dim, vector) VALUES (?, ?, ?, ?)", rows)

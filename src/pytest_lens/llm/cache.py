@@ -66,7 +66,7 @@ class RequestCache:
         self.mode = mode
         self.corrupted = 0
         self._lock = threading.Lock()
-        self._db: Any = None
+        self._db: sqlite3.Connection | None = None
 
     def __repr__(self) -> str:
         return f"RequestCache(path={str(self.path)!r}, mode={self.mode!r})"
@@ -82,10 +82,10 @@ class RequestCache:
         """Close the database connection (it reopens on next use)."""
         with self._lock:
             if self._db is not None:
-                self._db.conn.close()
+                self._db.close()
                 self._db = None
 
-    def _database(self) -> Any:
+    def _database(self) -> sqlite3.Connection:
         if self._db is not None:
             return self._db
         if self.mode == "replay" and not self.path.is_file():
@@ -119,37 +119,32 @@ class RequestCache:
                     f"LLM cache {self.path} is not a usable SQLite database ({exc}); delete it or choose another --lens-llm-cache"
                 ) from None
 
-    def _initialise(self, connection: sqlite3.Connection) -> Any:
-        import sqlite_utils
-
+    def _initialise(self, connection: sqlite3.Connection) -> sqlite3.Connection:
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        db = sqlite_utils.Database(connection)
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise LLMCacheError(
                 f"LLM cache {self.path} was written by a newer pytest-lens (schema {version}); use another --lens-llm-cache"
             )
         if self.mode == "replay":
-            if not db[TABLE].exists():
+            if connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [TABLE]).fetchone() is None:
                 raise LLMCacheError(f"--lens-llm-cache-mode=replay: {self.path} holds no LLM responses; record them first")
-            return db
-        db.enable_wal()
+            return connection
+        connection.execute("PRAGMA journal_mode = WAL")
         # In WAL mode NORMAL never corrupts the file; a power cut may only lose the newest entries (a cache can afford it).
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("BEGIN IMMEDIATE")
         try:
-            db.table(TABLE).create(
-                {"key": str, "purpose": str, "model": str, "request": str, "response": str, "checksum": str, "created": str},
-                pk="key",
-                not_null={"request", "response", "checksum", "created"},
-                if_not_exists=True,
+            connection.execute(
+                f"CREATE TABLE IF NOT EXISTS [{TABLE}] ([key] TEXT PRIMARY KEY, [purpose] TEXT, [model] TEXT, "
+                "[request] TEXT NOT NULL, [response] TEXT NOT NULL, [checksum] TEXT NOT NULL, [created] TEXT NOT NULL)"
             )
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except BaseException:
             connection.rollback()
             raise
         connection.commit()
-        return db
+        return connection
 
     # -- entries -------------------------------------------------------------------------------
     def get(self, key: str, request: Mapping[str, Any], describe: str) -> dict[str, Any] | None:
@@ -192,7 +187,7 @@ class RequestCache:
         columns = ", ".join(row)
         placeholders = ", ".join("?" for _ in row)
         with self._lock:
-            connection = self._database().conn
+            connection = self._database()
             try:
                 # IMMEDIATE takes the write lock up front, so the busy timeout (not an error) handles other writers.
                 connection.execute("BEGIN IMMEDIATE")

@@ -1,17 +1,17 @@
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import numpy as np
 import pytest
-import sqlite_utils
 
 from lens_fixtures.adapters.chunk_index import ChunkIndex, VectorMatrix, date_bounds
 from lens_fixtures.embedding import CachedEmbedder
 
 
 def _index(embedder: Any, **kwargs: Any) -> ChunkIndex:
-    return ChunkIndex(sqlite_utils.Database(memory=True), CachedEmbedder(embedder, None), **kwargs)
+    return ChunkIndex(sqlite3.connect(":memory:"), CachedEmbedder(embedder, None), **kwargs)
 
 
 def test_matrix_grows_and_keeps_rows_and_owners() -> None:
