@@ -6,17 +6,24 @@ answers all the questions of that stream selected for this process (:meth:`~Conc
 checkpoint by checkpoint, on a pool of worker threads, and keeps their results; each
 pytest item then reports its own. How the work is shared:
 
-- The adapter is streamed on the thread that owns it (pytest's), which also runs every
-  adapter call the agents make (:class:`~pytest_lens.dispatch.OwnerThreadCalls`), one at a
-  time, with ``--lens-call-timeout`` intact; an adapter declaring ``lens_thread_safe`` is
-  called straight from the worker threads instead.
+- The adapter is streamed by the thread that owns it (pytest's). Every instance is called on
+  its own thread (:class:`~pytest_lens.calls.AdapterThread`, where it was built), one call at a
+  time, with ``--lens-call-timeout`` intact: a question's worker thread hands its adapter calls
+  to that thread directly, one question's call at a time per instance, so instances at different
+  checkpoints answer at once. Without a call timeout there is no such thread, and the owning
+  thread runs every adapter call the agents make (:class:`~pytest_lens.dispatch.OwnerThreadCalls`).
+  An adapter declaring ``lens_thread_safe`` is called straight from the worker threads.
 - A checkpoint's questions are answered concurrently; the adapter moves on to the next
   checkpoint as soon as all of them are *answered*: judging and the naive baseline need no
   adapter, so they overlap with the next checkpoint's answers.
-- A checkpoint is streamed to only when the pool has a thread for its questions, so nothing
-  is ingested ahead of need while the first questions wait for their model; and only once no
-  adapter call of a running question waits (:meth:`~pytest_lens.dispatch.OwnerThreadCalls.when_idle`),
-  so their next requests are not held up behind the streaming.
+- Checkpoints are streamed to one round ahead: while the questions launched so far number fewer
+  than twice the concurrency, the next checkpoint is streamed (on an idle instance) and its
+  questions queue for a thread, so when a thread frees up its next question is ready instead of
+  waiting for an instance to be streamed (most of the gap between rounds, measured). Streaming
+  starts only once no adapter call of a running question waits
+  (:meth:`~pytest_lens.dispatch.OwnerThreadCalls.when_idle`), and serves the calls that arrive
+  meanwhile between episodes (:meth:`~pytest_lens.dispatch.OwnerThreadCalls.serve_waiting`), so
+  running questions are not held up behind it.
 - An adapter declaring ``lens_isolated_instances`` gets up to :data:`MAX_INSTANCES` instances
   (replicas) per stream, so later checkpoints are answered while earlier ones still are. Each
   replica replays the stream exactly as one instance answering every checkpoint in order would
@@ -35,6 +42,7 @@ of streaming extra replicas past checkpoints they do not answer is charged to no
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -59,6 +67,8 @@ __all__ = ["MAX_INSTANCES", "ConcurrentRunner"]
 
 #: Most instances of one adapter (declaring ``lens_isolated_instances``) a stream uses at once.
 MAX_INSTANCES = 4
+#: Rounds of questions (``concurrency`` each) streamed to and queued beyond those with a thread.
+LOOKAHEAD_ROUNDS = 1
 
 CaseKey = tuple[str | int, ...]
 Outcome = QuestionResult | BaseException
@@ -85,6 +95,8 @@ class _Stream:
     launch_queued: bool = False
     replicas: list[int] = field(default_factory=list)
     busy: set[int] = field(default_factory=set)
+    #: Per replica: held by a worker thread while one adapter call of its question runs and is charged.
+    locks: dict[int, threading.Lock] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -226,13 +238,13 @@ class ConcurrentRunner:
         self._launch(stream)
 
     def _launch(self, stream: _Stream) -> None:
-        """Start the next checkpoints while the pool has an idle thread, on idle replicas (created up to the stream's limit).
+        """Start the next checkpoints, a round ahead of the pool's threads, on idle replicas (created up to the stream's limit).
 
-        A checkpoint is streamed to only when its questions can start: streaming replicas ahead costs CPU that
-        the questions already asking the model need (the LLM client's import, their prompts), and a replica
-        built only to wait would replay the stream for nothing.
+        Their questions queue for a thread; streaming them now, while the running questions wait for their model,
+        saves streaming them later, while the threads that freed up wait. Further ahead than a round, a replica
+        would be held from checkpoints needed sooner.
         """
-        while stream.launched < len(stream.batches) and stream.answering < self.concurrency:
+        while stream.launched < len(stream.batches) and stream.answering < self.concurrency * (1 + LOOKAHEAD_ROUNDS):
             replica = self._idle_replica(stream)
             if replica is None:
                 return
@@ -259,6 +271,7 @@ class ConcurrentRunner:
             stream.instances = len(stream.replicas)  # another copy cannot be built here: carry on with fewer
             return None
         stream.replicas.append(replica)
+        stream.locks[replica] = threading.Lock()
         return replica
 
     def _start_batch(self, batch: _Batch, replica: int) -> None:
@@ -271,12 +284,14 @@ class ConcurrentRunner:
         fresh = slot.scope_id != scope.scope_id or slot.ingested > target
         # Pass every earlier checkpoint a single instance would have prepared at, so the state is the same.
         passes = [cp for cp in stream.checkpoints if cp < target and (fresh or cp >= slot.ingested)]
+        # Between episodes, the calls of questions running on other instances are served, not held up behind the streaming.
+        between = self._calls.serve_waiting
         for checkpoint in passes:
-            runtime.advance(label, scope, checkpoint, replica)
+            runtime.advance(label, scope, checkpoint, replica, between=between)
         if passes or replica:
             runtime.stats_delta(label, replica)  # replaying for a replica is charged to no question
         with counting() as streamed:
-            faults = runtime.advance(label, scope, target, replica)
+            faults = runtime.advance(label, scope, target, replica, between=between)
         batch.advance_llm = streamed.snapshot()
         if not stream.thread_safe:
             self._charge_stats(batch, batch.first)
@@ -287,8 +302,12 @@ class ConcurrentRunner:
         pool = self._executor()
         for case in batch.cases:
             view: AdapterCaller | None = None
-            if caller is not None:
-                view = caller.concurrent() if stream.thread_safe else caller.via(partial(self._on_owner, batch, case.item_key))
+            if caller is not None and stream.thread_safe:
+                view = caller.concurrent()
+            elif caller is not None:
+                # Called on its own thread (a call timeout is set): the worker hands it the call; else the owner runs it.
+                dispatch = self._on_replica if caller.timeout_s is not None else self._on_owner
+                view = caller.via(partial(dispatch, batch, case.item_key))
             # Scoring is looked up here: suites build theirs lazily, and this thread is the only one that may.
             pool.submit(self._question, batch, case, view, faults, aliases, self.scoring(case), context)
 
@@ -298,6 +317,15 @@ class ConcurrentRunner:
         return self._pool
 
     # -- adapter calls and counters (owning thread) ----------------------------------------------
+    def _on_replica(self, batch: _Batch, key: CaseKey, thunk: Callable[[], Any]) -> Any:
+        """Make one adapter call of question ``key`` from its worker thread (the call runs on the instance's own thread).
+
+        The replica's lock keeps the call and the charging of the counters it moved together, as on the owning thread.
+        """
+        with batch.stream.locks[batch.replica]:
+            self._calls.check_open()
+            return self._charged_call(batch, key, thunk)
+
     def _on_owner(self, batch: _Batch, key: CaseKey, thunk: Callable[[], Any]) -> Any:
         """Run one adapter call of question ``key`` on the owning thread and charge the counters it moved."""
         return self._calls.call(partial(self._charged_call, batch, key, thunk))

@@ -2,11 +2,13 @@
 
 Questions answered concurrently run their agents on worker threads, but an adapter that
 has not declared itself thread-safe must only ever be called from one thread: many hold
-SQLite connections bound to the thread that opened them (the owning thread hands each call
-on to the adapter's own thread, :class:`~pytest_lens.calls.AdapterThread`, where it was
-built and where its timeout can abandon it). :class:`OwnerThreadCalls` lets a worker
-thread run a function on the owning thread and wait for its result; the owning thread runs
-what it is handed, in arrival order, while it waits for something (:meth:`serve_until`).
+SQLite connections bound to the thread that opened them. With a call timeout that thread is
+the adapter's own (:class:`~pytest_lens.calls.AdapterThread`, where it was built and where its
+timeout can abandon it), and workers hand their calls to it directly; without one it is the
+owning thread. :class:`OwnerThreadCalls` lets a worker thread run a function on the owning
+thread (such a call, or the runner's bookkeeping) and wait for its result; the owning thread
+runs what it is handed, in arrival order, while it waits for something (:meth:`serve_until`)
+and between the steps of its own slow work (:meth:`serve_waiting`).
 Each function runs in a copy of the requesting thread's context, so what it does is counted
 for the question that asked (see :func:`pytest_lens.llm.stats.counting`).
 """
@@ -122,6 +124,26 @@ class OwnerThreadCalls:
                 self._idle.popleft()()
             else:
                 self._queue.get().run()
+
+    def serve_waiting(self) -> None:
+        """On the owning thread: run the handed-over functions waiting now, without waiting for more.
+
+        For the owner's own slow work to call now and then (between the episodes it streams to an
+        instance), so that the adapter calls of questions running on other instances are not held up.
+        """
+        if threading.get_ident() != self.owner:
+            raise RuntimeError("serve_waiting() must run on the thread that owns the calls")
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            item.run()
+
+    def check_open(self) -> None:
+        """Raise :class:`Cancelled` once closed (for work that reaches an adapter without passing through the owner)."""
+        if self._closed:
+            raise Cancelled("the run ended before this adapter call could be made")
 
     def close(self) -> None:
         """Stop serving: calls waiting now, and calls made later, raise :class:`Cancelled`."""

@@ -15,7 +15,7 @@ own storage directory.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
@@ -92,11 +92,14 @@ class LensRuntime:
             slot = self._slots[(label, replica)] = self._construct(self.adapters[label], replica)
         return slot
 
-    def advance(self, label: str, scope: LoadedScope, checkpoint: int, replica: int = 0) -> list[AdapterFault]:
+    def advance(
+        self, label: str, scope: LoadedScope, checkpoint: int, replica: int = 0, *, between: Callable[[], object] | None = None
+    ) -> list[AdapterFault]:
         """Bring ``label``'s adapter (instance ``replica``) to exactly ``checkpoint`` episodes of ``scope`` and prepare it.
 
         Returns the faults of the stream this question sees (construction, reset,
-        ingest or prepare failures since the scope was last reset).
+        ingest or prepare failures since the scope was last reset). ``between`` is called after
+        each episode (a concurrent runner serves the other instances' waiting calls there).
         """
         slot = self.slot(label, replica)
         if slot.caller is None:
@@ -128,6 +131,8 @@ class LensRuntime:
                         return [*slot.stream_faults, caller.abandoned]
                 if stream is not None and self.progress is not None:
                     self.progress.episode_done(stream)
+                if between is not None:
+                    between()
             if slot.prepared_at != checkpoint:
                 slot.prepared_at = checkpoint
                 try:

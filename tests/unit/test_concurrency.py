@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -197,16 +197,75 @@ def test_isolated_instances_replay_the_stream_a_single_instance_would_have_seen(
         assert calls[0] == ("reset", "cascading_failure_s01")
 
 
-def test_a_replica_is_streamed_only_when_the_pool_has_a_thread_for_its_questions(tmp_path: Path) -> None:
-    # The first checkpoint's three questions fill a pool of three: the next checkpoint waits for one of them to end
-    # (before, every replica was streamed at once, ahead of the first question's first adapter call).
+class SlowIsolated(IsolatedLogged):
+    """Isolated instances whose searches take a while, counting how many run at once, per instance and in all."""
+
+    lock = threading.Lock()
+    running: ClassVar[dict[int, int]] = {}
+    most: ClassVar[dict[str, int]] = {"instance": 0, "all": 0}
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> Any:
+        cls = SlowIsolated
+        with cls.lock:
+            cls.running[self.number] = cls.running.get(self.number, 0) + 1
+            cls.most["instance"] = max(cls.most["instance"], cls.running[self.number])
+            cls.most["all"] = max(cls.most["all"], sum(cls.running.values()))
+        try:
+            self._log("search", query)
+            time.sleep(0.03)
+            return RecordingMemory.search(self, query, filters, limit)
+        finally:
+            with cls.lock:
+                cls.running[self.number] -= 1
+
+
+def test_instances_at_different_checkpoints_are_searched_at_once_each_by_one_question_at_a_time(tmp_path: Path) -> None:
+    SlowIsolated.running.clear()
+    SlowIsolated.most.update(instance=0, all=0)
+    concurrent = answers(tmp_path, f"{__name__}:SlowIsolated", 8, datasets=(BUNDLED,))
+    # Workers hand their calls to each instance's own thread: not one at a time through the owning thread...
+    assert SlowIsolated.most["all"] > 1
+    # ...and never two calls at once on one instance (it did not declare itself thread-safe).
+    assert SlowIsolated.most["instance"] == 1
+    for _, thread, call in LOG:
+        assert thread != threading.get_ident(), call  # every call on an instance's own thread
+    serial = answers(tmp_path, f"{__name__}:SlowIsolated", 1, datasets=(BUNDLED,))
+    assert {key: comparable(r) for key, r in concurrent.items()} == {key: comparable(r) for key, r in serial.items()}
+
+
+class GatedIsolated(IsolatedLogged):
+    """The first instance's searches wait until another instance has begun streaming (they say whether it did)."""
+
+    first: ClassVar[int | None] = None
+    streaming = threading.Event()
+    waits: ClassVar[list[bool]] = []
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        if GatedIsolated.first is None:
+            GatedIsolated.first = self.number
+
+    def reset(self, scope_id: str) -> None:
+        if self.number != GatedIsolated.first:
+            GatedIsolated.streaming.set()
+        super().reset(scope_id)
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> Any:
+        if self.number == GatedIsolated.first:
+            GatedIsolated.waits.append(GatedIsolated.streaming.wait(5))
+        return super().search(query, filters, limit)
+
+
+def test_replicas_are_streamed_a_round_ahead_without_holding_up_running_questions(tmp_path: Path) -> None:
+    # The first checkpoint's three questions fill a pool of three and their searches wait for the next checkpoint's
+    # instance to be streamed: it is, a round ahead (with no thread free for its questions yet), and meanwhile the
+    # searches run (on the first instance's own thread, not held up behind the streaming).
     serial = answers(tmp_path, f"{__name__}:IsolatedLogged", 1, datasets=(BUNDLED,))
-    LOG.clear()
-    concurrent = answers(tmp_path, f"{__name__}:IsolatedLogged", 3, datasets=(BUNDLED,))
-    first = min(number for number, _, _ in LOG)
-    calls = [(number, call[0]) for number, _, call in LOG]
-    second_built = next(index for index, (number, _) in enumerate(calls) if number != first)
-    assert (first, "search") in calls[:second_built]
+    GatedIsolated.first = None
+    GatedIsolated.streaming.clear()
+    GatedIsolated.waits.clear()
+    concurrent = answers(tmp_path, f"{__name__}:GatedIsolated", 3, datasets=(BUNDLED,))
+    assert GatedIsolated.waits and all(GatedIsolated.waits)
     assert {key: comparable(r) for key, r in concurrent.items()} == {key: comparable(r) for key, r in serial.items()}
 
 

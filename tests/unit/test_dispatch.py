@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -112,3 +113,23 @@ def test_counting_blocks_nest_and_follow_copied_contexts() -> None:
     assert inner.snapshot().cache_hits == 2
     assert outer.snapshot().requests == 7
     assert process.snapshot().requests == 31
+
+
+def test_the_owner_serves_waiting_calls_between_steps_of_its_own_work() -> None:
+    calls = OwnerThreadCalls()
+    served: list[str] = []
+
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(calls.call, lambda: served.append("worker call") or "answered")
+        steps = 0
+        while not served:  # the owner's own slow work (streaming an instance), one step at a time
+            steps += 1
+            assert steps < 1000, "the worker's call was never served"
+            time.sleep(0.01)
+            calls.serve_waiting()
+        assert future.result(10) == "answered"  # served between two steps, not after the owner's work
+    calls.serve_waiting()  # nothing waiting: returns at once
+    assert served == ["worker call"]
+
+    with pytest.raises(RuntimeError, match="owns the calls"), ThreadPoolExecutor(1) as pool:
+        pool.submit(calls.serve_waiting).result(10)
