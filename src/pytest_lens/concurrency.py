@@ -33,7 +33,7 @@ pytest item then reports its own. How the work is shared:
 Results equal a serial run's, timing aside: each question has its own budget tracker and tool
 bridge, seeds and judge positions depend on the question only, LLM requests are counted per
 question (:func:`~pytest_lens.llm.stats.counting`), and adapter counters (``lens_stats``) are
-measured after every call the owning thread makes, so each question is charged for its own
+measured after every call, under the instance's lock, so each question is charged for its own
 calls and the first question of each checkpoint for streaming the adapter there, as serially.
 Two differences, both documented: a thread-safe adapter's counters for a checkpoint are all
 charged to its first question (its calls overlap, so they cannot be told apart), and the work
