@@ -164,9 +164,9 @@ def test_results_equal_the_serial_run(tmp_path: Path, target: str) -> None:
     assert any("answer_quality" in r.metrics for r in serial.values())  # the offline judge scored them
 
 
-def test_calls_of_an_undeclared_adapter_stay_on_the_owning_thread(tmp_path: Path) -> None:
+def test_calls_of_an_undeclared_adapter_stay_on_its_own_thread(tmp_path: Path) -> None:
     answers(tmp_path, f"{__name__}:Logged", 8)
-    # One thread: the adapter's own, which the owning thread hands every call to (so a hung call can be abandoned).
+    # One thread: the adapter's own, which every call is handed to (so a hung call can be abandoned).
     (thread,) = {thread for _, thread, _ in LOG}
     assert thread != threading.get_ident()
     assert {instance for instance, _, _ in LOG} == {min(i for i, _, _ in LOG)}  # one instance: not declared isolated
