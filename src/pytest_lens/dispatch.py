@@ -27,6 +27,9 @@ __all__ = ["Cancelled", "OwnerThreadCalls"]
 
 T = TypeVar("T")
 
+#: Why a call is refused or cancelled once the owning thread stopped serving.
+_ENDED = "the run ended before this adapter call could be made"
+
 
 class Cancelled(BaseException):
     """The owning thread stopped serving (the run ended or was interrupted) before the call could run.
@@ -143,7 +146,7 @@ class OwnerThreadCalls:
     def check_open(self) -> None:
         """Raise :class:`Cancelled` once closed (for work that reaches an adapter without passing through the owner)."""
         if self._closed:
-            raise Cancelled("the run ended before this adapter call could be made")
+            raise Cancelled(_ENDED)
 
     def close(self) -> None:
         """Stop serving: calls waiting now, and calls made later, raise :class:`Cancelled`."""
@@ -155,10 +158,9 @@ class OwnerThreadCalls:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return
-            item.cancel("the run ended before this adapter call could be made")
+            item.cancel(_ENDED)
 
     def _put(self, item: _Item) -> None:
         with self._lock:
-            if self._closed:
-                raise Cancelled("the run ended before this adapter call could be made")
+            self.check_open()
             self._queue.put(item)
