@@ -150,7 +150,8 @@ class LLMEndpoint:
         self.backoff_max_s = backoff_max_s
         self._client: Any = None
         self._response_class: type = object
-        #: Set once a request has been sent: from then on this process mostly waits for the model.
+        #: Set once a completion has been asked for (sent, or found in the cache): from then on the process
+        #: mostly waits for the model, and the first request no longer needs the processor to itself.
         self.requested = threading.Event()
         self._api_key: str | None = None
         self._lock = threading.Lock()
@@ -441,6 +442,7 @@ class ChatClient:
             self.stats.add(corrupted_entries=self.cache.corrupted - corrupted_before)
         if cached is not None:
             self.stats.add(cache_hits=1)
+            self.endpoint.requested.set()  # nothing to wait for: a run answered from the cache must not hold its warm-up
             return ChatReply.from_response(cached, cached=True)
         self.stats.add(cache_misses=1)
         try:

@@ -51,6 +51,17 @@ def test_a_completion_goes_through_the_real_openai_client_and_is_cached(server: 
     assert client.stats.snapshot() == LLMCounts(requests=2, cache_hits=1, cache_misses=1, http_requests=1)
 
 
+def test_the_first_completion_is_signalled_whether_sent_or_cached(server: OpenAITestServer, tmp_path: Path) -> None:
+    sender = make_client(server, tmp_path)
+    assert not sender.endpoint.requested.is_set()
+    sender.complete(HELLO)
+    assert sender.endpoint.requested.is_set()  # sent: the warm-up may use the processor while the model answers
+    cached = make_client(server, tmp_path)  # a new endpoint over the same cache: every completion is a hit
+    cached.complete(HELLO)
+    assert server.count() == 1
+    assert cached.endpoint.requested.is_set()  # found in the cache: the warm-up must not wait for a request never sent
+
+
 def test_tool_calls_come_back_with_raw_arguments(tmp_path: Path) -> None:
     script = ScriptedAgentPolicy([[("memory_search", {"query": "x"}), ("memory_retrieve", '{"ref_id": ')]])
     with OpenAITestServer(script) as server:
