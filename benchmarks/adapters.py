@@ -63,7 +63,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def make_adapter(name: str, storage: Path, **options: Any) -> Any:
-    from pytest_lens.registry import accepts_keyword, load_adapter_class
+    from pytest_lens.contract.registry import accepts_keyword, load_adapter_class
 
     cls = load_adapter_class(name)
     if accepts_keyword(cls, "storage_dir", via_kwargs=False):
@@ -104,7 +104,7 @@ def measure(name: str, stream: list[tuple[str, str, str]], questions: list[str],
 
 def query_encode_ms(questions: list[str]) -> float:
     """Median time for MiniLM to embed one question (what a query not yet in the cache adds to a search)."""
-    from lens_fixtures.embedding import SentenceTransformerEmbedder
+    from pytest_lens.embedding import SentenceTransformerEmbedder
 
     model = SentenceTransformerEmbedder()
     model.encode(["warm up the model"])
@@ -120,7 +120,7 @@ def floor(episodes: list[dict[str, Any]], repeats: int) -> dict[str, float]:
     """sqlite-hybrid's cold ingest (cache off) vs the bare model embedding the same chunks."""
     from lens_fixtures.adapters.chunking import chunk_episode
     from lens_fixtures.adapters.sqlite_hybrid import SQLiteHybridAdapter
-    from lens_fixtures.embedding import SentenceTransformerEmbedder
+    from pytest_lens.embedding import SentenceTransformerEmbedder
 
     model = SentenceTransformerEmbedder()
     model.encode(["warm up the model"])
@@ -163,7 +163,7 @@ def rerun(dataset: Path) -> dict[str, float]:
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
-    from pytest_lens.report import format_table
+    from pytest_lens.analysis.format import format_table
 
     return "\n".join(format_table(headers, rows, [False, *([True] * (len(headers) - 1))]))
 

@@ -13,9 +13,9 @@ import time
 import numpy as np
 
 from pytest_lens.analysis.baseline import compare_with_baseline
-from pytest_lens.analysis.models import BaselineInfo
 from pytest_lens.analysis.run import analyze_run
-from pytest_lens.results import QuestionResult, RunArtifact
+from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.records.statistics import BaselineInfo
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, composite
 
 TYPES = ["longitudinal", "negative", "temporal", "counterfactual", "paraphrase", "distractor_resistance"]

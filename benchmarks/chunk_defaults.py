@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lens_fixtures.adapters.sqlite_hybrid import SQLiteHybridAdapter
+from pytest_lens.analysis.format import format_table
 from pytest_lens.datasets.loader import LoadedScope, load_datasets
-from pytest_lens.report import format_table
 from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics
 from shared_data import SHARED
 
@@ -45,7 +45,7 @@ TIE = 0.005
 
 def generated_scopes(workdir: Path) -> list[LoadedScope]:
     """The generator's six domains at :data:`TUNING_SEED`, written by ``lens generate``."""
-    from pytest_lens.cli import main as lens
+    from pytest_lens.cli.main import main as lens
 
     out = workdir / "generated"
     if lens(["generate", "--domain", "all", "--seed", str(TUNING_SEED), "--out", f"{out}/"]) != 0:

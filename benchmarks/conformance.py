@@ -17,12 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_lens.analysis.format import format_table
 from pytest_lens.conformance.catalog import CLAUSES
 from pytest_lens.conformance.subject import SubjectFactory
 from pytest_lens.conformance.verify import ConformanceConfig, verify_clause
-from pytest_lens.registry import accepts_keyword, load_adapter_class, registered_adapters
-from pytest_lens.report import format_table
-from pytest_lens.settings import AdapterSpec
+from pytest_lens.contract.registry import accepts_keyword, load_adapter_class, registered_adapters
+from pytest_lens.records.settings import AdapterSpec
 
 EXTRA = ["examples.my_memory:DictMemory", "lens_fixtures.adapters.faceted:FacetedMemory"]
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from lens_fixtures.adapters.bm25 import BM25Adapter
 from lens_fixtures.adapters.random_memory import RandomAdapter
+from pytest_lens.analysis.format import format_table
+from pytest_lens.analysis.stats import signed_rank_test
 from pytest_lens.controls.mutants import Shuffled
 from pytest_lens.datasets.loader import load_datasets
-from pytest_lens.report import format_table
 from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS
 from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics
-from pytest_lens.stats import signed_rank_test
 from shared_data import SHARED
 
 SCOPE_01 = SHARED / "datasets" / "lens" / "scope_01_with_distractors.json"

@@ -24,7 +24,7 @@ DEFAULT_ADAPTERS = ("null", "bm25", "embedding", "sqlite-hybrid")
 
 
 def registered() -> set[str]:
-    from pytest_lens.registry import registered_adapters
+    from pytest_lens.contract.registry import registered_adapters
 
     return set(registered_adapters())
 

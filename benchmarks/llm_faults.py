@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from lens_fixtures.datasets import bundled_dataset_paths
 from lens_fixtures.openai_server import Fault, OpenAITestServer
+from pytest_lens.datasets.bundled import bundled_dataset_paths
 
 SCENARIOS: dict[str, list[Fault]] = {
     "clean": [],

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lens_fixtures.datasets import bundled_dataset_paths
 from lens_fixtures.openai_server import OpenAITestServer
+from pytest_lens.datasets.bundled import bundled_dataset_paths
 
 
 def bundled_scope() -> Path:

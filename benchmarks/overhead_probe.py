@@ -56,7 +56,7 @@ def _timed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
 
 def _wrap_session() -> None:
     """Time the session's phases (imported here exactly when the plugin would import it next)."""
-    from pytest_lens import session
+    from pytest_lens.runs import session
 
     cls = session.LensSession
     for name in ("statistics", "summaries", "suite_summaries", "verdict", "report", "artifact", "write_artifact", "save_run"):

@@ -32,7 +32,7 @@ from pathlib import Path
 
 
 def registered() -> set[str]:
-    from pytest_lens.registry import registered_adapters
+    from pytest_lens.contract.registry import registered_adapters
 
     return set(registered_adapters())
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from pytest_lens.adapter import CapabilityManifest
+from pytest_lens.analysis.format import format_table
 from pytest_lens.conformance.checks.recall import SEMANTIC_FLOOR, RecallExample, _recall_examples
-from pytest_lens.report import format_table
+from pytest_lens.contract.adapter import CapabilityManifest
 
 
 def main() -> None:

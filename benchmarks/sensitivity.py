@@ -28,11 +28,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_lens.analysis.render import format_delta, format_estimate, format_p, sensitivity_lines
+from pytest_lens.analysis.format import METRIC_LABELS, format_delta, format_estimate, format_p, format_table
 from pytest_lens.analysis.run import analyze_run, pair_results, paired_tests
 from pytest_lens.analysis.sensitivity import sensitivity
-from pytest_lens.report import METRIC_LABELS, format_table
-from pytest_lens.results import QuestionResult, RunArtifact
+from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.reports.render import sensitivity_lines
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
 from pytest_lens.scoring.headline import retrieval_headline
 from shared_data import SHARED
@@ -129,7 +129,7 @@ def main() -> None:
     if args.dataset:
         plans = [("dataset", args.dataset)]
     else:
-        from lens_fixtures.datasets import bundled_dataset_paths
+        from pytest_lens.datasets.bundled import bundled_dataset_paths
 
         plans = [("bundled scopes", [str(p) for p in bundled_dataset_paths()])]
         if SCOPE_01.exists():

@@ -10,7 +10,7 @@ The generated scope is a LENS scope directory (the reference's V2 layout, read b
 signal, half distractor episodes of chat lines ("[09:15] User: ..."), ~5,000 words each, ~360k words in all, the
 size of the largest V2 scope. The shared one is ``../shared/datasets/lens-v2/16_parking_friction`` (40 episodes).
 
-Each adapter is driven as a run drives it: through :class:`~pytest_lens.calls.AdapterCaller` with the default
+Each adapter is driven as a run drives it: through :class:`~pytest_lens.execution.calls.AdapterCaller` with the default
 120 s call timeout, ``reset``, every episode ingested in stream order, ``prepare`` at each of the scope's
 checkpoints, then one search. The embedding cache is off (every vector is computed, as in a first run on new
 data) and the model is loaded before timing starts (its load time is printed apart). ``compaction`` runs against
@@ -127,7 +127,7 @@ def summariser() -> Iterator[Any]:
 
 
 def build(name: str, storage: Path, lens_llm: Any, embed_queue: int | None) -> Any:
-    from pytest_lens.registry import accepts_keyword, load_adapter_class
+    from pytest_lens.contract.registry import accepts_keyword, load_adapter_class
 
     cls = load_adapter_class(name)
     options: dict[str, Any] = {"storage_dir": str(storage), "cache": False, "lens_llm": lens_llm}
@@ -138,7 +138,7 @@ def build(name: str, storage: Path, lens_llm: Any, embed_queue: int | None) -> A
 
 def drive(name: str, scope: Any, lens_llm: Any, embed_queue: int | None) -> dict[str, Any]:
     """Reset, ingest the whole stream (prepare at each checkpoint), search once; every call timed through AdapterCaller."""
-    from pytest_lens.calls import AdapterCaller, AdapterCallError
+    from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
 
     ingest_s: list[float] = []
     prepare_s: list[float] = []
@@ -188,7 +188,7 @@ def drive(name: str, scope: Any, lens_llm: Any, embed_queue: int | None) -> dict
 def bare_embedding(texts: list[str]) -> tuple[float, int]:
     """Seconds for the bare model to encode every 100-word chunk of ``texts`` in one call, and how many chunks."""
     from lens_fixtures.adapters.chunking import chunk_episode
-    from lens_fixtures.embedding import SentenceTransformerEmbedder
+    from pytest_lens.embedding import SentenceTransformerEmbedder
 
     chunks = [chunk.text for text in texts for chunk in chunk_episode(text, 100, 60)]
     model = SentenceTransformerEmbedder()
@@ -198,7 +198,7 @@ def bare_embedding(texts: list[str]) -> tuple[float, int]:
 
 
 def report(label: str, scope: Any, names: list[str], embed_queue: int | None, bare: bool) -> None:
-    from pytest_lens.report import format_table
+    from pytest_lens.analysis.format import format_table
 
     texts = [episode.text for episode in scope.stream]
     words = sum(len(text.split()) for text in texts)
@@ -255,8 +255,8 @@ def main(argv: list[str] | None = None) -> None:
         print("mem0: skipped (pip install 'pytest-lens[mem0]')")
         names.remove("mem0")
 
-    from lens_fixtures.embedding import SentenceTransformerEmbedder
     from pytest_lens.datasets import load_dataset
+    from pytest_lens.embedding import SentenceTransformerEmbedder
 
     started = time.perf_counter()
     SentenceTransformerEmbedder().encode(["load the model before anything is timed"])

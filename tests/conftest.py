@@ -14,7 +14,7 @@ import pytest
 import scipy.stats  # noqa: F401
 
 from pytest_lens.datasets import LoadedScope, load_dataset
-from pytest_lens.results import RunArtifact
+from pytest_lens.records.results import RunArtifact
 from tests.support import run_lens_session, small_dataset, write_dataset
 
 # The same for the HTTP transport under the openai client, which is imported on the first connection: first

@@ -196,10 +196,10 @@ def run_lens_session(
 ) -> Any:
     """A real LENS run without pytest: every case of ``datasets`` answered by each adapter (``label -> target``).
 
-    Returns the :class:`~pytest_lens.session.LensSession` with its results recorded (``.artifact()`` gives the run).
+    Returns the :class:`~pytest_lens.runs.session.LensSession` with its results recorded (``.artifact()`` gives the run).
     """
-    from pytest_lens.session import LensSession
-    from pytest_lens.settings import AdapterSpec, LensSettings
+    from pytest_lens.records.settings import AdapterSpec, LensSettings
+    from pytest_lens.runs.session import LensSession
 
     settings = LensSettings(
         adapters=tuple(AdapterSpec(label, target) for label, target in adapters.items()),

@@ -69,7 +69,7 @@ base)
     # A pull request that adds the adapter has no baseline to compare with: say so, and let the head run go ungated.
     # (exit 3: the adapter cannot be loaded there; anything else, e.g. pytest-lens missing, is an error of this job)
     set +e
-    "$LENS_VENV/bin/python" -c "import sys; from pathlib import Path; from pytest_lens.registry import AdapterLoadError, load_adapter_class
+    "$LENS_VENV/bin/python" -c "import sys; from pathlib import Path; from pytest_lens.contract.registry import AdapterLoadError, load_adapter_class
 try:
     load_adapter_class(sys.argv[1], [Path.cwd()])
 except AdapterLoadError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_lens.adapter import (
+from pytest_lens.contract.adapter import (
     AdapterUnavailable,
     CapabilityManifest,
     ContextBlock,
@@ -48,23 +48,23 @@ __all__ = [
 
 # Names that need pydantic are imported on first access, keeping plugin start-up cheap.
 _LAZY = {
-    "Budget": "pytest_lens.budget",
+    "Budget": "pytest_lens.records.budget",
     "Episode": "pytest_lens.datasets.models",
     "GroundTruth": "pytest_lens.datasets.models",
     "KeyFact": "pytest_lens.datasets.models",
     "Question": "pytest_lens.datasets.models",
-    "QuestionResult": "pytest_lens.results",
-    "LensCase": "pytest_lens.cases",
+    "QuestionResult": "pytest_lens.records.results",
+    "LensCase": "pytest_lens.records.cases",
     # Lazy too, though stdlib-only: what the plugin imports before its first hook, pytest rewrites (slower start-up).
-    "outside_call_timeout": "pytest_lens.deadline",
+    "outside_call_timeout": "pytest_lens.execution.deadline",
 }
 
 if TYPE_CHECKING:
-    from pytest_lens.budget import Budget
-    from pytest_lens.cases import LensCase
     from pytest_lens.datasets.models import Episode, GroundTruth, KeyFact, Question
-    from pytest_lens.deadline import outside_call_timeout
-    from pytest_lens.results import QuestionResult
+    from pytest_lens.execution.deadline import outside_call_timeout
+    from pytest_lens.records.budget import Budget
+    from pytest_lens.records.cases import LensCase
+    from pytest_lens.records.results import QuestionResult
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,7 @@
 
 Plain Python: a :class:`Progress` decides *when* a line is due and *what* it
 says, and hands it to a sink (a callable taking one line). The pytest layer
-(:mod:`pytest_lens.terminal_progress`) supplies the sink, or none under ``-q``.
+(:mod:`pytest_lens.plugin.terminal_progress`) supplies the sink, or none under ``-q``.
 
 Embedders report what they do through :func:`report_embeddings`, which counts
 towards the stream being ingested on the calling thread (and does nothing when

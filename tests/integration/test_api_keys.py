@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
-from pytest_lens.cli import main
+from pytest_lens.cli.main import main
 from tests.support import COLD_CHAIN_DEMO
 
 SECRET = "sk-lens-echoed-4c1d2e3f5a6b7c8d"
@@ -101,7 +101,7 @@ def test_secret_in_artifacts_lens_generate_masks_an_echoed_key(
 
 
 def test_mask_keys_hides_every_key_read_and_every_known_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_lens.api_keys import mask_keys, read_api_key
+    from pytest_lens.llm.api_keys import mask_keys, read_api_key
 
     monkeypatch.setenv("LENS_EMBEDDING_API_KEY", "sk-embedding-key")
     monkeypatch.setenv("CUSTOM_KEY_ENV", "sk-custom-key-0042")

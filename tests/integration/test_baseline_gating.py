@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lens import options
+from pytest_lens.plugin import options
 from tests.support import assert_answered
 
 NO_CACHE = ("-p", "no:cacheprovider")

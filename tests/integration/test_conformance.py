@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from pytest_lens.conformance import options
+from pytest_lens.plugin.conformance import options
 from tests.support import small_dataset, write_dataset
 
 NO_CACHE = ("-p", "no:cacheprovider")
@@ -192,7 +192,7 @@ def test_the_users_hypothesis_profile_is_left_alone_unless_named(pytester: pytes
 
 def test_loading_the_plugin_imports_no_hypothesis() -> None:
     code = (
-        "import sys, pytest_lens.plugin, pytest_lens.conformance.plugin; "
+        "import sys, pytest_lens.plugin, pytest_lens.plugin.conformance.hooks; "
         "print(sorted(m for m in ('hypothesis', 'pydantic') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

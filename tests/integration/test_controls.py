@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lens import options
+from pytest_lens.plugin import options
 from tests.integration.test_baseline_gating import needle_dataset
 from tests.support import assert_answered
 

@@ -71,19 +71,23 @@ def test_pytest_does_not_rewrite_our_modules_beyond_the_plugins_own(pytester: py
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     found = json.loads((pytester.path / "rewritten.json").read_text())
     # Only what pytest imports before pytest-lens's first hook runs: the plugin module and its stdlib-only settings.
-    assert "pytest_lens.plugin" in found["rewritten"]  # the marks took effect: the probe sees rewriting
+    assert "pytest_lens.plugin.hooks" in found["rewritten"]  # the marks took effect: the probe sees rewriting
     assert set(found["rewritten"]) <= {
         "pytest_lens",
         "pytest_lens.plugin",
-        "pytest_lens.options",
-        "pytest_lens.settings",
+        "pytest_lens.plugin.hooks",
+        "pytest_lens.records",
+        "pytest_lens.contract",
+        "pytest_lens.plugin.conformance",
+        "pytest_lens.plugin.options",
+        "pytest_lens.records.settings",
         "pytest_lens.llm",
         "pytest_lens.llm.settings",
-        "pytest_lens.adapter",
-        "pytest_lens.hookspecs",
+        "pytest_lens.contract.adapter",
+        "pytest_lens.plugin.hookspecs",
         "pytest_lens.conformance",
-        "pytest_lens.conformance.options",
-        "pytest_lens.conformance.plugin",
+        "pytest_lens.plugin.conformance.options",
+        "pytest_lens.plugin.conformance.hooks",
         "pytest_lens.conformance.latency",
     }
     assert found["loaded"] > 40  # the run imported many more of ours, none rewritten

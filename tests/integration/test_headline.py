@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lens_fixtures.datasets import DATA_DIR
+from pytest_lens.datasets.bundled import DATA_DIR
 from tests.support import assert_answered
 
 NO_CACHE = ("-p", "no:cacheprovider")

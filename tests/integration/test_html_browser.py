@@ -177,7 +177,7 @@ def test_every_kind_of_figure_draws(browser: Any, tmp_path: Path) -> None:
     """Several budgets add the last kind: a line per adapter across budgets (with a baseline, as every report can have)."""
     from selenium.webdriver.common.by import By
 
-    from pytest_lens.html.report import render_report
+    from pytest_lens.reports.html.page import render_report
     from tests.support import run_lens_session
 
     adapters = {"bm25": "bm25", "drops": "lens_fixtures.adapters.degraded:DropsBestBM25Adapter"}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_lens.results import RunArtifact
+from pytest_lens.records.results import RunArtifact
 from tests.support import COLD_CHAIN_DEMO
 
 NO_CACHE = ("-p", "no:cacheprovider")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import ChatRequest, LensPolicy, OpenAITestServer, Reply
-from tests.unit.importers.test_longmemeval import instance
+from tests.unit.datasets.importers.test_longmemeval import instance
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 

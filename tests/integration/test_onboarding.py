@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import assert_answered
-from tests.unit.test_registry import ADAPTER
+from tests.unit.contract.test_registry import ADAPTER
 
 NO_CACHE = ("-p", "no:cacheprovider")
 

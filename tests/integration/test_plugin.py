@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lens import options
+from pytest_lens.plugin import options
 from tests.support import small_dataset, write_dataset
 
 REPO = Path(__file__).parents[2]

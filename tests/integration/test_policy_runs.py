@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import OpenAITestServer
-from pytest_lens.budget import result_tokens
-from pytest_lens.conformance import options
+from pytest_lens.plugin.conformance import options
+from pytest_lens.records.budget import result_tokens
 from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
@@ -20,7 +20,7 @@ QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 def preloaded() -> None:
     """Import the policies and load MiniLM here, before pytester's in-process runs (torch cannot be imported twice)."""
     import lens_fixtures.adapters.policies  # noqa: F401
-    from lens_fixtures.embedding import SentenceTransformerEmbedder
+    from pytest_lens.embedding import SentenceTransformerEmbedder
 
     SentenceTransformerEmbedder().encode(["load the model once"])
 

@@ -24,7 +24,7 @@ def preloaded() -> None:
     import lens_fixtures.adapters.cognis
     import lens_fixtures.adapters.embedding
     import lens_fixtures.adapters.sqlite_hybrid
-    from lens_fixtures.embedding import SentenceTransformerEmbedder
+    from pytest_lens.embedding import SentenceTransformerEmbedder
 
     SentenceTransformerEmbedder().encode(["load the model once"])
     if importlib.util.find_spec("mem0") is not None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_lens.options import ADAPTER, DATASET, JSON, SUITE
+from pytest_lens.plugin.options import ADAPTER, DATASET, JSON, SUITE
 from tests.support import assert_answered
 
 
@@ -65,7 +65,7 @@ def test_a_suite_without_bundled_data_is_a_usage_error(pytester: pytest.Pytester
 
 
 def test_suite_filter_on_datasets_that_hold_none_of_it(pytester: pytest.Pytester) -> None:
-    from lens_fixtures.datasets import bundled_suite_paths
+    from pytest_lens.datasets.bundled import bundled_suite_paths
 
     (meme,) = bundled_suite_paths("meme")
     result = pytester.runpytest(f"{ADAPTER}=bm25", f"{DATASET}={meme}", f"{SUITE}=mab")
@@ -132,7 +132,7 @@ DEGRADED_BM25 = "bm25=lens_fixtures.adapters.degraded:DropsBestBM25Adapter"
 
 
 def test_a_suite_regression_against_the_saved_baseline_fails_the_run(pytester: pytest.Pytester) -> None:
-    from pytest_lens.cli import main
+    from pytest_lens.cli.main import main
 
     common = (f"{SUITE}=mab", "-p", "no:cacheprovider", "--lens-compare-fail")
     saved = pytester.runpytest(f"{ADAPTER}=bm25", f"{SUITE}=mab", "-p", "no:cacheprovider", "--lens-save=main", f"{JSON}=healthy.json")

@@ -45,7 +45,7 @@ def two_scopes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def bundled_two() -> list[str]:
     """Two of the bundled generated scopes, as --lens-dataset arguments."""
-    from lens_fixtures.datasets import bundled_dataset_paths
+    from pytest_lens.datasets.bundled import bundled_dataset_paths
 
     return [f"--lens-dataset={path}" for path in bundled_dataset_paths()[:2]]
 
@@ -172,7 +172,7 @@ class CrashesOnOneQuestion(BM25Adapter):
 def test_one_crashing_question_does_not_take_the_run_down_under_xdist(pytester: pytest.Pytester) -> None:
     # Issue 15, defect 2: under our group scheduling, xdist requeued the crashing test with its group, so it killed
     # worker after worker ("maximum crashed workers reached: 8") and 22 of the 24 questions were lost.
-    from lens_fixtures.datasets import bundled_dataset_paths
+    from pytest_lens.datasets.bundled import bundled_dataset_paths
 
     pytester.makeconftest("")
     pytester.makepyfile(crashing_memory=CRASHES_IN_SEARCH)

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lens.datasets import LoadedScope
+from pytest_lens.execution.runner import LensRuntime
 from pytest_lens.progress import ClauseProgress, Progress, StreamProgress, format_stream_line, report_activity, report_embeddings
-from pytest_lens.runner import LensRuntime
-from pytest_lens.settings import AdapterSpec
+from pytest_lens.records.settings import AdapterSpec
 from tests.support import RecordingMemory
 
 
@@ -105,7 +105,7 @@ class Embeds(RecordingMemory):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        from lens_fixtures.embedding import CachedEmbedder
+        from pytest_lens.embedding import CachedEmbedder
 
         self.embedder = CachedEmbedder(_Letters(), None)
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pytest_lens import Document, ExtraTool
-from pytest_lens.schema import schema_validator
+from pytest_lens.contract.schema import schema_validator
 
 __all__ = ["BATCH_RETRIEVE", "batch_payload", "batch_ref_ids"]
 

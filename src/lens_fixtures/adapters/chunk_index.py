@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from lens_fixtures.embedding import Embedder, Vectors
+from pytest_lens.embedding import Embedder, Vectors
 
 __all__ = ["DEFAULT_EMBED_QUEUE", "ChunkIndex", "EpisodeHit", "VectorMatrix", "date_bounds"]
 

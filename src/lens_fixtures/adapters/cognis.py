@@ -41,8 +41,8 @@ from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
 from lens_fixtures.adapters.snippets import excerpt
 from lens_fixtures.adapters.storage import create_episodes, scratch_database, store_episode
 from lens_fixtures.adapters.temporal import parse_timestamp, temporal_reference, temporal_score
-from lens_fixtures.embedding import Embedder, normalize_rows
 from pytest_lens import CapabilityManifest, SearchResult
+from pytest_lens.embedding import Embedder, normalize_rows
 
 __all__ = ["CognisHybridAdapter"]
 

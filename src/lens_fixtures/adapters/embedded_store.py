@@ -9,7 +9,7 @@ from lens_fixtures.adapters.storage import stored_document
 from pytest_lens import Document, MemoryAdapter
 
 if TYPE_CHECKING:
-    from lens_fixtures.embedding import CachedEmbedder
+    from pytest_lens.embedding import CachedEmbedder
 
 __all__ = ["EmbeddedEpisodeStore"]
 

@@ -20,8 +20,8 @@ from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.pooling import PooledEmbedder
 from lens_fixtures.adapters.snippets import excerpt
 from lens_fixtures.adapters.storage import create_episodes, scratch_database, store_episode
-from lens_fixtures.embedding import Embedder
 from pytest_lens import CapabilityManifest, SearchResult
+from pytest_lens.embedding import Embedder
 
 __all__ = ["POOLING", "EmbeddingAdapter"]
 

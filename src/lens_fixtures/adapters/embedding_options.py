@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lens_fixtures.embedding import CachedEmbedder, Embedder, build_embedder
+from pytest_lens.embedding import CachedEmbedder, Embedder, build_embedder
 
 __all__ = ["embedder_from_options"]
 

@@ -31,8 +31,8 @@ from typing import Any
 from lens_fixtures.adapters.chunk_index import date_bounds
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.snippets import excerpt
-from lens_fixtures.embedding import CachedEmbedder, Embedder, default_cache_dir
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
+from pytest_lens.embedding import CachedEmbedder, Embedder, default_cache_dir
 
 __all__ = ["MEM0_INSTALL_HINT", "Mem0Adapter", "mem0_available"]
 

@@ -18,13 +18,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from lens_fixtures.adapters.chunking import chunk_episode
-from lens_fixtures.embedding import Embedder, Vectors, normalize_rows
+from pytest_lens.embedding import Embedder, Vectors, normalize_rows
 
 __all__ = ["PooledEmbedder"]
 
 
 class PooledEmbedder:
-    """An :class:`~lens_fixtures.embedding.Embedder` giving each text the word-weighted mean of its chunks' vectors.
+    """An :class:`~pytest_lens.embedding.Embedder` giving each text the word-weighted mean of its chunks' vectors.
 
     A text of one chunk (a short query) gets exactly the wrapped embedder's vector.
     """

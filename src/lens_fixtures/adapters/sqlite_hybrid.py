@@ -22,8 +22,8 @@ from lens_fixtures.adapters.chunking import chunk_episode
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
 from lens_fixtures.adapters.snippets import excerpt
-from lens_fixtures.embedding import Embedder
 from pytest_lens import CapabilityManifest, SearchResult
+from pytest_lens.embedding import Embedder
 
 __all__ = ["SQLiteHybridAdapter"]
 

@@ -134,7 +134,7 @@ def classify(request: ChatRequest) -> str:
     from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
     from lens_fixtures.openai_server.folds import policy_kind
     from pytest_lens.agents.base import SYSTEM_PROMPT
-    from pytest_lens.scoring.baseline import BASELINE_SYSTEM_PROMPT
+    from pytest_lens.judging.baseline import BASELINE_SYSTEM_PROMPT
     from pytest_lens.suites.longmemeval import JUDGE_PREAMBLE as LME_PREAMBLE
     from pytest_lens.suites.meme.llm_judge import JUDGE_PREAMBLE
 

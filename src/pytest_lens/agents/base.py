@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from pytest_lens.bridge import ToolBridge
-    from pytest_lens.results import MemoryContext
+    from pytest_lens.execution.bridge import ToolBridge
+    from pytest_lens.records.results import MemoryContext
 
 __all__ = ["CONTEXT_CLOSE", "SYSTEM_PROMPT", "Agent", "AgentAnswer", "AgentQuestion", "system_prompt"]
 
@@ -67,7 +67,7 @@ class AgentAnswer:
 
 @runtime_checkable
 class Agent(Protocol):
-    """Answers questions through a :class:`~pytest_lens.bridge.ToolBridge`.
+    """Answers questions through a :class:`~pytest_lens.execution.bridge.ToolBridge`.
 
     ``name`` identifies the agent in reports and artifacts; ``description`` says
     what produced the scores (e.g. that no LLM was involved). An agent may set

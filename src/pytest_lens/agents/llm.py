@@ -1,6 +1,6 @@
 """The LLM agent (SPEC §4): a tool-calling loop through any OpenAI-compatible endpoint.
 
-Every limit is the :class:`~pytest_lens.bridge.ToolBridge`'s: each model call is a
+Every limit is the :class:`~pytest_lens.execution.bridge.ToolBridge`'s: each model call is a
 turn (``bridge.begin_turn``), each requested tool call goes through ``bridge.call``
 with the model's raw argument text (bad JSON, unknown tools, bad arguments and
 unknown ref ids come back as error results the model can read, and are counted),
@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_lens.agents.base import AgentAnswer, AgentQuestion, system_prompt
-from pytest_lens.bridge import ToolBridge
+from pytest_lens.execution.bridge import ToolBridge
+from pytest_lens.judging.verdicts import strip_reasoning
 from pytest_lens.llm.client import ChatClient
-from pytest_lens.scoring.verdicts import strip_reasoning
 
 __all__ = ["LLMAgent", "strip_reasoning"]
 

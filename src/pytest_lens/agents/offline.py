@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_lens.agents.base import AgentAnswer, AgentQuestion
-from pytest_lens.bridge import ToolBridge
 from pytest_lens.citations import split_sentences
+from pytest_lens.execution.bridge import ToolBridge
 from pytest_lens.text import content_terms
 
 __all__ = ["NO_EVIDENCE_ANSWER", "OfflineAgent"]

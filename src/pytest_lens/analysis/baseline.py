@@ -12,8 +12,12 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from pytest_lens import stats
-from pytest_lens.analysis.models import (
+from pytest_lens.analysis import stats
+from pytest_lens.analysis.repetitions import collapse_repetitions
+from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests, question_composite, question_state
+from pytest_lens.analysis.summary import GroupMetric, summary_key
+from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.records.statistics import (
     BaselineAdapterComparison,
     BaselineComparison,
     BaselineInfo,
@@ -22,12 +26,8 @@ from pytest_lens.analysis.models import (
     PairedTest,
     QuestionDelta,
 )
-from pytest_lens.analysis.repetitions import collapse_repetitions
-from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests, question_composite, question_state
-from pytest_lens.results import QuestionResult, RunArtifact
 from pytest_lens.scoring.composite import HardGate
 from pytest_lens.suites import LENS
-from pytest_lens.summary import GroupMetric, summary_key
 
 __all__ = ["compare_with_baseline", "compatibility_warnings"]
 

@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_lens.analysis.models import RepetitionVariance, VarianceSplit
-from pytest_lens.report import METRIC_LABELS, format_table
-from pytest_lens.results import AdapterSummary, QuestionResult
+from pytest_lens.analysis.format import METRIC_LABELS, format_table
+from pytest_lens.analysis.summary import GroupMetric, summarize
+from pytest_lens.records.results import AdapterSummary, QuestionResult
+from pytest_lens.records.statistics import RepetitionVariance, VarianceSplit
 from pytest_lens.scoring.composite import HardGate, composite
-from pytest_lens.summary import GroupMetric, summarize
 
 if TYPE_CHECKING:
     from pytest_lens.scoring.headline import Headline
@@ -92,7 +92,7 @@ def summarize_repeated(
     group_metrics: Sequence[GroupMetric] = (),
     headline: Headline | None = None,
 ) -> dict[str, AdapterSummary]:
-    """:func:`~pytest_lens.summary.summarize` over per-question means, with per-answer token and call means.
+    """:func:`~pytest_lens.analysis.summary.summarize` over per-question means, with per-answer token and call means.
 
     ``n_questions`` counts questions; composite, metrics and gates are over their means; ``res.tok/q`` and
     ``calls/q`` are means over every answer; ``repetitions`` is the most answers any question got.

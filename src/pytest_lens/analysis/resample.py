@@ -1,7 +1,7 @@
 """The adapter composite recomputed over resampled questions, so its CI is a CI of the number shown.
 
 The composite of a group of questions is the paper's formula over the group's metric
-means (:func:`pytest_lens.summary.summarize`); :class:`CompositeResampler` evaluates the
+means (:func:`pytest_lens.analysis.summary.summarize`); :class:`CompositeResampler` evaluates the
 same formula for many resamples at once with numpy, and falls back to the scalar
 :func:`~pytest_lens.scoring.composite.composite` per resample when run-level
 ``GroupMetric`` s take part (they are arbitrary Python over the resampled results).
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from pytest_lens.results import QuestionResult
+from pytest_lens.analysis.summary import GroupMetric, metric_means
+from pytest_lens.records.results import QuestionResult
 from pytest_lens.scoring.composite import HardGate, composite
-from pytest_lens.summary import GroupMetric, metric_means
 
 if TYPE_CHECKING:
     import numpy as np

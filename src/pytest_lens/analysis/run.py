@@ -7,12 +7,12 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from pytest_lens import stats
-from pytest_lens.analysis.models import AdapterPair, AdapterStatistics, Estimate, PairedTest, RunStatistics, ScopeConcordance
+from pytest_lens.analysis import stats
 from pytest_lens.analysis.resample import CompositeResampler
-from pytest_lens.results import QuestionResult
+from pytest_lens.analysis.summary import GroupMetric, metric_means, summary_key
+from pytest_lens.records.results import QuestionResult
+from pytest_lens.records.statistics import AdapterPair, AdapterStatistics, Estimate, PairedTest, RunStatistics, ScopeConcordance
 from pytest_lens.scoring.composite import HardGate, composite
-from pytest_lens.summary import GroupMetric, metric_means, summary_key
 
 if TYPE_CHECKING:
     import numpy as np

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from pytest_lens import stats
-from pytest_lens.analysis.models import Sensitivity, SensitivityRow
+from pytest_lens.analysis import stats
 from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests
-from pytest_lens.results import QuestionResult
+from pytest_lens.analysis.summary import GroupMetric, summary_key
+from pytest_lens.records.results import QuestionResult
+from pytest_lens.records.settings import ControlRole
+from pytest_lens.records.statistics import Sensitivity, SensitivityRow
 from pytest_lens.scoring.composite import HardGate
-from pytest_lens.settings import ControlRole
-from pytest_lens.summary import GroupMetric, summary_key
 
 __all__ = ["CONTROL_DESCRIPTIONS", "sensitivity"]
 

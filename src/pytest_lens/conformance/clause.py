@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_lens.adapter import CapabilityManifest
+from pytest_lens.contract.adapter import CapabilityManifest
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pytest_lens.analysis.format import format_table
 from pytest_lens.conformance.latency import ALL_METHODS, DEFAULT_CEILING_S, latency_stats
 from pytest_lens.conformance.results import ClauseOutcome
-from pytest_lens.report import format_table
 
 __all__ = ["conformance_lines", "describe_ceilings"]
 

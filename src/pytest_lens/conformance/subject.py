@@ -18,12 +18,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_lens.adapter import AdapterUnavailable, CapabilityManifest, Document, SearchResult
-from pytest_lens.calls import AdapterCaller, AdapterCallError
 from pytest_lens.conformance.samples import SampleEpisode
-from pytest_lens.results import AdapterFault
-from pytest_lens.runner import construct_adapter, safe_name
-from pytest_lens.settings import AdapterSpec
+from pytest_lens.contract.adapter import AdapterUnavailable, CapabilityManifest, Document, SearchResult
+from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
+from pytest_lens.execution.runner import construct_adapter, safe_name
+from pytest_lens.records.results import AdapterFault
+from pytest_lens.records.settings import AdapterSpec
 
 __all__ = ["Subject", "SubjectFactory"]
 

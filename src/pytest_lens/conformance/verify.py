@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_lens.calls import AdapterCallError
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.profiles import clause_settings, profile_name
 from pytest_lens.conformance.results import ClauseOutcome
 from pytest_lens.conformance.samples import describe_example
 from pytest_lens.conformance.subject import SubjectFactory
+from pytest_lens.execution.calls import AdapterCallError
 from pytest_lens.progress import ClauseProgress, ProgressSink
 
 __all__ = ["ConformanceConfig", "verify_clause"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from pytest_lens.settings import AdapterSpec, ControlRole, Mutation
+from pytest_lens.records.settings import AdapterSpec, ControlRole, Mutation
 
 __all__ = ["CONTROL_MEMORIES", "ControlsError", "control_labels", "mutant_label", "mutant_names", "plan_controls"]
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.datasets.json_document import JsonDocumentError, read_json
 from pytest_lens.datasets.models import Episode
-from pytest_lens.json_document import JsonDocumentError, read_json
 
 __all__ = ["LABELS_SUFFIX", "LabelsError", "is_labels_file", "labels_path", "meta_labels", "read_labels"]
 

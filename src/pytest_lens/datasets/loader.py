@@ -19,17 +19,23 @@ from pytest_lens.datasets.scope_dir import (
     older_layout,
     read_scope_dir,
 )
-from pytest_lens.datasets.validator import LABEL_META_KEYS, DatasetIssue, Severity, stream_order, validate_dataset
+from pytest_lens.datasets.validator import (
+    LABEL_META_KEYS,
+    DatasetIssue,
+    Severity,
+    field_path,
+    schema_message,
+    stream_order,
+    validate_dataset,
+)
 
 __all__ = [
     "DatasetError",
     "LoadedDataset",
     "LoadedScope",
     "expand_dataset_paths",
-    "field_path",
     "load_dataset",
     "load_datasets",
-    "schema_message",
 ]
 
 
@@ -127,9 +133,9 @@ def expand_dataset_paths(paths: Iterable[Path]) -> list[Path]:
 
     A LENS scope directory (``spec.yaml`` + ``generated/``, see :mod:`pytest_lens.datasets.scope_dir`) is
     one dataset; a directory holding scope directories contributes each of them. A format prefix
-    (``locomo:PATH``, see :mod:`pytest_lens.importers`) stays on the files it names.
+    (``locomo:PATH``, see :mod:`pytest_lens.datasets.importers`) stays on the files it names.
     """
-    from pytest_lens.importers import split_format
+    from pytest_lens.datasets.importers import split_format
 
     files: list[Path] = []
     for named in paths:
@@ -170,7 +176,7 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
     Files in a sibling benchmark's format (LoCoMo, LongMemEval, MEME, MemoryAgentBench; detected, or
     named by a ``format:`` prefix) are imported on the fly.
     """
-    from pytest_lens.importers import DocumentError, parse_document, split_format
+    from pytest_lens.datasets.importers import DocumentError, parse_document, split_format
 
     fmt, path = split_format(path)
     if fmt is None and path.is_dir():
@@ -278,7 +284,7 @@ def _load_scope_dir(path: Path, *, strict: bool) -> LoadedDataset:
 
 def _imported(fmt: str | None, document: object, where: str) -> Dataset | None:
     """The dataset imported from a foreign format, or ``None`` for LENS-format documents."""
-    from pytest_lens.importers import ImportFormatError, detect_format, import_document
+    from pytest_lens.datasets.importers import ImportFormatError, detect_format, import_document
 
     fmt = detect_format(document) if fmt is None else fmt
     if fmt is None or fmt == "lens":
@@ -338,27 +344,3 @@ def _scope_labels(episodes: Sequence[Episode], sidecar: Mapping[str, bool]) -> d
     labels = {episode.episode_id: sidecar[episode.episode_id] for episode in episodes if episode.episode_id in sidecar}
     labels.update(meta_labels(episodes))
     return labels or None
-
-
-def field_path(loc: Sequence[int | str]) -> str:
-    """A pydantic error location as a field path: ``questions[1].checkpoint_after``."""
-    parts: list[str] = []
-    for part in loc:
-        if isinstance(part, int):
-            parts.append(f"[{part}]")
-        else:
-            parts.append(f".{part}" if parts else str(part))
-    return "".join(parts) or "-"
-
-
-def schema_message(error: object) -> str:
-    """A pydantic error as one line: its message (lists, not tuples) and the offending value, shortened."""
-    details = dict(error)  # type: ignore[call-overload]
-    # Sequences are tuples inside (frozen models); in JSON they are lists.
-    message = str(details.get("msg", "invalid value")).replace("valid tuple", "valid list")
-    if details.get("type") != "missing" and "input" in details:
-        shown = repr(details["input"])
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        message += f" (got {shown})"
-    return message

@@ -19,7 +19,7 @@ when ``start`` is a date (as the reference's compiled episode lists have it), an
 follows its signal episode half an hour (or half an interval, if shorter) later. The signal/distractor
 label (and the distractor's theme, the signal episode's arc phase) goes into ``meta``, exactly as in LENS
 JSON files: the bridge strips it from everything the agent sees, and because the ids tell the two kinds
-apart the agent sees opaque aliases instead (:mod:`pytest_lens.bridge`).
+apart the agent sees opaque aliases instead (:mod:`pytest_lens.execution.bridge`).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from pytest_lens.datasets.json_document import JsonDocumentError, read_json
 from pytest_lens.datasets.models import Dataset, Episode, Question, Scope
-from pytest_lens.datasets.validator import DatasetIssue, Severity
-from pytest_lens.json_document import JsonDocumentError, read_json
+from pytest_lens.datasets.validator import DatasetIssue, Severity, field_path, schema_message
 
 __all__ = [
     "EPISODES_DIR",
@@ -406,8 +406,6 @@ class _Reader:
         distractors: tuple[EpisodeFile, ...],
         spec: Mapping[str, Any],
     ) -> list[Question]:
-        from pytest_lens.datasets.loader import field_path, schema_message
-
         where = self.path / QUESTIONS_FILE
         # The question's own scope id is not needed here: the file sits in the scope directory (a mismatch is warned).
         filled = [{**item, "scope_id": scope_id} if isinstance(item, dict) else item for item in document]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from pytest_lens.datasets.models import QUESTION_CATEGORIES, Dataset, Episode
 
-__all__ = ["LABEL_META_KEYS", "DatasetIssue", "Severity", "stream_order", "validate_dataset"]
+__all__ = ["LABEL_META_KEYS", "DatasetIssue", "Severity", "field_path", "schema_message", "stream_order", "validate_dataset"]
 
 #: ``meta`` keys that carry ground truth in LENS data; never shown to an agent.
 LABEL_META_KEYS = frozenset({"episode_type", "phase", "signal_density", "theme", "is_signal", "is_distractor"})
@@ -168,3 +168,27 @@ def _check_label_leaks(episodes: tuple[Episode, ...], field: str, add: Callable[
             "episode ids encode the signal/distractor split; agents see opaque aliases instead",
             Severity.WARNING,
         )
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """A pydantic error location as a field path: ``questions[1].checkpoint_after``."""
+    parts: list[str] = []
+    for part in loc:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            parts.append(f".{part}" if parts else str(part))
+    return "".join(parts) or "-"
+
+
+def schema_message(error: object) -> str:
+    """A pydantic error as one line: its message (lists, not tuples) and the offending value, shortened."""
+    details = dict(error)  # type: ignore[call-overload]
+    # Sequences are tuples inside (frozen models); in JSON they are lists.
+    message = str(details.get("msg", "invalid value")).replace("valid tuple", "valid list")
+    if details.get("type") != "missing" and "input" in details:
+        shown = repr(details["input"])
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        message += f" (got {shown})"
+    return message

@@ -35,7 +35,7 @@ from pytest_lens.generator.planner import EpisodePlan, ScopePlan
 from pytest_lens.generator.renderer import REPORT_TITLE
 from pytest_lens.generator.spec import DomainSpec, EventSpec, ThemeSpec
 from pytest_lens.generator.vocabulary import topic_terms
-from pytest_lens.scoring.verdicts import UnusableReply, json_object, reply_body
+from pytest_lens.judging.verdicts import UnusableReply, json_object, reply_body
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient

@@ -8,8 +8,8 @@ shared :class:`~pytest_lens.llm.cache.RequestCache`; agents, judges, baselines a
 adapters all call :meth:`ChatClient.complete`.
 
 The API key is read from the environment variable named in the settings (through
-:func:`~pytest_lens.api_keys.read_api_key`), kept on the endpoint only, and masked in every
-error message (:func:`~pytest_lens.api_keys.mask_keys`).
+:func:`~pytest_lens.llm.api_keys.read_api_key`), kept on the endpoint only, and masked in every
+error message (:func:`~pytest_lens.llm.api_keys.mask_keys`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from pytest_lens.api_keys import mask_keys, read_api_key
+from pytest_lens.llm.api_keys import mask_keys, read_api_key
 from pytest_lens.llm.cache import RequestCache, request_key
 from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError
 from pytest_lens.llm.limiter import ConnectionLimiter
@@ -219,7 +219,7 @@ class LLMEndpoint:
         """The ``openai`` client of this endpoint (built on first use) and its transport's HTTP response class.
 
         Building it imports ``openai`` and its HTTP transport (most of a second): a run about to send requests
-        calls this on a background thread (:meth:`pytest_lens.session.LensSession.warm_up`).
+        calls this on a background thread (:meth:`pytest_lens.runs.session.LensSession.warm_up`).
         """
         with self._lock:
             if self._client is None:

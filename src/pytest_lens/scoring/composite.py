@@ -33,7 +33,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 }
 
 
-#: LENS V2's composite weights (``--lens-scoring=v2``; the metrics are scored by :mod:`pytest_lens.scoring.v2`).
+#: LENS V2's composite weights (``--lens-scoring=v2``; the metrics are scored by :mod:`pytest_lens.judging.v2`).
 V2_WEIGHTS: dict[str, float] = {"fact_recall_judged": 0.5, "evidence_support": 0.3, "citation_validity": 0.2}
 
 #: ``--lens-scoring`` values.

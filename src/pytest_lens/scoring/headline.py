@@ -36,12 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pytest_lens.scoring.composite import HardGate
+from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 
 if TYPE_CHECKING:
-    from pytest_lens.summary import GroupMetric
+    from pytest_lens.analysis.summary import GroupMetric
 
 __all__ = [
     "HEADLINE_CHOICES",
@@ -50,6 +50,8 @@ __all__ = [
     "choose_headline",
     "composite_headline",
     "composite_label",
+    "gates_of",
+    "recorded_headline",
     "retrieval_headline",
 ]
 
@@ -131,3 +133,35 @@ def choose_headline(
 def composite_label(metrics: Collection[str]) -> str:
     """``composite (tier-1 only)`` when no judge-based metric is among ``metrics``, else ``composite``."""
     return "composite" if _JUDGE_TIERS & set(metrics) else "composite (tier-1 only)"
+
+
+def gates_of(run: Mapping[str, Any]) -> list[Any]:
+    """The hard gates recorded in a run identity (``"evidence_grounding < 0.5"``); the defaults when absent."""
+    recorded = run.get("gates")
+    if not isinstance(recorded, list):
+        return list(DEFAULT_GATES)
+    gates = []
+    for text in recorded:
+        metric, sep, threshold = str(text).partition("<")
+        try:
+            gates.append(HardGate(metric.strip(), float(threshold)))
+        except ValueError:
+            raise ValueError(f"cannot read hard gate {text!r} (expected 'metric < number')") from None
+        if not sep or not metric.strip():
+            raise ValueError(f"cannot read hard gate {text!r} (expected 'metric < number')")
+    return gates
+
+
+def recorded_headline(run: Mapping[str, Any], gates: Sequence[HardGate]) -> tuple[str, Mapping[str, float], Sequence[HardGate]]:
+    """A run's headline as its artifact records it: name, weights and hard gates.
+
+    Runs saved before there was a headline had the composite: the run's weights and ``gates``.
+    """
+    recorded = run.get("weights")
+    weights: Mapping[str, float] = recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
+    found = run.get("headline")
+    headline: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    score = str(headline.get("name", "composite"))
+    if score != "composite" and isinstance(headline.get("weights"), dict):
+        return score, headline["weights"], gates_of(headline)
+    return score, weights, gates

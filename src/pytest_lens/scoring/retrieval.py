@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_lens.results import ToolCallRecord
+    from pytest_lens.records.results import ToolCallRecord
 
 __all__ = [
     "EVIDENCE_METRICS",

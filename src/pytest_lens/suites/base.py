@@ -12,15 +12,15 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pytest_lens.engine import QuestionScorer, Scoring
-from pytest_lens.report import format_table
-from pytest_lens.results import AdapterSummary, GroupSummary, QuestionResult
+from pytest_lens.analysis.format import format_table
+from pytest_lens.analysis.summary import GroupMetric, metric_means, summarize, summary_key
+from pytest_lens.records.results import AdapterSummary, GroupSummary, QuestionResult
 from pytest_lens.scoring.composite import HardGate, composite
-from pytest_lens.summary import GroupMetric, metric_means, summarize, summary_key
+from pytest_lens.scoring.scorer import QuestionScorer, Scoring
 
 if TYPE_CHECKING:
-    from pytest_lens.analysis.models import BaselineComparison, RunStatistics
     from pytest_lens.llm.client import ChatClient
+    from pytest_lens.records.statistics import BaselineComparison, RunStatistics
 
 __all__ = [
     "MECHANICAL",
@@ -113,7 +113,7 @@ class Suite:
     columns: Sequence[tuple[str, str]] = ()
     #: Extra lines (e.g. MEME's trivial-pass breakdown) from the suite's summaries and results.
     extra_lines: Callable[[SuiteReport], list[str]] | None = None
-    #: Default scopes ship in ``lens_fixtures/data/<name>/``.
+    #: Default scopes ship in ``pytest_lens/datasets/data/<name>/``.
     bundled: bool = False
     #: Judging through the run's LLM judge (``--lens-judge=llm``); ``None``: always the mechanical scorers.
     llm_judging: Callable[[ChatClient], SuiteJudging] | None = None
@@ -244,7 +244,7 @@ class SuiteReport:
 
     def _score(self, key: str, score: float) -> str:
         """The score with its CI; the bare score when there is none (or the statistics saw other questions)."""
-        from pytest_lens.analysis.render import format_estimate
+        from pytest_lens.analysis.format import format_estimate
 
         found = self.statistics.adapters.get(key) if self.statistics is not None else None
         if found is None or abs(found.composite.value - score) > 5e-4:
@@ -252,7 +252,7 @@ class SuiteReport:
         return format_estimate(found.composite)
 
     def _statistics_lines(self) -> list[str]:
-        from pytest_lens.analysis.render import arrows_for, comparison_lines, pair_lines
+        from pytest_lens.reports.render import arrows_for, comparison_lines, pair_lines
 
         arrows = arrows_for(self.encoding)
         out: list[str] = []

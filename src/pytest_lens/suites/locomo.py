@@ -17,8 +17,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import cache
 
-from pytest_lens.cases import LensCase
-from pytest_lens.engine import QuestionScorer, ScorerOutput
+from pytest_lens.records.cases import LensCase
+from pytest_lens.scoring.scorer import QuestionScorer, ScorerOutput
 from pytest_lens.suites.answers import strip_citations
 from pytest_lens.suites.base import Suite, SuiteReport, plain_type_summaries
 

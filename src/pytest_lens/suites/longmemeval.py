@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from pytest_lens.cases import LensCase
-from pytest_lens.engine import QuestionScorer, ScorerOutput
-from pytest_lens.scoring.judge import JudgeError
+from pytest_lens.judging.judge import JudgeError
+from pytest_lens.records.cases import LensCase
+from pytest_lens.scoring.scorer import QuestionScorer, ScorerOutput
 from pytest_lens.suites.answers import strip_citations, substring_exact_match
 from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, plain_type_summaries
 from pytest_lens.suites.meme.tasks import expresses_uncertainty

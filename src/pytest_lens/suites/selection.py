@@ -8,22 +8,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lens.datasets.loader import LoadedDataset
-from pytest_lens.engine import Scoring
-from pytest_lens.results import AdapterSummary, QuestionResult
+from pytest_lens.records.results import AdapterSummary, QuestionResult
+from pytest_lens.scoring.scorer import Scoring
 from pytest_lens.suites import LENS, SELECTABLE, SUITES, load_suite
 from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, SuiteReport, summarize_suite
 
 if TYPE_CHECKING:
-    from pytest_lens.analysis.models import BaselineComparison, BaselineInfo, RunStatistics
     from pytest_lens.llm.client import ChatClient
-    from pytest_lens.results import RunArtifact
+    from pytest_lens.records.results import RunArtifact
+    from pytest_lens.records.statistics import BaselineComparison, BaselineInfo, RunStatistics
 
 __all__ = ["SuiteRun", "default_dataset_paths", "keep_suites"]
 
 
 def default_dataset_paths(suites: Sequence[str]) -> list[Path]:
     """The bundled files of the selected suites (LENS when none is selected); :class:`ValueError` naming a bad suite."""
-    from lens_fixtures.datasets import bundled_suite_paths
+    from pytest_lens.datasets.bundled import bundled_suite_paths
 
     paths: list[Path] = []
     for suite in suites or (LENS,):

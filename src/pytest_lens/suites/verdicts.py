@@ -4,10 +4,10 @@ The sibling suites' LLM judges (MEME, LongMemEval) send one prompt per answer th
 :class:`~pytest_lens.llm.client.ChatClient` (so requests are cached and replayed like every other)
 at temperature 0 in JSON mode, and read ``{"correct": true|false, "reason": "..."}`` (or a
 suite's richer object). Replies are read as strictly as every judge's
-(:mod:`pytest_lens.scoring.verdicts`): the reply must be the JSON object, nothing around it. A
+(:mod:`pytest_lens.judging.verdicts`): the reply must be the JSON object, nothing around it. A
 reply that is not a usable verdict gets a different request saying what was wrong (a resend would
 only get the cached reply again); when that fails too, or the endpoint fails,
-:class:`~pytest_lens.scoring.verdicts.JudgeError` says why and the question is left unjudged:
+:class:`~pytest_lens.judging.verdicts.JudgeError` says why and the question is left unjudged:
 never a pass or a fail.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pytest_lens.scoring.verdicts import Asked, UnusableReply, ask_judge, json_object
+from pytest_lens.judging.verdicts import Asked, UnusableReply, ask_judge, json_object
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient

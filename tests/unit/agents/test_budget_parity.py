@@ -18,17 +18,18 @@ import pytest
 from lens_fixtures.openai_server import OpenAITestServer, ScriptedAgentPolicy
 from pytest_lens.agents.llm import LLMAgent
 from pytest_lens.agents.offline import OfflineAgent
-from pytest_lens.bridge import ToolBridge
-from pytest_lens.budget import BudgetTracker, parse_budget
-from pytest_lens.cases import LensCase
+from pytest_lens.answering.engine import run_case
 from pytest_lens.datasets.loader import load_dataset
-from pytest_lens.engine import Scoring, run_case
+from pytest_lens.execution.bridge import ToolBridge
+from pytest_lens.execution.runner import LensRuntime
 from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, LLMEndpoint
 from pytest_lens.llm.stats import LLMStats
-from pytest_lens.results import QuestionResult
-from pytest_lens.runner import LensRuntime
-from pytest_lens.settings import AdapterSpec
+from pytest_lens.records.budget import BudgetTracker, parse_budget
+from pytest_lens.records.cases import LensCase
+from pytest_lens.records.results import QuestionResult
+from pytest_lens.records.settings import AdapterSpec
+from pytest_lens.scoring.scorer import Scoring
 from tests.support import COLD_CHAIN_DEMO
 
 SCOPE = load_dataset(COLD_CHAIN_DEMO).scopes[0]

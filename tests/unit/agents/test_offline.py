@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from pytest_lens.agents.base import AgentQuestion
 from pytest_lens.agents.offline import NO_EVIDENCE_ANSWER, OfflineAgent
-from pytest_lens.bridge import RefAliases, ToolBridge
-from pytest_lens.budget import BudgetTracker, parse_budget
-from pytest_lens.calls import AdapterCaller
 from pytest_lens.citations import parse_citations
 from pytest_lens.datasets import LoadedScope
+from pytest_lens.execution.bridge import RefAliases, ToolBridge
+from pytest_lens.execution.calls import AdapterCaller
+from pytest_lens.records.budget import BudgetTracker, parse_budget
 from tests.support import RecordingMemory
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_lens.results import AdapterFault, QuestionResult
+from pytest_lens.records.results import AdapterFault, QuestionResult
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, composite
 
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_lens.analysis.baseline import compare_with_baseline, compatibility_warnings
-from pytest_lens.analysis.models import BaselineInfo
-from pytest_lens.results import QuestionResult, RunArtifact
+from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.records.statistics import BaselineInfo
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
 from tests.unit.analysis.factory import result, tier1
 

@@ -15,13 +15,13 @@ from pytest_lens.analysis.repetitions import (
     variance_split,
 )
 from pytest_lens.analysis.run import analyze_run
+from pytest_lens.analysis.summary import summarize
 from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, LLMEndpoint
 from pytest_lens.llm.repetition import at_repetition, current_repetition, repetition_seed
 from pytest_lens.llm.stats import LLMStats
-from pytest_lens.results import QuestionResult, Violation
+from pytest_lens.records.results import QuestionResult, Violation
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
-from pytest_lens.summary import summarize
 from tests.unit.analysis.factory import result, tier1
 
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_lens.analysis.resample import CompositeResampler
+from pytest_lens.analysis.summary import metric_means, summarize
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
-from pytest_lens.summary import metric_means, summarize
 from tests.unit.analysis.factory import result
 
 PROPERTIES = settings(max_examples=40, deadline=None, derandomize=bool(os.environ.get("CI")))

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_lens import stats
+from pytest_lens.analysis import stats
 from pytest_lens.analysis.run import analyze_run, pair_results, question_state
+from pytest_lens.analysis.summary import summarize
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
-from pytest_lens.summary import summarize
 from tests.unit.analysis.factory import result, tier1
 
 TYPES = ["longitudinal", "temporal", "negative"]

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_lens import stats
+from pytest_lens.analysis import stats
 from pytest_lens.analysis.baseline import compare_with_baseline
-from pytest_lens.analysis.models import BaselineInfo
-from pytest_lens.analysis.render import sensitivity_lines
+from pytest_lens.analysis.gates import GatePolicy, check_gates
 from pytest_lens.analysis.run import analyze_run
 from pytest_lens.analysis.sensitivity import sensitivity
-from pytest_lens.gates import GatePolicy, check_gates
-from pytest_lens.report import LensReport, Verdict
-from pytest_lens.results import QuestionResult, RunArtifact
+from pytest_lens.analysis.summary import summarize
+from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.records.settings import ControlRole
+from pytest_lens.records.statistics import BaselineInfo
+from pytest_lens.reports.render import sensitivity_lines
+from pytest_lens.reports.terminal import LensReport, Verdict
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
-from pytest_lens.settings import ControlRole
-from pytest_lens.summary import summarize
 from tests.unit.analysis.factory import result, tier1
 
 N = 12

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 from pytest_lens.conformance.subject import SubjectFactory
-from pytest_lens.settings import AdapterSpec
+from pytest_lens.records.settings import AdapterSpec
 
 #: Fewer examples than lens-ci, for checks that only need to see a clause hold on some inputs.
 QUICK = "lens-test-quick"

@@ -5,10 +5,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from pytest_lens.calls import AdapterCallError
 from pytest_lens.conformance.samples import SampleEpisode
 from pytest_lens.conformance.subject import SubjectFactory
-from pytest_lens.settings import AdapterSpec
+from pytest_lens.execution.calls import AdapterCallError
+from pytest_lens.records.settings import AdapterSpec
 
 
 class StoresInDir:

@@ -8,8 +8,8 @@ import pytest
 
 from pytest_lens.controls.mutants import HalfRandom, Stale
 from pytest_lens.controls.plan import ControlsError, mutant_names, plan_controls
-from pytest_lens.runner import construct_adapter
-from pytest_lens.settings import AdapterSpec, ControlRole
+from pytest_lens.execution.runner import construct_adapter
+from pytest_lens.records.settings import AdapterSpec, ControlRole
 
 
 def test_controls_follow_the_users_adapters_with_a_mutant_family_each() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lens.cli import main
+from pytest_lens.cli.main import main
 from pytest_lens.datasets import DatasetError, load_dataset, load_datasets
 from tests.support import small_dataset, write_dataset
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lens_fixtures.datasets import bundled_dataset_paths
 from pytest_lens.datasets import DatasetError, KeyFact, load_dataset, load_datasets
+from pytest_lens.datasets.bundled import bundled_dataset_paths
 from pytest_lens.datasets.labels import labels_path
 from tests.support import episode, question, small_dataset, write_dataset
 

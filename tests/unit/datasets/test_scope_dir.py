@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
-from pytest_lens.bridge import ToolBridge
-from pytest_lens.budget import BudgetTracker, parse_budget
-from pytest_lens.cli import main
+from pytest_lens.cli.main import main
 from pytest_lens.datasets import DatasetError, LoadedScope, Severity, load_dataset, load_datasets
 from pytest_lens.datasets.loader import expand_dataset_paths
-from pytest_lens.runner import LensRuntime
-from pytest_lens.settings import AdapterSpec
+from pytest_lens.execution.bridge import ToolBridge
+from pytest_lens.execution.runner import LensRuntime
+from pytest_lens.records.budget import BudgetTracker, parse_budget
+from pytest_lens.records.settings import AdapterSpec
 from tests.scope_dirs import reference_visible, write_scope_dir
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
-from pytest_lens.cli import main
+from pytest_lens.cli.main import main
 from pytest_lens.generator import GeneratorError, generate_scope
 from tests.unit.generator.llm_support import GeneratorPolicy, chat_client
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lens_fixtures.embedding import CACHE_DIR_ENV, SentenceTransformerEmbedder, Vectors, normalize_rows
+from pytest_lens.embedding import CACHE_DIR_ENV, SentenceTransformerEmbedder, Vectors, normalize_rows
 
 
 class HashingEmbedder:

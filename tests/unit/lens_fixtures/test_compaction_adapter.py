@@ -8,11 +8,11 @@ from lens_fixtures.adapters.compaction import SUMMARY_REF, CompactionAdapter
 from lens_fixtures.openai_server import OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.datasets.loader import load_dataset
+from pytest_lens.execution.runner import LensRuntime
 from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, LLMEndpoint
 from pytest_lens.llm.stats import LLMStats
-from pytest_lens.runner import LensRuntime
-from pytest_lens.settings import AdapterSpec
+from pytest_lens.records.settings import AdapterSpec
 from tests.support import COLD_CHAIN_DEMO
 
 SCOPE = load_dataset(COLD_CHAIN_DEMO).scopes[0]

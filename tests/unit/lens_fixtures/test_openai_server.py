@@ -22,7 +22,7 @@ from lens_fixtures.openai_server import (
 )
 from pytest_lens.agents.base import SYSTEM_PROMPT
 from pytest_lens.datasets.models import GroundTruth, KeyFact, Question
-from pytest_lens.scoring.judge import FACT_PROMPT
+from pytest_lens.judging.judge import FACT_PROMPT
 from pytest_lens.suites.meme.llm_judge import render_prompt
 from pytest_lens.suites.meme.tasks import DELETED_FACT, UNCERTAIN_FACT, judge_probe
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_lens.report import LensReport
+from pytest_lens.analysis.summary import summarize
+from pytest_lens.reports.terminal import LensReport
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
 from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS, choose_headline, composite_label
-from pytest_lens.summary import summarize
 from tests.unit.analysis.factory import result, tier1
 
 RANKING = ("first_search_ndcg@10", "first_search_mrr")

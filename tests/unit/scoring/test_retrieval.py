@@ -7,7 +7,7 @@ from itertools import permutations
 
 import pytest
 
-from pytest_lens.results import ToolCallRecord
+from pytest_lens.records.results import ToolCallRecord
 from pytest_lens.scoring.retrieval import RetrievalEvidence, expected_ndcg, retrieval_metrics, search_rankings
 
 STORED = [f"e{i}" for i in range(1, 21)]

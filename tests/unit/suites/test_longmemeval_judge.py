@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import ChatRequest, Reply, classify
-from pytest_lens.budget import parse_budget
-from pytest_lens.cases import LensCase, build_cases
+from pytest_lens.datasets.importers.longmemeval import import_longmemeval
 from pytest_lens.datasets.loader import load_dataset
 from pytest_lens.datasets.models import Question
-from pytest_lens.importers.longmemeval import import_longmemeval
+from pytest_lens.records.budget import parse_budget
+from pytest_lens.records.cases import LensCase, build_cases
 from pytest_lens.suites.base import MECHANICAL
 from pytest_lens.suites.dump import dump_dataset
 from pytest_lens.suites.longmemeval import JUDGE_PREAMBLE, LONGMEMEVAL_SUITE, LongMemEvalLLMJudge, LongMemEvalScorer, judge_prompt
 from tests.support import JudgeRig
-from tests.unit.importers.test_longmemeval import instance
+from tests.unit.datasets.importers.test_longmemeval import instance
 
 
 def question(**changes: object) -> Question:

@@ -4,13 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from lens_fixtures.datasets import bundled_dataset_paths, bundled_suite_paths
+from pytest_lens.datasets.bundled import bundled_dataset_paths, bundled_suite_paths
 from pytest_lens.datasets.loader import load_dataset
-from pytest_lens.engine import Scoring
 from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, LLMEndpoint
 from pytest_lens.llm.stats import LLMStats
-from pytest_lens.report import LensReport
+from pytest_lens.reports.terminal import LensReport
+from pytest_lens.scoring.scorer import Scoring
 from pytest_lens.suites import load_suite
 from pytest_lens.suites.base import MECHANICAL
 from pytest_lens.suites.meme.llm_judge import MemeLLMJudge

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_lens.analysis.models import BaselineInfo
-from pytest_lens.results import QuestionResult, RunArtifact
+from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.records.statistics import BaselineInfo
 from pytest_lens.suites.base import summarize_suite
 from pytest_lens.suites.mab.suite import MAB_SUITE
 from pytest_lens.suites.meme.suite import CREDIT, MEME_SUITE, credited_probes, meme_metrics

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from lens_fixtures.adapters.sqlite_hybrid import SQLiteHybridAdapter
 from pytest_lens import AdapterUnavailable, CapabilityManifest, ContextBlock, Document
-from pytest_lens.budget import result_tokens
+from pytest_lens.records.budget import result_tokens
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient

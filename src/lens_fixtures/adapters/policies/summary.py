@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lens_fixtures.adapters.policies.base import PolicyAdapter, Record, fit_tokens, words_for
 from lens_fixtures.adapters.policies.prompts import NEW_RECORDS, SECTION_SYSTEM_PROMPT, SQUEEZE_SYSTEM_PROMPT
-from pytest_lens.budget import result_tokens
+from pytest_lens.records.budget import result_tokens
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient

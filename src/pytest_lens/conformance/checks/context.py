@@ -2,7 +2,7 @@
 
 They apply to adapters whose manifest declares a ``context_block`` (memory policies).
 The block is checked exactly as a LENS run checks it before the agent sees it
-(:func:`~pytest_lens.memory_context.context_problem`): declared, and at most the
+(:func:`~pytest_lens.execution.memory_context.context_problem`): declared, and at most the
 declared ``max_tokens``. Since a run asks for it once per checkpoint and one question
 may run alone (``-k``), the block must depend only on what was ingested: two fresh
 instances fed the same stream give the same block, and ``prepare`` called again at the
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate
 from pytest_lens.conformance.strategies import episode_lists, scope_ids
 from pytest_lens.conformance.subject import Subject
-from pytest_lens.memory_context import context_problem
+from pytest_lens.contract.adapter import CapabilityManifest
+from pytest_lens.execution.memory_context import context_problem
 
 __all__ = ["CONTEXT_DETERMINISTIC", "CONTEXT_PREPARE_STABLE", "CONTEXT_SIZE"]
 

@@ -23,12 +23,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pytest_lens.adapter import CapabilityManifest, FilterField
 from pytest_lens.conformance.checks.search import describe_call
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate, show_ids
 from pytest_lens.conformance.strategies import MARKER_WORD, marked_prose, scope_ids, simple_id, simple_timestamp
 from pytest_lens.conformance.subject import Subject
+from pytest_lens.contract.adapter import CapabilityManifest, FilterField
 
 __all__ = ["FILTERS_DATE_RANGE", "FILTERS_FIELDS", "matches"]
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.latency import latency_stats, over_ceiling
 from pytest_lens.conformance.samples import SampleEpisode
 from pytest_lens.conformance.strategies import episode_lists, marked_prose, queries_for, scope_ids
+from pytest_lens.contract.adapter import CapabilityManifest
 
 __all__ = ["LATENCY_CEILING"]
 

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.conformance.checks.search import describe_call
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate, describe_example, show_ids
 from pytest_lens.conformance.strategies import rare_tokens, scope_ids, seeded_words, simple_id, simple_timestamp
+from pytest_lens.contract.adapter import CapabilityManifest
 
 __all__ = ["LEXICAL_MODES", "RECALL_RARE_TOKEN", "SEMANTIC_FLOOR", "is_lexical"]
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from pytest_lens.adapter import CapabilityManifest
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate, explain_text_difference
 from pytest_lens.conformance.strategies import episode_ids, episode_lists, prose, scope_ids
+from pytest_lens.contract.adapter import CapabilityManifest
 
 __all__ = ["RETRIEVE_ROUNDTRIP", "RETRIEVE_UNKNOWN"]
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from pytest_lens.adapter import CapabilityManifest, SearchResult
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate, show_ids
 from pytest_lens.conformance.strategies import (
@@ -23,6 +22,7 @@ from pytest_lens.conformance.strategies import (
     simple_timestamp,
     unicode_texts,
 )
+from pytest_lens.contract.adapter import CapabilityManifest, SearchResult
 
 __all__ = ["SEARCH_DETERMINISTIC", "SEARCH_KNOWN_REFS", "SEARCH_LIMIT", "SEARCH_ORDERED", "describe_call", "results_differ"]
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from pytest_lens.adapter import CapabilityManifest, Document, SearchResult
 from pytest_lens.conformance.checks.search import describe_call
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate, show_ids
 from pytest_lens.conformance.strategies import MARKER_WORD, episode_lists, marked_prose, scope_ids, simple_id, simple_timestamp
 from pytest_lens.conformance.subject import Subject
+from pytest_lens.contract.adapter import CapabilityManifest, Document, SearchResult
 
 __all__ = ["PREPARE_IDEMPOTENT", "RESET_FORGETS", "SCOPE_ISOLATION", "View", "observe"]
 

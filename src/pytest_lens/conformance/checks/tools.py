@@ -18,13 +18,13 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from pytest_lens.adapter import CapabilityManifest, ExtraTool
-from pytest_lens.calls import AdapterCallError
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate, explain_text_difference, show_ids
 from pytest_lens.conformance.schema_strategy import from_json_schema
 from pytest_lens.conformance.strategies import episode_ids, episode_lists, marked_prose, scope_ids, unicode_texts
-from pytest_lens.schema import schema_error, schema_validator
+from pytest_lens.contract.adapter import CapabilityManifest, ExtraTool
+from pytest_lens.contract.schema import schema_error, schema_validator
+from pytest_lens.execution.calls import AdapterCallError
 
 __all__ = ["BATCH_RETRIEVE", "TOOLS_ACCEPT_VALID", "TOOLS_BATCH_RETRIEVE", "TOOLS_REJECT_INVALID", "batch_documents", "invalid_variants"]
 

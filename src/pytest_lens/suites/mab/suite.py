@@ -17,9 +17,9 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from pytest_lens.cases import LensCase
-from pytest_lens.engine import QuestionScorer, ScorerOutput
-from pytest_lens.results import GroupSummary, QuestionResult
+from pytest_lens.records.cases import LensCase
+from pytest_lens.records.results import GroupSummary, QuestionResult
+from pytest_lens.scoring.scorer import QuestionScorer, ScorerOutput
 from pytest_lens.suites.answers import exact_match, gold_recall, strip_citations, substring_exact_match, token_f1
 from pytest_lens.suites.base import Suite, type_summary
 from pytest_lens.suites.meme.tasks import mentions

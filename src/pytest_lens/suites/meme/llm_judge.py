@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_lens.scoring.judge import JudgeError
+from pytest_lens.judging.judge import JudgeError
 from pytest_lens.suites.answers import strip_citations
 from pytest_lens.suites.meme.tasks import ProbeVerdict, judge_probe, judge_tracking
 from pytest_lens.suites.verdicts import VERDICT_FORMAT, UnusableReply, ask_for_verdict, json_object, read_reason, read_verdict

@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_lens.cases import LensCase
-from pytest_lens.engine import QuestionScorer, ScorerOutput
-from pytest_lens.report import format_table
-from pytest_lens.results import GroupSummary, QuestionResult
-from pytest_lens.scoring.judge import JudgeError
+from pytest_lens.analysis.format import format_table
+from pytest_lens.judging.judge import JudgeError
+from pytest_lens.records.cases import LensCase
+from pytest_lens.records.results import GroupSummary, QuestionResult
+from pytest_lens.scoring.scorer import QuestionScorer, ScorerOutput
 from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, SuiteReport, group_by_summary_key, type_summary
 from pytest_lens.suites.meme.llm_judge import JudgedProbe, MemeLLMJudge
 from pytest_lens.suites.meme.tasks import TASK_CODES, TASKS, judge_probe

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lens_fixtures.adapters.chunk_index import ChunkIndex, VectorMatrix, date_bounds
-from lens_fixtures.embedding import CachedEmbedder
+from pytest_lens.embedding import CachedEmbedder
 
 
 def _index(embedder: Any, **kwargs: Any) -> ChunkIndex:

@@ -87,7 +87,7 @@ def test_without_the_extra_naming_the_adapter_says_what_to_install() -> None:
         import importlib.util
         real = importlib.util.find_spec
         importlib.util.find_spec = lambda name, *a: None if name == "mem0" else real(name, *a)
-        from pytest_lens.registry import AdapterLoadError, load_adapter_class
+        from pytest_lens.contract.registry import AdapterLoadError, load_adapter_class
         try:
             load_adapter_class("mem0")
         except AdapterLoadError as exc:

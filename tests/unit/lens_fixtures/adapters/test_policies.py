@@ -12,10 +12,10 @@ from lens_fixtures.adapters.policies import CorePolicy, FacetedPolicy, PolicyAda
 from lens_fixtures.adapters.policies.base import fit_tokens, fold_spans
 from lens_fixtures.openai_server import OpenAITestServer
 from pytest_lens import AdapterUnavailable
-from pytest_lens.budget import result_tokens
 from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, LLMEndpoint
 from pytest_lens.llm.stats import LLMStats
+from pytest_lens.records.budget import result_tokens
 
 POLICIES: list[type[PolicyAdapter[Any]]] = [CorePolicy, SummaryPolicy, FacetedPolicy]
 
@@ -172,8 +172,8 @@ def test_bad_options_are_clear_errors(options: dict[str, Any], message: str, ser
 
 @pytest.mark.parametrize("cls", POLICIES)
 def test_the_runner_hands_every_policy_the_runs_client(cls: type[PolicyAdapter[Any]], server: OpenAITestServer, tmp_path: Path) -> None:
-    from pytest_lens.runner import construct_adapter
-    from pytest_lens.settings import AdapterSpec
+    from pytest_lens.execution.runner import construct_adapter
+    from pytest_lens.records.settings import AdapterSpec
 
     (tmp_path / "store").mkdir()
     policy = construct_adapter(AdapterSpec("p", f"{cls.__module__}:{cls.__name__}"), tmp_path / "store", lens_llm=client(server, tmp_path))

@@ -10,7 +10,7 @@ import pytest
 from lens_fixtures.adapters.chunking import chunk_episode
 from lens_fixtures.adapters.embedding import EmbeddingAdapter
 from lens_fixtures.adapters.pooling import PooledEmbedder
-from lens_fixtures.embedding import SentenceTransformerEmbedder
+from pytest_lens.embedding import SentenceTransformerEmbedder
 
 LONG = "## 2024-01-05 Log\n" + "\n".join(f"### Section {n}\n- " + " ".join(f"reading{n}x{i}" for i in range(40)) for n in range(5))
 

@@ -9,7 +9,7 @@ from lens_fixtures.adapters.random_memory import RandomAdapter
 from pytest_lens.conformance.catalog import find_clause
 from pytest_lens.conformance.subject import SubjectFactory
 from pytest_lens.conformance.verify import ConformanceConfig, verify_clause
-from pytest_lens.settings import AdapterSpec
+from pytest_lens.records.settings import AdapterSpec
 
 
 def filled(seed: int = 0, count: int = 40, order: range | None = None) -> RandomAdapter:

@@ -17,7 +17,7 @@ from lens_fixtures.adapters.bm25 import BM25Adapter
 from lens_fixtures.adapters.cognis import CognisHybridAdapter
 from lens_fixtures.adapters.embedding import EmbeddingAdapter
 from lens_fixtures.adapters.sqlite_hybrid import SQLiteHybridAdapter
-from lens_fixtures.embedding import SentenceTransformerEmbedder
+from pytest_lens.embedding import SentenceTransformerEmbedder
 
 WARD = {
     "exact": "Bed 4 restocked; the order for zyphrex arrived with the afternoon courier.",

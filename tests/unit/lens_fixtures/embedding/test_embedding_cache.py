@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lens_fixtures.embedding import CachedEmbedder, EmbeddingCache, build_embedder, default_cache_dir, text_digest
+from pytest_lens.embedding import CachedEmbedder, EmbeddingCache, build_embedder, default_cache_dir, text_digest
 
 
 def test_vectors_round_trip_as_float32_blobs_per_model(tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_an_unusable_cache_location_is_a_clear_error(tmp_path: Path) -> None:
 _WRITER = textwrap.dedent(
     """
     import sys, numpy as np
-    from lens_fixtures.embedding import CachedEmbedder, EmbeddingCache, normalize_rows
+    from pytest_lens.embedding import CachedEmbedder, EmbeddingCache, normalize_rows
 
     class Counting:
         model_id = "test:proc"

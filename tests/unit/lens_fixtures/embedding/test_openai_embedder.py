@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lens_fixtures.embedding import OpenAIEmbedder, build_embedder
+from pytest_lens.embedding import OpenAIEmbedder, build_embedder
 
 
 @dataclass

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lens_fixtures.embedding import SentenceTransformerEmbedder, bundled_model_path
-from lens_fixtures.embedding.sentence import torch_threads_from_env
+from pytest_lens.embedding import SentenceTransformerEmbedder, bundled_model_path
+from pytest_lens.embedding.sentence import torch_threads_from_env
 
 
 def _run(code: str, **env: str) -> str:
@@ -72,7 +72,7 @@ def test_loads_offline_and_caps_torch_threads_from_the_environment() -> None:
         """
         import os
         import torch
-        from lens_fixtures.embedding import SentenceTransformerEmbedder
+        from pytest_lens.embedding import SentenceTransformerEmbedder
         SentenceTransformerEmbedder().encode(["hello"])
         print(os.environ["HF_HUB_OFFLINE"], torch.get_num_threads())
         """,

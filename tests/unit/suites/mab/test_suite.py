@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_lens.budget import parse_budget
-from pytest_lens.cases import LensCase
 from pytest_lens.datasets.loader import LoadedScope
 from pytest_lens.datasets.models import GroundTruth, Question
-from pytest_lens.results import QuestionResult
+from pytest_lens.records.budget import parse_budget
+from pytest_lens.records.cases import LensCase
+from pytest_lens.records.results import QuestionResult
 from pytest_lens.suites.mab.suite import MabScorer, mab_metrics, parse_label
 
 

@@ -5,7 +5,7 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lens_fixtures.datasets import bundled_suite_paths
+from pytest_lens.datasets.bundled import bundled_suite_paths
 from pytest_lens.datasets.models import Dataset
 from pytest_lens.suites.dump import dump_dataset
 from pytest_lens.suites.meme.generator import MemeConfig, check_meme_dataset, generate_meme

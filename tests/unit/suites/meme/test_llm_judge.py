@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from lens_fixtures.datasets import bundled_suite_paths
 from lens_fixtures.openai_server import ChatRequest, Fault, LensPolicy, MemeJudgePolicy, Reply
 from lens_fixtures.openai_server.policies import MemeFlaw
-from pytest_lens.budget import parse_budget
-from pytest_lens.cases import LensCase, build_cases
 from pytest_lens.datasets import load_dataset
+from pytest_lens.datasets.bundled import bundled_suite_paths
 from pytest_lens.datasets.models import GroundTruth, KeyFact, Question
-from pytest_lens.scoring.judge import JudgeError
+from pytest_lens.judging.judge import JudgeError
+from pytest_lens.records.budget import parse_budget
+from pytest_lens.records.cases import LensCase, build_cases
 from pytest_lens.suites.meme.llm_judge import (
     JUDGE_PREAMBLE,
     MemeLLMJudge,

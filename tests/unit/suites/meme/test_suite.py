@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_lens.results import QuestionResult
+from pytest_lens.records.results import QuestionResult
 from pytest_lens.suites.base import SuiteReport, summarize_suite
 from pytest_lens.suites.meme.suite import BEFORE_UNJUDGED, MEME_SUITE, meme_metrics, pair_probes
 

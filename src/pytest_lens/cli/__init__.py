@@ -1,0 +1,4 @@
+"""The ``lens`` command and its subcommands.
+
+Internal: run it as ``lens``, not as a library.
+"""

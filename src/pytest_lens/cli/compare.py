@@ -1,0 +1,117 @@
+"""``lens compare BASELINE CURRENT``: the baseline comparison of a pytest run, outside pytest.
+
+Both arguments are run artifacts (``--lens-json`` files) or names of runs saved with
+``--lens-save`` (looked up in ``--storage``, default ``.lens``). The output is the same
+table the pytest summary prints; ``--fail`` makes a regression exit with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_lens.scoring.headline import gates_of, recorded_headline
+
+if TYPE_CHECKING:
+    from pytest_lens.records.results import RunArtifact
+    from pytest_lens.records.statistics import BaselineComparison
+    from pytest_lens.runs.storage import Baseline
+    from pytest_lens.scoring.composite import HardGate
+
+__all__ = ["add_compare", "compare_runs", "run_compare"]
+
+
+def add_compare(sub: Any) -> argparse.ArgumentParser:
+    """Register the ``compare`` subcommand."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "compare",
+        help="compare a run with a baseline run, paired by question (as --lens-baseline does)",
+        description="Compare CURRENT with BASELINE: one-sided Wilcoxon signed-rank for a drop, mean delta with a bootstrap CI, "
+        "flipped questions. Both runs are rescored with CURRENT's headline (retrieval score or composite), weights and gates.",
+    )
+    parser.add_argument("baseline", metavar="BASELINE", help="run artifact (.json) or saved-run name (NAME, NNNN, NNNN_NAME)")
+    parser.add_argument("current", metavar="CURRENT", help="run artifact (.json) or saved-run name")
+    parser.add_argument("--storage", type=Path, default=Path(".lens"), help="directory of saved runs (default: .lens)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm correction (default 0.05)")
+    parser.add_argument("--max-drop", type=float, default=None, help="also count a headline drop larger than this as a regression")
+    parser.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: CURRENT's --lens-seed)")
+    parser.add_argument("--fail", action="store_true", help="exit 1 on a regression (like --lens-compare-fail)")
+    parser.add_argument(
+        "--partial", action="store_true", help="with --fail: gate on the questions both runs have, even if either has others"
+    )
+    return parser
+
+
+def compare_runs(
+    current: RunArtifact, baseline: Baseline, gates: Sequence[HardGate], *, alpha: float, max_drop: float | None, seed: int | None = None
+) -> tuple[BaselineComparison | None, dict[str, BaselineComparison]]:
+    """``current`` against ``baseline``: the LENS comparison (``None`` for a run of sibling suites only), and each suite's.
+
+    Both runs are rescored with ``current``'s headline (its weights and gates; the composite for runs saved
+    before there was a headline); ``seed`` defaults to ``current``'s ``--lens-seed``.
+    """
+    from pytest_lens.analysis.baseline import compare_with_baseline
+    from pytest_lens.suites import LENS, load_suite
+    from pytest_lens.suites.selection import SuiteRun
+
+    run = current.run
+    score, weights, gates = recorded_headline(run, gates)  # CURRENT's headline
+    seed = seed if seed is not None else int(run.get("seed", 42))
+    results = current.results
+    suite_names = list(dict.fromkeys(r.suite for r in results if r.suite != LENS))
+    lens = None
+    if any(r.suite == LENS for r in results) or not suite_names:
+        lens = compare_with_baseline(
+            results, run, baseline.artifact, baseline.info, weights, gates, alpha=alpha, max_drop=max_drop, seed=seed, score=score
+        )
+    suites = SuiteRun({name: load_suite(name) for name in suite_names})
+    return lens, suites.comparisons(results, run, baseline.artifact, baseline.info, alpha=alpha, max_drop=max_drop, seed=seed)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Print the comparison; 0, 1 (regression with ``--fail``) or 2 (unusable input)."""
+    from pytest_lens.analysis.gates import GatePolicy, compare_gate
+    from pytest_lens.reports.render import arrows_for, comparison_lines
+    from pytest_lens.runs.storage import RunStore, SavedRunError, open_baseline
+    from pytest_lens.suites import load_suite
+    from pytest_lens.suites.selection import SuiteRun
+
+    if not 0 < args.alpha < 1:
+        print(f"lens compare: --alpha must lie strictly between 0 and 1, got {args.alpha:g}", file=sys.stderr)
+        return 2
+    store = RunStore(args.storage)
+    try:
+        baseline = open_baseline(args.baseline, store, (Path.cwd(),))
+        current = open_baseline(args.current, store, (Path.cwd(),))
+        gates = gates_of(current.artifact.run)
+    except (SavedRunError, ValueError) as exc:
+        print(f"lens compare: {exc}", file=sys.stderr)
+        return 2
+    lens, found = compare_runs(current.artifact, baseline, gates, alpha=args.alpha, max_drop=args.max_drop, seed=args.seed)
+    suites = SuiteRun({name: load_suite(name) for name in found})
+    comparisons: list[tuple[str, BaselineComparison]] = [("", lens)] if lens is not None else []
+    comparisons.extend((name, comparison) for name, comparison in found.items())
+    print(f"{current.info.name} ({current.info.path}) against {baseline.info.name}")
+    arrows = arrows_for(sys.stdout.encoding)
+    for suite, comparison in comparisons:
+        if suite:
+            print(f"\nsuite {suite} ({suites.suites[suite].headline}):")
+        for line in comparison_lines(comparison, gating=args.fail, arrows=arrows, gate_option="--fail"):
+            print(line)
+    if not args.fail:
+        return 0
+    policy = GatePolicy(
+        compare_fail=True, alpha=args.alpha, max_drop=args.max_drop, compare_partial=args.partial, partial_option="--partial"
+    )
+    checks = [
+        compare_gate(
+            comparison, policy, name=f"--fail [suite {suite}]" if suite else "--fail", subject="score" if suite else comparison.score
+        )
+        for suite, comparison in comparisons
+    ]
+    for check in checks:
+        print(check.line)
+    return 0 if all(check.passed for check in checks) else 1

@@ -1,0 +1,77 @@
+"""``lens report RUN... --html PATH [--baseline BASE]``: the HTML report of saved runs, outside pytest.
+
+Each RUN is a run artifact (``--lens-json``) or a run saved with ``--lens-save``; several are merged
+into one report (e.g. one CI job per adapter). With ``--baseline`` the report compares the run with
+it, as ``--lens-baseline`` does, and lists every question's change, largest drops first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_report", "run_report"]
+
+
+def add_report(sub: Any) -> argparse.ArgumentParser:
+    """Register the ``report`` subcommand."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "report",
+        help="write the HTML report of saved runs (plots, tables, every question's transcript)",
+        description="Write one self-contained HTML file for RUN (several RUNs are merged into one report). "
+        "With --baseline, the runs are compared with it question by question.",
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run artifact (.json) or saved-run name (NAME, NNNN, NNNN_NAME)")
+    parser.add_argument("--html", type=Path, required=True, metavar="PATH", help="where to write the report")
+    parser.add_argument("--baseline", metavar="BASE", help="run artifact or saved-run name to compare with, paired by question")
+    parser.add_argument("--storage", type=Path, default=Path(".lens"), help="directory of saved runs (default: .lens)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm correction (default 0.05)")
+    parser.add_argument("--max-drop", type=float, default=None, help="also count a composite drop larger than this as a regression")
+    return parser
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Write the report; 0, or 2 when an input cannot be used."""
+    from importlib.util import find_spec
+
+    missing = [name for name in ("markupsafe",) if find_spec(name) is None]
+    if missing:
+        print(f"lens report: needs {' and '.join(missing)}: pip install 'pytest-lens[html]'", file=sys.stderr)
+        return 2
+    from pytest_lens.cli.compare import compare_runs
+    from pytest_lens.reports.html.page import render_report
+    from pytest_lens.runs.merge import MergeError, merge_runs
+    from pytest_lens.runs.storage import RunStore, SavedRunError, open_baseline
+    from pytest_lens.scoring.headline import gates_of
+
+    started = time.perf_counter()
+    store = RunStore(args.storage)
+    try:
+        runs = [open_baseline(reference, store, (Path.cwd(),)) for reference in args.runs]
+        baseline = open_baseline(args.baseline, store, (Path.cwd(),)) if args.baseline else None
+        artifact = merge_runs([(run.info.name, run.artifact) for run in runs])
+        if baseline is not None:
+            lens, suites = compare_runs(artifact, baseline, gates_of(artifact.run), alpha=args.alpha, max_drop=args.max_drop)
+            artifact = artifact.model_copy(update={"comparison": lens, "suite_comparisons": suites})
+    except (SavedRunError, MergeError, ValueError) as exc:
+        print(f"lens report: {exc}", file=sys.stderr)
+        return 2
+    text = render_report(
+        artifact,
+        baseline=baseline.artifact if baseline is not None else None,
+        baseline_name=baseline.info.name if baseline is not None else None,
+        source=", ".join(run.info.name for run in runs),
+    )
+    data = text.encode("utf-8")
+    try:
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        args.html.write_bytes(data)
+    except OSError as exc:
+        print(f"lens report: cannot write {args.html}: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.html} ({len(data) / 1e6:.1f} MB, {len(artifact.results)} questions, {time.perf_counter() - started:.1f} s)")
+    return 0
+

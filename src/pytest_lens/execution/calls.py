@@ -1,0 +1,544 @@
+"""Calling an adapter safely: exceptions, wrong return types and hangs become :class:`AdapterFault`.
+
+Every adapter call of a run goes through :class:`AdapterCaller`, so a broken
+adapter fails the one question it broke (naming adapter and method) and never
+the session.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import copy
+import ctypes
+import json
+import math
+import queue
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from pytest_lens.citations import citable
+from pytest_lens.contract.adapter import CapabilityManifest, ContextBlock, Document, ExtraTool, FilterField, SearchResult
+from pytest_lens.execution.deadline import CallClock, running_on
+from pytest_lens.records.results import AdapterFault
+
+__all__ = [
+    "BUILTIN_TOOL_NAMES",
+    "FILTER_FIELD_TYPES",
+    "AdapterCallError",
+    "AdapterCaller",
+    "AdapterThread",
+    "as_document",
+    "as_search_results",
+    "validate_manifest",
+]
+
+BUILTIN_TOOL_NAMES = frozenset({"memory_search", "memory_retrieve", "memory_capabilities"})
+FILTER_FIELD_TYPES = frozenset({"string", "number", "integer", "boolean", "date", "enum"})
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+T = TypeVar("T")
+
+
+class AdapterCallError(Exception):
+    """An adapter call failed; ``fault`` describes how."""
+
+    def __init__(self, fault: AdapterFault) -> None:
+        self.fault = fault
+        super().__init__(fault.describe())
+
+
+class _CallTimeout(BaseException):
+    """A call outlived ``--lens-call-timeout``; raised inside it too, a BaseException so ``except Exception`` cannot swallow it."""
+
+
+class AdapterCaller:
+    """Calls one adapter instance with fault capture, return-type checks and a per-call timeout.
+
+    With a timeout, every call runs on the adapter's own :class:`AdapterThread` (where :meth:`build` also
+    constructs it), and the calling thread waits for it until the timeout: a call that outlives it is a
+    ``timeout`` fault. The timeout is raised inside the call too (as ``SIGALRM`` was); a call that does not
+    end even then (it catches ``BaseException``, or sleeps in C) is abandoned, running, and the adapter with
+    it: every later call is refused with an ``abandoned`` fault, and the run goes on. ``SystemExit`` raised by
+    an adapter is an ``exception`` fault. Adapter state is never touched from another thread unless the
+    adapter declares itself thread-safe (:func:`~pytest_lens.contract.adapter.declares_thread_safe`): many adapters
+    hold SQLite connections bound to the thread that opened them. Questions answered on worker threads
+    reach other adapters through a :meth:`via` view that hands every call to the thread owning the adapter.
+    """
+
+    def __init__(self, adapter: Any, label: str, timeout_s: float | None = None, *, home: AdapterThread | None = None) -> None:
+        self.adapter = adapter
+        self.label = label
+        self.timeout_s = timeout_s if timeout_s and timeout_s > 0 else None
+        #: The thread the adapter is called on (shared by every view of this caller).
+        self._home = home if home is not None else AdapterThread(f"lens-adapter-{label}")
+        #: Seconds spent per method, for latency reports.
+        self.latencies: dict[str, list[float]] = {}
+        self._dispatch: Callable[[Callable[[], Any]], Any] | None = None
+        self._offload_timeouts = False
+
+    @classmethod
+    def build(cls, make: Callable[[], Any], label: str, timeout_s: float | None = None) -> AdapterCaller:
+        """Construct an adapter with ``make()`` on the thread its calls will run on, and a caller for it.
+
+        Raises what ``make`` raises. Construction is not timed (models load there); with no timeout
+        there is no adapter thread, and the adapter is built and called on the calling thread.
+        """
+        home = AdapterThread(f"lens-adapter-{label}")
+        if timeout_s is None or timeout_s <= 0:
+            return cls(make(), label, timeout_s, home=home)
+        try:
+            adapter = home.run(_Call(make, CallClock(None)), lambda why: _interrupted(label, why))
+        except BaseException:
+            home.stop()  # no adapter to call: let its thread end
+            raise
+        return cls(adapter, label, timeout_s, home=home)
+
+    # -- views for concurrent questions ----------------------------------------------------
+    def via(self, dispatch: Callable[[Callable[[], Any]], Any]) -> AdapterCaller:
+        """A view whose calls run through ``dispatch`` (e.g. on the thread that owns the adapter).
+
+        ``dispatch`` receives a thunk performing the whole call (timeout, fault capture, latency)
+        and returns its result or raises what it raised. The view shares the adapter and latencies.
+        """
+        view = copy.copy(self)
+        view._dispatch = dispatch
+        return view
+
+    def concurrent(self) -> AdapterCaller:
+        """A view for a thread-safe adapter called from worker threads: the per-call timeout still holds.
+
+        Calls made off the main thread run each on a thread of its own (they overlap), given up alone
+        (a ``timeout`` fault) when they outlive ``--lens-call-timeout``.
+        """
+        view = copy.copy(self)
+        view._offload_timeouts = True
+        return view
+
+    @property
+    def has_stats(self) -> bool:
+        """Whether the adapter reports counters (a ``lens_stats`` other than the base class's empty one)."""
+        from pytest_lens.contract.adapter import MemoryAdapter
+
+        method = getattr(type(self.adapter), "lens_stats", None)
+        return method is not None and method is not MemoryAdapter.lens_stats
+
+    # -- runner-side methods -------------------------------------------------------------
+    def reset(self, scope_id: str) -> None:
+        """``adapter.reset``."""
+        self._call("reset", lambda: self.adapter.reset(scope_id))
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any]) -> None:
+        """``adapter.ingest`` (a private copy of ``meta``, so adapters cannot alter the dataset)."""
+        self._call("ingest", lambda: self.adapter.ingest(episode_id, scope_id, timestamp, text, dict(meta)), episode_id=episode_id)
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        """``adapter.prepare`` when the adapter defines it."""
+        prepare = getattr(self.adapter, "prepare", None)
+        if prepare is not None:
+            self._call("prepare", lambda: prepare(scope_id, checkpoint))
+
+    # -- agent-side methods ----------------------------------------------------------------
+    def search(self, query: str, filters: dict[str, Any] | None, limit: int | None, *, strict: bool = False) -> list[SearchResult]:
+        """``adapter.search``, results normalised to :class:`SearchResult`.
+
+        ``strict`` (a run's calls): more results than ``limit`` is a ``bad_return`` fault. Without it they are
+        returned as they came, for the conformance suite's ``search.limit`` clause to judge.
+        """
+        raw = self._call("search", lambda: self.adapter.search(query, filters, limit))
+        return self._checked("search", lambda: as_search_results(raw, limit if strict else None))
+
+    def retrieve(self, ref_id: str, *, strict: bool = False) -> Document | None:
+        """``adapter.retrieve``, normalised to :class:`Document` or ``None``.
+
+        ``strict`` (a run's calls): a document with another ``ref_id`` than the one asked for is a ``bad_return``
+        fault. Without it the document is returned as it came, for the conformance suite's ``retrieve.*`` clauses.
+        """
+        raw = self._call("retrieve", lambda: self.adapter.retrieve(ref_id))
+        return self._checked("retrieve", lambda: None if raw is None else as_document(raw, ref_id if strict else None))
+
+    def capabilities(self) -> CapabilityManifest:
+        """``adapter.get_capabilities``, validated."""
+        raw = self._call("get_capabilities", self.adapter.get_capabilities)
+        return self._checked("get_capabilities", lambda: validate_manifest(raw))
+
+    def extended(self, name: str, args: dict[str, Any]) -> Any:
+        """``adapter.call_extended_tool``; the result must survive a JSON round trip."""
+        method = getattr(self.adapter, "call_extended_tool", None)
+        if method is None:
+            raise AdapterCallError(
+                self._fault(
+                    "call_extended_tool", "bad_return", f"the manifest declares {name!r} but the adapter has no call_extended_tool()"
+                )
+            )
+        raw = self._call("call_extended_tool", lambda: method(name, args))
+        return self._checked("call_extended_tool", lambda: json.loads(json.dumps(raw, default=_jsonable)))
+
+    def context(self, scope_id: str, checkpoint: int) -> str | None:
+        """``adapter.context`` when the adapter defines it: the block for the agent's prompt, or ``None``."""
+        method = getattr(self.adapter, "context", None)
+        if method is None:
+            return None
+        raw = self._call("context", lambda: method(scope_id, checkpoint))
+        return self._checked("context", lambda: _optional_text(raw))
+
+    def synthetic_refs(self) -> dict[str, str]:
+        """Adapter-made documents the agent may cite, ``ref_id -> text``."""
+        method = getattr(self.adapter, "get_synthetic_refs", None)
+        if method is None:
+            return {}
+        raw = self._call("get_synthetic_refs", method)
+        return self._checked("get_synthetic_refs", lambda: {str(ref): str(text) for ref, text in raw})
+
+    def stats(self) -> dict[str, int]:
+        """``adapter.lens_stats()`` when defined: cumulative integer counters (e.g. embedding-cache hits)."""
+        method = getattr(self.adapter, "lens_stats", None)
+        if method is None:
+            return {}
+        raw = self._call("lens_stats", method)
+        return self._checked("lens_stats", lambda: _counters(raw))
+
+    def close(self) -> None:
+        """``adapter.close`` when defined (not for an abandoned adapter: its call still runs), then let its thread end."""
+        if self._home.abandoned is not None:
+            return
+        close = getattr(self.adapter, "close", None)
+        try:
+            if close is not None:
+                self._call("close", close)
+        finally:
+            self._home.stop()
+
+    # -- machinery -------------------------------------------------------------------------
+    @property
+    def abandoned(self) -> AdapterFault | None:
+        """Why this adapter instance is no longer called (a call outlived the timeout and never ended), or ``None``."""
+        return self._home.abandoned
+
+    def _call(self, method: str, thunk: Callable[[], T], episode_id: str | None = None) -> T:
+        abandoned = self._home.abandoned
+        if abandoned is not None:
+            raise AdapterCallError(abandoned)
+        dispatch = self._dispatch
+        if dispatch is not None:
+            result: T = dispatch(lambda: self._timed(method, thunk, episode_id))
+            return result
+        return self._timed(method, thunk, episode_id)
+
+    def _timed(self, method: str, thunk: Callable[[], T], episode_id: str | None) -> T:
+        started = time.perf_counter()
+        try:
+            return self._run(method, thunk)
+        except _CallTimeout:
+            raise AdapterCallError(
+                self._fault(method, "timeout", f"no answer after {self.timeout_s:g} s (--lens-call-timeout)", episode_id)
+            ) from None
+        except AdapterCallError:
+            raise
+        except SystemExit as exc:  # an adapter must not end the run: its question fails, the run goes on
+            raise AdapterCallError(
+                self._fault(method, "exception", f"SystemExit({exc.code!r}): the adapter tried to end the process", episode_id)
+            ) from None
+        except Exception as exc:
+            raise AdapterCallError(self._fault(method, "exception", f"{type(exc).__name__}: {exc}", episode_id)) from exc
+        finally:
+            self.latencies.setdefault(method, []).append(time.perf_counter() - started)
+
+    def _run(self, method: str, thunk: Callable[[], T]) -> T:
+        """``thunk`` under the call timeout, on the adapter's thread (a thread-safe adapter's concurrent calls: one each)."""
+        if self.timeout_s is None:
+            return thunk()
+        call = _Call(thunk, CallClock(self.timeout_s))
+        if self._offload_timeouts and threading.current_thread() is not threading.main_thread():
+            result: T = call.on_new_thread(f"lens-adapter-{self.label}-{method}")  # they overlap: each abandoned alone
+            return result
+        outcome: T = self._home.run(call, lambda why: self._abandoned(method, why))
+        return outcome
+
+    def _abandoned(self, method: str, why: str) -> AdapterFault:
+        timeout = f"--lens-call-timeout ({self.timeout_s:g} s)"
+        return self._fault(method, "abandoned", f"{why}; it outlived {timeout}, is left running, and no further call is made")
+
+    def _fault(self, method: str, kind: str, message: str, episode_id: str | None = None) -> AdapterFault:
+        return AdapterFault(adapter=self.label, method=method, kind=kind, message=message, episode_id=episode_id)  # type: ignore[arg-type]
+
+    def _checked(self, method: str, convert: Callable[[], T]) -> T:
+        try:
+            return convert()
+        except (TypeError, ValueError) as exc:
+            raise AdapterCallError(self._fault(method, "bad_return", str(exc))) from None
+
+
+#: How long a timed-out call is given to end once the timeout is raised inside it, before its adapter is abandoned.
+ABANDON_GRACE_S = 1.0
+#: Why an adapter is abandoned: its call outlived the timeout and did not end when the timeout was raised inside it.
+STUCK = "the call did not end when its timeout was raised inside it (the adapter catches BaseException, or waits in C code)"
+
+
+class _Call:
+    """One adapter call handed to another thread: the thunk, its clock, and how it ended."""
+
+    def __init__(self, thunk: Callable[[], Any], clock: CallClock) -> None:
+        self.thunk = thunk
+        self.clock = clock
+        self.context = contextvars.copy_context()  # LLM requests made inside count for the question that asked
+        self.thread_id: int | None = None
+        self.value: Any = None
+        self.error: BaseException | None = None
+        #: Whether the call outlived its clock (it may have ended since, once the timeout was raised inside it).
+        self.late = False
+
+    def run(self) -> None:
+        """On the thread that makes the call."""
+        self.thread_id = threading.get_ident()
+        try:
+            with running_on(self.clock):
+                self.value = self.context.run(self.thunk)
+        except BaseException as exc:  # handed back to the waiting thread, whatever it is
+            self.error = exc
+        finally:
+            self.clock.finish()
+
+    def outcome(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+    def wait(self) -> bool:
+        """Wait for the call; ``False`` when it outlived its clock and did not end once the timeout was raised inside it."""
+        if self.clock.wait():
+            return True
+        self.late = True
+        self.clock.unless_finished(self._raise_inside)
+        return self.clock.wait_more(ABANDON_GRACE_S)
+
+    def _raise_inside(self) -> None:
+        """As ``SIGALRM`` did: a Python loop that does not catch BaseException ends (a C call ends first)."""
+        if self.thread_id is not None:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread_id), ctypes.py_object(_CallTimeout))
+
+    def on_new_thread(self, name: str) -> Any:
+        """Run the call on a new daemon thread; :class:`_CallTimeout` when it outlives its clock (the thread is left to it)."""
+        threading.Thread(target=self.run, name=name, daemon=True).start()
+        if not self.wait() or self.late:
+            raise _CallTimeout
+        return self.outcome()
+
+
+class AdapterThread:
+    """The one thread an adapter instance is called on, so that a call outliving its timeout can be abandoned.
+
+    The adapter is built on it too (:meth:`AdapterCaller.build`): state bound to the thread that made it, such as
+    SQLite connections, stays usable. Started on first use; daemon, so an abandoned call never holds up the
+    interpreter's exit.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        #: Why no further call is made (a call outlived the timeout and did not end, or the wait for it was interrupted).
+        self.abandoned: AdapterFault | None = None
+        self._inbox: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
+        self._one_at_a_time = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def run(self, call: _Call, abandon: Callable[[str], AdapterFault]) -> Any:
+        """Make ``call`` on this thread and return its result; :class:`_CallTimeout` when it outlives its clock.
+
+        A call that does not end even then is left running and the adapter abandoned: ``abandon(why)`` is the
+        fault every later call is refused with.
+        """
+        with self._one_at_a_time:
+            if self.abandoned is not None:
+                raise AdapterCallError(self.abandoned)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
+                self._thread.start()
+            self._inbox.put(call)
+            try:
+                ended = call.wait()
+            except BaseException:  # interrupted (Ctrl-C) while the adapter works: it is left to itself
+                self.abandoned = abandon("the run was interrupted during this call")
+                raise
+            if not ended:
+                self.abandoned = abandon(STUCK)
+                raise _CallTimeout
+            if call.late:  # it ended once the timeout was raised inside it: a timeout, and the adapter is still usable
+                raise _CallTimeout
+            return call.outcome()
+
+    def stop(self) -> None:
+        """Let the thread end once it is idle."""
+        with self._one_at_a_time:
+            if self._thread is not None and self.abandoned is None:
+                self._inbox.put(None)
+                self._thread = None
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                call = self._inbox.get()
+                if call is None:
+                    return
+                call.run()
+            except _CallTimeout:  # raised inside a call just as it ended: nothing left to interrupt
+                continue
+
+
+def _interrupted(label: str, why: str) -> AdapterFault:
+    return AdapterFault(adapter=label, method="__init__", kind="abandoned", message=why)
+
+
+def _field(item: Any, name: str, default: Any = ...) -> Any:
+    if isinstance(item, Mapping):
+        if name in item:
+            return item[name]
+    elif hasattr(item, name):
+        return getattr(item, name)
+    if default is ...:
+        raise TypeError(f"{type(item).__name__} has no field {name!r}")
+    return default
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be str, got {type(value).__name__}")
+    return value
+
+
+def _metadata(value: Any, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what}.metadata must be a dict, got {type(value).__name__}")
+    return {str(key): val for key, val in value.items()}
+
+
+def _optional_text(raw: Any) -> str | None:
+    if raw is not None and not isinstance(raw, str):
+        raise TypeError(f"context() must return str or None, got {type(raw).__name__}")
+    return raw
+
+
+def _counters(raw: Any) -> dict[str, int]:
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"lens_stats() must return dict[str, int], got {type(raw).__name__}")
+    for key, value in raw.items():
+        if not isinstance(key, str) or isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"lens_stats() must return dict[str, int], got {key!r}: {value!r}")
+    return dict(raw)
+
+
+def as_search_results(raw: Any, limit: int | None = None) -> list[SearchResult]:
+    """What ``search`` returned, as :class:`SearchResult` s (dicts and look-alike objects accepted); TypeError/ValueError if malformed.
+
+    With ``limit``, more results than that is a ValueError (the contract: at most ``limit``), checked before any is read.
+    """
+    if not isinstance(raw, list | tuple):
+        raise TypeError(f"expected list[SearchResult], got {type(raw).__name__}")
+    if limit is not None and len(raw) > limit:
+        raise ValueError(f"{len(raw):,} results for limit={limit} (search must return at most limit results)")
+    results = []
+    for index, item in enumerate(raw):
+        what = f"result[{index}]"
+        ref_id = _text(_field(item, "ref_id"), f"{what}.ref_id")
+        if not ref_id:
+            raise ValueError(f"{what}.ref_id is empty")
+        score = _field(item, "score", 0.0)
+        if isinstance(score, bool) or not isinstance(score, int | float) or math.isnan(score):
+            raise TypeError(f"{what}.score must be a number, got {score!r}")
+        results.append(
+            SearchResult(
+                ref_id=ref_id,
+                text=_text(_field(item, "text"), f"{what}.text"),
+                score=float(score),
+                metadata=_metadata(_field(item, "metadata", None), what),
+            )
+        )
+    return results
+
+
+def as_document(raw: Any, asked: str | None = None) -> Document:
+    """What ``retrieve`` returned (not ``None``), as a :class:`Document`; TypeError if malformed.
+
+    With ``asked`` (the ref id passed to ``retrieve``), a document with another ref id is a ValueError.
+    """
+    ref_id = _text(_field(raw, "ref_id"), "document.ref_id")
+    if asked is not None and ref_id != asked:
+        raise ValueError(f"retrieve({asked!r}) returned the document {ref_id!r} (a document must have the ref_id asked for)")
+    return Document(
+        ref_id=ref_id, text=_text(_field(raw, "text"), "document.text"), metadata=_metadata(_field(raw, "metadata", None), "document")
+    )
+
+
+def validate_manifest(raw: Any) -> CapabilityManifest:
+    """Normalise and check a capability manifest; :class:`ValueError`/:class:`TypeError` say what is wrong."""
+    if raw is None:  # every field has a default, so None would pass for the default manifest: an adapter bug
+        raise TypeError("get_capabilities() returned None, expected a CapabilityManifest")
+    modes = _field(raw, "search_modes", ["semantic"])
+    if not isinstance(modes, list | tuple) or not all(isinstance(m, str) and m for m in modes):
+        raise TypeError(f"search_modes must be a list of non-empty strings, got {modes!r}")
+    max_results = _field(raw, "max_results_per_search", 10)
+    if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
+        raise ValueError(f"max_results_per_search must be a positive int, got {max_results!r}")
+    date_range = _field(raw, "supports_date_range", False)
+    if not isinstance(date_range, bool):
+        raise TypeError(f"supports_date_range must be a bool, got {date_range!r}")
+    filters = []
+    for index, item in enumerate(_field(raw, "filter_fields", []) or []):
+        name = _text(_field(item, "name"), f"filter_fields[{index}].name")
+        field_type = _text(_field(item, "field_type"), f"filter_fields[{index}].field_type")
+        if field_type not in FILTER_FIELD_TYPES:
+            raise ValueError(f"filter_fields[{index}] ({name}): field_type {field_type!r} is not one of {sorted(FILTER_FIELD_TYPES)}")
+        enum_values = _field(item, "enum_values", None)
+        if field_type == "enum" and not enum_values:
+            raise ValueError(f"filter_fields[{index}] ({name}): an enum field needs enum_values")
+        filters.append(
+            FilterField(
+                name=name,
+                field_type=field_type,
+                description=str(_field(item, "description", "")),
+                enum_values=[str(v) for v in enum_values] if enum_values else None,
+            )
+        )
+    tools = []
+    for index, item in enumerate(_field(raw, "extra_tools", []) or []):
+        name = _text(_field(item, "name"), f"extra_tools[{index}].name")
+        if not _TOOL_NAME.match(name) or name in BUILTIN_TOOL_NAMES:
+            raise ValueError(f"extra_tools[{index}]: name {name!r} must match [A-Za-z0-9_-]{{1,64}} and not shadow a memory_* tool")
+        parameters = _field(item, "parameters", {"type": "object", "properties": {}})
+        if not isinstance(parameters, Mapping) or parameters.get("type") != "object":
+            raise ValueError(f"extra_tools[{index}] ({name}): parameters must be a JSON Schema with type 'object'")
+        tools.append(ExtraTool(name=name, description=str(_field(item, "description", "")), parameters=dict(parameters)))
+    return CapabilityManifest(
+        search_modes=list(modes),
+        filter_fields=filters,
+        max_results_per_search=max_results,
+        supports_date_range=date_range,
+        extra_tools=tools,
+        context_block=_context_block(_field(raw, "context_block", None)),
+    )
+
+
+def _context_block(raw: Any) -> ContextBlock | None:
+    if raw is None:
+        return None
+    ref_id = _text(_field(raw, "ref_id"), "context_block.ref_id")
+    # The agent cites the block as [ref_id]: it must read as one citation token.
+    if not citable(ref_id):
+        raise ValueError(f"context_block.ref_id {ref_id!r} must read as one citation [ref_id] (letters, digits and _ . : # / @ + -)")
+    max_tokens = _field(raw, "max_tokens")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"context_block.max_tokens must be a positive int, got {max_tokens!r}")
+    title = _text(_field(raw, "title", "memory context"), "context_block.title")
+    return ContextBlock(ref_id=ref_id, max_tokens=max_tokens, title=title.strip() or "memory context")
+
+
+def _jsonable(value: Any) -> Any:
+    """Let dataclass results (Document, SearchResult) of extra tools serialise."""
+    if hasattr(value, "__dataclass_fields__"):
+        import dataclasses
+
+        return dataclasses.asdict(value)
+    raise TypeError(f"extra tool returned a non-JSON value of type {type(value).__name__}")

@@ -1,0 +1,378 @@
+"""Typed records of a run: what happened on each question, and the run artifact.
+
+Everything here is JSON-serialisable: results ride on pytest reports (so xdist
+can carry them to the controller) and end up in the ``--lens-json`` artifact.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pytest_lens.llm.stats import LLMCounts
+from pytest_lens.records.settings import ControlRole
+from pytest_lens.records.statistics import BaselineComparison, RepetitionVariance, RunStatistics, Sensitivity
+
+__all__ = [
+    "ANSWER_CHARS",
+    "ARTIFACT_SCHEMA_VERSION",
+    "SNIPPET_CHARS",
+    "AdapterFault",
+    "AdapterSummary",
+    "CommitInfo",
+    "EpisodeText",
+    "FactCheck",
+    "GroupSummary",
+    "MachineInfo",
+    "MemoryContext",
+    "QuestionResult",
+    "RecordedVerdict",
+    "RefHit",
+    "RunArtifact",
+    "ScopeEvidence",
+    "ToolCallRecord",
+    "Violation",
+]
+
+ARTIFACT_SCHEMA_VERSION = 1
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+ViolationKind = Literal["result_tokens", "tool_calls", "turns", "agent_tokens"]
+
+
+class Violation(_Record):
+    """A budget limit the agent ran into."""
+
+    kind: ViolationKind
+    detail: str
+    tool_call: int | None = None
+
+
+class AdapterFault(_Record):
+    """The adapter misbehaved: it raised, returned the wrong type, or hung (``abandoned``: a hung call never ended)."""
+
+    adapter: str
+    method: str
+    kind: Literal["exception", "bad_return", "timeout", "construct", "abandoned"]
+    message: str
+    episode_id: str | None = None
+
+    def describe(self) -> str:
+        """``adapter 'bm25' raised in search(): ValueError: boom``."""
+        verb = {
+            "exception": "raised in",
+            "bad_return": "returned a wrong value from",
+            "timeout": "timed out in",
+            "construct": "could not be constructed",
+            "abandoned": "was abandoned in",
+        }[self.kind]
+        where = "" if self.kind == "construct" else f" {self.method}()"
+        episode = f" (episode {self.episode_id})" if self.episode_id else ""
+        return f"adapter {self.adapter!r} {verb}{where}{episode}: {self.message}"
+
+
+#: Characters of an agent's answer kept in its result (artifact, transcripts, reports); a longer answer is scored whole,
+#: stored cut, and its full length recorded in :attr:`QuestionResult.answer_chars`.
+ANSWER_CHARS = 20_000
+
+#: Characters of each returned text kept in a tool-call record (the full texts of cited and required
+#: episodes are kept once per run, in :attr:`RunArtifact.evidence`).
+SNIPPET_CHARS = 160
+
+
+class RefHit(_Record):
+    """One ref a tool call returned to the agent: stored id, score (searches) and the start of its text.
+
+    Only a ref's first return in a question keeps a snippet; a later return of it appears here only
+    when it has a score (a search), and otherwise in :attr:`ToolCallRecord.returned_refs` alone.
+    """
+
+    ref_id: str
+    score: float | None = None
+    snippet: str = ""
+
+
+class ToolCallRecord(_Record):
+    """One tool call as the bridge executed (or refused) it."""
+
+    index: int
+    turn: int
+    name: str
+    arguments: dict[str, Any]
+    status: Literal["ok", "error", "refused"]
+    result_tokens: int
+    returned_refs: list[str] = Field(default_factory=list)
+    #: The returned refs in result order, with scores and snippets (what the agent saw, shortened; see :class:`RefHit`).
+    hits: list[RefHit] = Field(default_factory=list)
+    #: Result tokens and tool calls the budget still allowed after this call (``None`` in older artifacts).
+    result_tokens_left: int | None = None
+    calls_left: int | None = None
+    error: str | None = None
+    duration_ms: float = 0.0
+
+
+class FactCheck(_Record):
+    """A key fact of the question and whether the answer stated it (``fact_recall`` counts these)."""
+
+    fact: str
+    found: bool
+
+
+class MemoryContext(_Record):
+    """The block of context an adapter gave the agent at a checkpoint (``context()``), as the agent got it."""
+
+    #: The synthetic ref the manifest's ``context_block`` declares; the agent cites the block by it.
+    ref_id: str
+    title: str
+    text: str
+    #: Result tokens the block was charged (UTF-8 bytes // 4, as a tool result).
+    tokens: int
+
+
+class QuestionResult(_Record):
+    """Everything measured for one (adapter, scope, budget, question)."""
+
+    adapter: str
+    scope_id: str
+    checkpoint: int
+    question_id: str
+    question_type: str
+    category: str
+    budget: str
+    #: The benchmark suite of the question's dataset (``lens``, ``meme``, ``mab``, ``locomo``, ...).
+    suite: str = "lens"
+    agent: str
+    judge: str | None = None
+    prompt: str
+    #: The dataset's reference answer and key facts (for reading transcripts; scoring used the dataset itself).
+    canonical_answer: str = ""
+    key_facts: list[FactCheck] = Field(default_factory=list)
+    # What the agent did; the defaults describe a question where nothing happened (skipped, adapter unbuilt).
+    answer: str = ""
+    #: The answer's full length in characters when it was longer than :data:`ANSWER_CHARS` and ``answer`` holds only its
+    #: start (metrics were computed on the whole answer); ``None``: ``answer`` is the whole answer.
+    answer_chars: int | None = None
+    cited_refs: list[str] = Field(default_factory=list)
+    returned_refs: list[str] = Field(default_factory=list)
+    required_refs: list[str] = Field(default_factory=list)
+    #: Ids the agent saw and cited instead of stored ids (``--lens-opaque-refs``), alias -> stored id; empty without aliases.
+    aliases: dict[str, str] = Field(default_factory=dict)
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    #: The adapter's block of context in the agent's prompt (``None``: it gave none); its tokens are in ``result_tokens``.
+    context: MemoryContext | None = None
+    result_tokens: int = 0
+    turns: int = 0
+    agent_tokens: int = 0
+    violations: list[Violation] = Field(default_factory=list)
+    faults: list[AdapterFault] = Field(default_factory=list)
+    agent_error: str | None = None
+    #: Tool calls the agent got wrong (bad JSON, unknown tool, bad arguments, unknown ref id); each got an error result.
+    malformed_tool_calls: int = 0
+    defects: list[str] = Field(default_factory=list)
+    metrics: dict[str, float] = Field(default_factory=dict)
+    #: Metrics the data cannot support on this question, and why (absent from ``metrics``, never scored 0).
+    absent_metrics: dict[str, str] = Field(default_factory=dict)
+    #: The paper's composite of this question (its weights, renormalised over the metrics present; gates applied).
+    composite: float = 0.0
+    gated: bool = False
+    #: Per-scorer extras (e.g. a judge's per-fact verdicts), keyed by scorer name.
+    scorer_details: dict[str, Any] = Field(default_factory=dict)
+    #: Scorers that could not score this question (their metrics are absent, never defaulted).
+    scoring_failures: list[str] = Field(default_factory=list)
+    #: LLM requests made for this question (agent, judge, baseline, adapter summaries); ``None`` when none were.
+    llm: LLMCounts | None = None
+    #: Why the question was not asked (its adapter raised ``AdapterUnavailable``); skipped results are not scored.
+    skipped: str | None = None
+    #: Why the question could not be measured (the agent could not get an answer from its model: the endpoint and the
+    #: error). Such a question is a failed test, left out of composites and statistics, and counted apart.
+    not_measured: str | None = None
+    duration_s: float = 0.0
+    #: Growth of the adapter's ``lens_stats()`` counters while this question ran (its stream's ingest included).
+    adapter_stats: dict[str, int] = Field(default_factory=dict)
+    #: What the adapter stands for when ``--lens-controls`` added it (``None``: one of the user's adapters).
+    control: ControlRole | None = None
+    #: Which answer of the question this is (``--lens-repeat``; 0 without repetitions).
+    repetition: int = 0
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """Identity of the question within a run (and across runs, for baselines); repetitions share it."""
+        return (self.adapter, self.scope_id, self.budget, self.question_id)
+
+    @property
+    def measured(self) -> bool:
+        """Asked and answered through the model: what composites, summaries and statistics are computed over."""
+        return self.skipped is None and self.not_measured is None
+
+    @property
+    def item_key(self) -> tuple[str, str, str, str, int]:
+        """Identity of this answer within a run: the question and the repetition."""
+        return (*self.key, self.repetition)
+
+    @property
+    def failed(self) -> bool:
+        """The adapter misbehaved, the agent could not finish, or the question could not be measured."""
+        return bool(self.faults) or self.agent_error is not None or self.not_measured is not None
+
+    def failure_message(self) -> str:
+        """Why this question failed, one line per cause."""
+        lines = [fault.describe() for fault in self.faults]
+        if self.not_measured:
+            lines.append(f"not measured: {self.not_measured}")
+        if self.agent_error:
+            lines.append(f"agent {self.agent!r} failed: {self.agent_error}")
+        return "\n".join(lines)
+
+
+def _headline_defaults_to_composite(data: Any) -> Any:
+    """Records written before the headline existed (or by sibling suites) have the composite as their headline."""
+    if isinstance(data, dict) and data.get("headline") is None and "composite" in data:
+        return {**data, "headline": data["composite"]}
+    return data
+
+
+class GroupSummary(_Record):
+    """Means over a group of questions (one adapter, or one question type of it)."""
+
+    n: int
+    composite: float
+    metrics: dict[str, float]
+    #: The run's headline over this group (the composite when that is the headline).
+    headline: float = 0.0
+
+    _default_headline = model_validator(mode="before")(_headline_defaults_to_composite)
+
+
+class AdapterSummary(_Record):
+    """The verdict for one adapter at one budget."""
+
+    adapter: str
+    budget: str
+    n_questions: int
+    #: The paper's composite: its weights over the metric means, renormalised, zeroed by the hard gates.
+    composite: float
+    #: ``composite (tier-1 only)`` when no judge-based (tier 2-3) metric was measured, else ``composite``.
+    composite_label: str = "composite"
+    #: The run's headline score (:mod:`pytest_lens.scoring.headline`): what CIs, paired tests, baselines and
+    #: ``--lens-fail-under`` are about. A sibling suite's headline is its own score (in ``composite`` too).
+    headline: float = 0.0
+    #: ``retrieval_score`` or ``composite`` (a sibling suite's score is its ``composite``).
+    headline_name: str = "composite"
+    metrics: dict[str, float]
+    #: Metrics the data could not support on some questions, and why (see ``QuestionResult.absent_metrics``).
+    absent_metrics: dict[str, str] = Field(default_factory=dict)
+    gated: bool
+    gate_reasons: list[str] = Field(default_factory=list)
+    by_type: dict[str, GroupSummary] = Field(default_factory=dict)
+    result_tokens_mean: float = 0.0
+    tool_calls_mean: float = 0.0
+    violations: int = 0
+    #: Questions with a fault (the adapter raised, returned a wrong value or hung; or the agent failed): failed tests.
+    faults: int = 0
+    #: Why the scores cannot be compared (more than ``--lens-max-fault-rate`` of its questions had faults: it measured
+    #: a broken adapter); ``None``: comparable.
+    not_comparable: str | None = None
+    #: Selected questions of this adapter that produced no result (crashed or lost worker, interrupted run).
+    missing: int = 0
+    #: Questions where a scorer (e.g. the judge) failed, so some of their metrics are absent.
+    scoring_failures: int = 0
+    #: Questions of this adapter that could not be measured (not in ``n_questions``, the composite or the statistics).
+    not_measured: int = 0
+    #: The adapter's ``lens_stats()`` counters summed over the questions (and so over xdist workers).
+    adapter_stats: dict[str, int] = Field(default_factory=dict)
+    #: What the adapter stands for when ``--lens-controls`` added it; controls never gate the run.
+    control: ControlRole | None = None
+    #: Answers per question (``--lens-repeat``); above 1, composite and metrics are over per-question means.
+    repetitions: int = 1
+
+    _default_headline = model_validator(mode="before")(_headline_defaults_to_composite)
+
+
+class MachineInfo(_Record):
+    """The machine a run was measured on (saved runs are grouped by :attr:`machine_id`)."""
+
+    node: str
+    system: str
+    release: str
+    machine: str
+    processor: str = ""
+    python_implementation: str
+    python_version: str
+    cpu_count: int | None = None
+
+    @property
+    def machine_id(self) -> str:
+        """``Linux-CPython-3.11-64bit``: the directory saved runs of this machine kind go to."""
+        major_minor = ".".join(self.python_version.split(".")[:2])
+        bits = "64bit" if self.machine.endswith("64") else "32bit" if self.machine else "unknown"
+        return f"{self.system}-{self.python_implementation}-{major_minor}-{bits}"
+
+
+class CommitInfo(_Record):
+    """The version-control state of the project a run measured."""
+
+    id: str
+    branch: str | None = None
+    dirty: bool = False
+
+
+class EpisodeText(_Record):
+    """One stored episode as a report shows it."""
+
+    timestamp: str
+    text: str
+
+
+class ScopeEvidence(_Record):
+    """A scope's stream length and the texts of the episodes its answers cited or needed (the rest are left out)."""
+
+    episodes: int
+    texts: dict[str, EpisodeText] = Field(default_factory=dict)
+
+
+class RecordedVerdict(_Record):
+    """The run's verdict as the summary printed it: exit status, reasons and one line per gate."""
+
+    exit_code: int
+    reasons: list[str] = Field(default_factory=list)
+    gates: list[str] = Field(default_factory=list)
+
+
+class RunArtifact(_Record):
+    """The ``--lens-json`` file: enough to reproduce, compare and audit a run."""
+
+    schema_version: int = ARTIFACT_SCHEMA_VERSION
+    pytest_lens_version: str
+    created: str
+    run: dict[str, Any]
+    results: list[QuestionResult]
+    summary: dict[str, AdapterSummary]
+    incomplete: list[str] = Field(default_factory=list)
+    dataset_warnings: list[str] = Field(default_factory=list)
+    #: Summaries of the sibling suites' questions (``summary`` holds LENS's), by suite then adapter.
+    suite_summaries: dict[str, dict[str, AdapterSummary]] = Field(default_factory=dict)
+    machine: MachineInfo | None = None
+    commit: CommitInfo | None = None
+    #: Confidence intervals and paired tests between adapters (``pytest_lens.analysis``).
+    statistics: RunStatistics | None = None
+    #: This run against ``--lens-baseline``, when one was given.
+    comparison: BaselineComparison | None = None
+    #: Per sibling suite: its score's CIs and paired tests, and the run against the baseline's questions of that suite.
+    suite_statistics: dict[str, RunStatistics] = Field(default_factory=dict)
+    suite_comparisons: dict[str, BaselineComparison] = Field(default_factory=dict)
+    #: Per scope: the texts of the episodes cited or required by any question (transcripts link citations to them).
+    evidence: dict[str, ScopeEvidence] = Field(default_factory=dict)
+    #: The verdict and the gate lines (``None`` in artifacts written before they were recorded).
+    verdict: RecordedVerdict | None = None
+    #: ``--lens-controls``: what this run can detect, per control of each adapter (the sensitivity table).
+    sensitivity: Sensitivity | None = None
+    #: With ``--lens-repeat``: per (adapter, budget), the variance of per-answer scores within and between questions.
+    repetitions: list[RepetitionVariance] = Field(default_factory=list)
+    #: Why statistics, comparisons and verdict are missing: this is the copy written before they were computed (their
+    #: first import of numpy can kill a process short of memory without an exception). ``None``: the artifact is whole.
+    pending: str | None = None

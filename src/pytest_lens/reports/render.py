@@ -1,0 +1,323 @@
+"""Terminal tables for statistics and comparisons, as plain lines (the plugin and ``lens compare`` print them).
+
+Lines carry no colour codes: :func:`line_markup` says which lines deserve colour, and
+pytest's TerminalWriter applies it only when colour is wanted (it honours ``NO_COLOR``,
+``PY_COLORS`` and ``--color``). Arrows fall back to ASCII when the output encoding
+cannot show them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_lens.analysis.format import METRIC_LABELS, format_delta, format_estimate, format_p, format_table, signed
+from pytest_lens.records.statistics import (
+    BaselineAdapterComparison,
+    BaselineComparison,
+    PairedTest,
+    RunStatistics,
+    Sensitivity,
+)
+
+__all__ = [
+    "ASCII_ARROWS",
+    "UNICODE_ARROWS",
+    "Arrows",
+    "arrows_for",
+    "changed_counts",
+    "comparison_lines",
+    "line_markup",
+    "metric_interval_lines",
+    "pair_lines",
+    "pair_result",
+    "sensitivity_lines",
+    "statistics_section",
+    "status_text",
+]
+
+#: The result words that colour a line (also searched for by :func:`line_markup`).
+REGRESSION = "regression"
+IMPROVEMENT = "improvement"
+NO_CHANGE = "no significant change"
+DROPPED = "drop over --lens-max-drop"
+#: The result words of the sensitivity table.
+DETECTED = "detected"
+NOT_DETECTED = "NOT detected"
+
+
+@dataclass(frozen=True)
+class Arrows:
+    """Direction marks for a drop and a rise."""
+
+    down: str
+    up: str
+    flip: str
+
+
+UNICODE_ARROWS = Arrows("▼", "▲", "→")
+ASCII_ARROWS = Arrows("v", "^", "->")
+
+
+def arrows_for(encoding: str | None) -> Arrows:
+    """Unicode arrows when ``encoding`` can write them, else ASCII ones."""
+    try:
+        "▼▲→".encode(encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return ASCII_ARROWS
+    return UNICODE_ARROWS
+
+
+def _label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric)
+
+
+def line_markup(line: str) -> dict[str, bool]:
+    """TerminalWriter markup for a summary line: failures and regressions red, passes and improvements green."""
+    stripped = line.lstrip()
+    if stripped.startswith("LENS verdict: FAIL"):
+        return {"red": True, "bold": True}
+    if stripped.startswith("LENS verdict: PASS"):
+        return {"green": True}
+    if stripped.startswith("FAIL ") or line.rstrip().endswith(REGRESSION) or DROPPED in line:
+        return {"red": True}
+    if line.rstrip().endswith(IMPROVEMENT):
+        return {"green": True}
+    if f" {NOT_DETECTED}" in line:
+        return {"yellow": True}
+    return {}
+
+
+def metric_interval_lines(statistics: RunStatistics) -> list[str]:
+    """Metric means (rows) per adapter (columns), each with its bootstrap CI."""
+    keys = list(statistics.adapters)
+    if not keys:
+        return []
+    present = {name for s in statistics.adapters.values() for name in s.metrics}
+    names = [name for name in METRIC_LABELS if name in present] + sorted(present - set(METRIC_LABELS))
+    rows = [
+        [
+            _label(name),
+            *(format_estimate(statistics.adapters[k].metrics[name]) if name in statistics.adapters[k].metrics else "-" for k in keys),
+        ]
+        for name in names
+    ]
+    level = f"{statistics.confidence:.0%}"
+    return [
+        f"metric means with {level} bootstrap CIs ({statistics.resamples} resamples of the questions, seed {statistics.seed}):",
+        *format_table(["metric", *keys], rows, [False, *([True] * len(keys))]),
+    ]
+
+
+def pair_result(test: PairedTest, alpha: float, subject: str, arrows: Arrows) -> str:
+    """``▲ bm25 higher`` when the Holm-adjusted test is significant, else ``no significant difference``."""
+    if test.p_adjusted < alpha and test.delta.value != 0:
+        return f"{arrows.down if test.delta.value < 0 else arrows.up} {subject} {'lower' if test.delta.value < 0 else 'higher'}"
+    return "no significant difference"
+
+
+def changed_counts(test: PairedTest, arrows: Arrows) -> str:
+    """``3▼ 1▲``: questions that fell and rose."""
+    return f"{test.n_down}{arrows.down} {test.n_up}{arrows.up}"
+
+
+def _significant_metrics(tests: Sequence[PairedTest], alpha: float, arrows: Arrows) -> str:
+    parts = [
+        f"{_label(t.metric)} {arrows.down if t.delta.value < 0 else arrows.up} {signed(t.delta.value)} (p={format_p(t.p_adjusted)})"
+        for t in tests
+        if t.p_adjusted < alpha
+    ]
+    return "; ".join(parts)
+
+
+def pair_lines(statistics: RunStatistics, alpha: float, arrows: Arrows = UNICODE_ARROWS) -> list[str]:
+    """Every pair of adapters: composites, delta with CI, Holm p, effect size; then Kendall's W."""
+    out: list[str] = []
+    if statistics.pairs:
+        out.append(
+            f"adapters compared (paired by question; two-sided Wilcoxon signed-rank, Holm over {len(statistics.pairs)} pair(s); "
+            f"delta = second - first, {statistics.confidence:.0%} CI):"
+        )
+        several_budgets = len({pair.budget for pair in statistics.pairs}) > 1
+        rows = []
+        for pair in statistics.pairs:
+            test = pair.composite
+            label = f"{pair.first} vs {pair.second}" + (f" @{pair.budget}" if several_budgets else "")
+            rows.append(
+                [
+                    label,
+                    str(test.n_pairs),
+                    f"{test.first:.3f}",
+                    f"{test.second:.3f}",
+                    format_delta(test.delta),
+                    format_p(test.p_adjusted),
+                    f"{test.effect_size:+.2f}",
+                    changed_counts(test, arrows),
+                    pair_result(test, alpha, pair.second, arrows),
+                ]
+            )
+        headers = ["pair", "n", "first", "second", "delta [CI]", "p (Holm)", "effect r", "changed", "result"]
+        out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, False]))
+        for pair in statistics.pairs:
+            metrics = _significant_metrics(pair.metrics, alpha, arrows)
+            if metrics:
+                out.append(f"  {pair.first} vs {pair.second} metrics (Holm p < {alpha:g}): {metrics}")
+    for found in statistics.concordance:
+        agreement = "scopes agree on the ranking" if found.p_value < alpha else "no significant agreement between scopes"
+        out.append(
+            f"Kendall's W across {len(found.scopes)} scopes ({found.budget}, {len(found.adapters)} adapters): W={found.w:.2f}, "
+            f"Friedman chi2={found.chi_square:.2f}, df={len(found.adapters) - 1}, p={format_p(found.p_value)} - {agreement}"
+        )
+    return out
+
+
+def status_text(entry: BaselineAdapterComparison, arrows: Arrows) -> str:
+    """The result column of a baseline comparison: regression, improvement, drop, no change, not in baseline."""
+    if entry.status == "regression":
+        return f"{arrows.down} {REGRESSION}"
+    if entry.status == "improvement":
+        return f"{arrows.up} {IMPROVEMENT}"
+    if entry.status == "not compared":
+        return "not in baseline"
+    if entry.dropped:
+        return f"{arrows.down} {DROPPED} (Wilcoxon: {NO_CHANGE})"
+    return NO_CHANGE
+
+
+def comparison_lines(
+    comparison: BaselineComparison, *, gating: bool, arrows: Arrows = UNICODE_ARROWS, gate_option: str = "--lens-compare-fail"
+) -> list[str]:
+    """The comparison with a baseline: header, warnings, one row per adapter, then flipped questions and drops."""
+    info = comparison.baseline
+    origin = ", ".join(
+        part
+        for part in (
+            f"saved {info.created}" if info.created else "",
+            f"commit {info.commit[:10]}" if info.commit else "",
+            info.machine or "",
+        )
+        if part
+    )
+    compared = [c for c in comparison.adapters if c.regression is not None]
+    drop = f", max drop {comparison.max_drop:g}" if comparison.max_drop is not None else ""
+    out = [
+        f"compared with baseline {info.name} ({info.path}{'; ' + origin if origin else ''})",
+        f"  one-sided Wilcoxon signed-rank for a drop, paired by question, Holm over {len(compared)} adapter(s), "
+        f"alpha {comparison.alpha:g}{drop}",
+    ]
+    out.extend(f"  warning: {warning}" for warning in comparison.warnings)
+    rows = []
+    for entry in comparison.adapters:
+        test = entry.regression
+        if test is None:
+            rows.append([entry.key, "0", "-", "-", "-", "-", "-", "-", status_text(entry, arrows)])
+            continue
+        rows.append(
+            [
+                entry.key,
+                str(test.n_pairs),
+                f"{test.first:.3f}",
+                f"{test.second:.3f}",
+                format_delta(test.delta),
+                format_p(test.p_adjusted),
+                f"{test.effect_size:+.2f}",
+                changed_counts(test, arrows),
+                status_text(entry, arrows),
+            ]
+        )
+    headers = ["adapter", "n", "baseline", "this run", "delta [CI]", "p (Holm)", "effect r", "changed", "result"]
+    out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, False]))
+    for entry in comparison.adapters:
+        test = entry.regression
+        if test is not None and test.n_changed and test.min_p >= comparison.alpha:
+            out.append(
+                f"  {entry.key}: only {test.n_changed} question(s) changed; the smallest attainable p is {test.min_p:.3g}, "
+                f"so no change this small can be significant at {comparison.alpha:g}"
+            )
+        if entry.largest_drops:
+            drops = ", ".join(f"{d.question_id} {signed(d.delta)}" for d in entry.largest_drops)
+            out.append(f"  {entry.key}: largest drops: {drops}")
+        if entry.flipped:
+            flips = ", ".join(f"{f.question_id} {f.before}{arrows.flip}{f.after}" for f in entry.flipped[:5])
+            more = f" and {len(entry.flipped) - 5} more" if len(entry.flipped) > 5 else ""
+            out.append(f"  {entry.key}: flipped: {flips}{more}")
+        metrics = _significant_metrics(entry.metrics, comparison.alpha, arrows)
+        if metrics:
+            out.append(f"  {entry.key}: metrics that changed (two-sided, Holm): {metrics}")
+        if entry.baseline_only or entry.run_only:
+            out.append(
+                f"  {entry.key}: {entry.baseline_only} baseline question(s) not in this run, {entry.run_only} new question(s) not compared"
+            )
+    if comparison.missing:
+        out.append(f"  in the baseline but not in this run: {', '.join(comparison.missing)}")
+    if not gating:
+        out.append(f"  (this comparison does not gate the run; add {gate_option} to fail on a regression)")
+    return out
+
+
+@dataclass(frozen=True)
+class LinesSection:
+    """A block of the summary whose lines are ready (a :class:`~pytest_lens.reports.terminal.ReportSection`)."""
+
+    lines: list[str]
+
+
+def statistics_section(
+    statistics: RunStatistics, comparison: BaselineComparison | None, alpha: float, gating: bool, encoding: str | None
+) -> LinesSection:
+    """Metric CIs, adapter pairs with Kendall's W, and the baseline comparison, for output in ``encoding``."""
+    arrows = arrows_for(encoding)
+    lines = metric_interval_lines(statistics)
+    pairs = pair_lines(statistics, alpha, arrows)
+    if pairs:
+        lines += ["", *pairs]
+    if comparison is not None:
+        lines += ["", *comparison_lines(comparison, gating=gating, arrows=arrows)]
+    return LinesSection(lines)
+
+
+def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS) -> list[str]:
+    """The sensitivity table: per user adapter, each control and mutant, its delta with CI, one-sided p, detected or not."""
+    if not sensitivity.rows:
+        return []
+    out = [
+        f"sensitivity (--lens-controls): could this run tell each adapter from a degraded copy of it? "
+        f"{sensitivity.metric}, control - adapter, paired by question; one-sided Wilcoxon signed-rank for a drop, "
+        f"alpha {sensitivity.alpha:g}, each row tested alone (no correction across rows)",
+    ]
+    rows = []
+    for row in sensitivity.rows:
+        test = row.test
+        result = DETECTED if row.detected else NOT_DETECTED
+        if not row.detected and not test.n_changed:
+            result += " (no question changed)"
+        elif not row.detected and test.min_p >= sensitivity.alpha:
+            result += f" (only {test.n_changed} changed: p >= {test.min_p:.3g})"
+        rows.append(
+            [
+                row.adapter,
+                row.control,
+                row.degradation,
+                str(test.n_pairs),
+                f"{test.first:.3f}",
+                f"{test.second:.3f}",
+                format_delta(test.delta),
+                format_p(test.p_value),
+                changed_counts(test, arrows),
+                result,
+            ]
+        )
+    headers = ["adapter", "control", "degradation", "n", "adapter", "control", "delta [CI]", "p (1-sided)", "changed", "result"]
+    out.extend(format_table(headers, rows, [False, False, False, True, True, True, True, True, True, False]))
+    for row in sensitivity.rows:
+        seen = sorted((t for t in row.metrics if t.p_adjusted < sensitivity.alpha and t.delta.value < 0), key=lambda t: t.p_adjusted)
+        if seen:
+            parts = ", ".join(f"{_label(t.metric)} {signed(t.delta.value)} (p={format_p(t.p_adjusted)})" for t in seen[:5])
+            more = f" and {len(seen) - 5} more" if len(seen) > 5 else ""
+            out.append(f"  {row.control} vs {row.adapter}: metrics that dropped (one-sided, Holm over {len(row.metrics)}): {parts}{more}")
+    missed = [row.control for row in sensitivity.rows if not row.detected]
+    out.append(
+        "  detected: a change doing this to the adapter fails --lens-compare-fail on this data; "
+        + (f"not detected ({', '.join(missed)}): it would pass unnoticed" if missed else "every control was detected")
+    )
+    return out

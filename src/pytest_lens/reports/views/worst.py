@@ -1,0 +1,82 @@
+"""The worst questions of each adapter: for ``lens show --worst``, the HTML overview and the terminal summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_lens.analysis.format import METRIC_LABELS
+from pytest_lens.analysis.summary import summary_key
+from pytest_lens.reports.views.transcript import Transcript
+
+__all__ = ["SUMMARY_WORST", "WorstQuestions", "worst"]
+
+#: Questions per adapter the terminal summary names.
+SUMMARY_WORST = 3
+
+
+def worst(items: Sequence[Transcript], n: int) -> dict[str, list[Transcript]]:
+    """Per adapter (``adapter@budget`` with several budgets; ``suite:adapter`` for sibling suites): its ``n`` worst questions.
+
+    Worst first: failed questions, then the lowest composite (a gated question before an ungated one at the same
+    composite), then run order. Questions not asked (skipped) and questions that scored a full 1.0 are left out,
+    so an adapter with nothing to look at has an empty list.
+    """
+    several_budgets = len({item.result.budget for item in items}) > 1
+    groups: dict[str, list[tuple[tuple[int, float, int, int], Transcript]]] = {}
+    for index, item in enumerate(items):
+        r = item.result
+        if r.skipped is not None:
+            continue
+        key = summary_key(r.adapter, r.budget, several_budgets)
+        if r.suite != "lens":
+            key = f"{r.suite}:{key}"
+        members = groups.setdefault(key, [])
+        if r.failed or r.gated or r.composite < 1.0:
+            members.append(((0 if r.failed else 1, r.composite, 0 if r.gated else 1, index), item))
+    return {key: [item for _, item in sorted(members, key=lambda pair: pair[0])[:n]] for key, members in groups.items()}
+
+
+def why(item: Transcript) -> str:
+    """A few words on why a question scored as it did: its fault, its gate, or its weakest metrics."""
+    r = item.result
+    if r.failed:
+        return r.failure_message().splitlines()[0]
+    if item.gate_reasons:
+        return "; ".join(item.gate_reasons)
+    weakest = sorted(r.metrics.items(), key=lambda pair: pair[1])[:2]
+    return ", ".join(f"{METRIC_LABELS.get(name, name)} {value:.2f}" for name, value in weakest)
+
+
+@dataclass(frozen=True)
+class WorstQuestions:
+    """The summary block naming each adapter's worst questions and where to read their transcripts."""
+
+    groups: dict[str, list[Transcript]]
+    json_path: Path | None = None
+    html_path: Path | None = None
+    n: int = SUMMARY_WORST
+
+    @property
+    def lines(self) -> list[str]:
+        """``worst questions ...`` then one line per question, grouped by adapter."""
+        if not self.groups:
+            return []
+        where = []
+        if self.html_path is not None:
+            where.append(f"open {self.html_path}")
+        if self.json_path is not None:
+            where.append(f"lens show {self.json_path} ID (or --worst {self.n * 2})")
+        if not where:
+            where.append("run with --lens-html=report.html or --lens-json=run.json to read them")
+        out = [f"worst questions (transcripts: {'; '.join(where)}):"]
+        for key, items in self.groups.items():
+            if not items:
+                out.append(f"  {key}: every question scored 1.000")
+                continue
+            out.append(f"  {key}:")
+            width = max(len(item.test_id) for item in items)
+            for item in items:
+                out.append(f"    {item.result.composite:.3f} {item.outcome:<6} {item.test_id:<{width}}  {why(item)}")
+        return out

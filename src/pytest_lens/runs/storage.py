@@ -1,0 +1,235 @@
+"""Saved runs: ``--lens-save`` writes, ``--lens-baseline`` and ``lens compare`` find and load.
+
+Like pytest-benchmark's storage: ``<root>/<machine-id>/0001_NAME.json``, numbered per
+machine kind, each file a complete :class:`~pytest_lens.records.results.RunArtifact` carrying
+machine, commit and dataset hashes, so a later run can tell what it is compared with.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from pytest_lens.datasets.json_document import JsonDocumentError, read_json
+from pytest_lens.records.results import ARTIFACT_SCHEMA_VERSION, CommitInfo, MachineInfo, RunArtifact
+from pytest_lens.records.statistics import BaselineInfo
+
+__all__ = [
+    "Baseline",
+    "RunStore",
+    "SavedRun",
+    "SavedRunError",
+    "artifact_problem",
+    "commit_info",
+    "load_run",
+    "machine_info",
+    "open_baseline",
+    "resolve_run",
+]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_SAVED = re.compile(r"^(\d{4,})_(.+)\.json$")
+
+
+class SavedRunError(ValueError):
+    """A saved run cannot be written, found or read; the message names the file or name and what to do."""
+
+
+def machine_info() -> MachineInfo:
+    """The machine this process runs on."""
+    return MachineInfo(
+        node=platform.node(),
+        system=platform.system(),
+        release=platform.release(),
+        machine=platform.machine(),
+        processor=platform.processor(),
+        python_implementation=platform.python_implementation(),
+        python_version=platform.python_version(),
+        cpu_count=os.cpu_count(),
+    )
+
+
+def commit_info(directory: Path) -> CommitInfo | None:
+    """The git commit checked out at ``directory`` (``None`` outside a git work tree or without git)."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=directory, capture_output=True, text=True, timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return None
+    branch = git("rev-parse", "--abbrev-ref", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return CommitInfo(id=commit, branch=None if branch in (None, "HEAD") else branch, dirty=bool(status))
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """One file in the store."""
+
+    path: Path
+    number: int
+    name: str
+
+    @property
+    def label(self) -> str:
+        """``0001_main``."""
+        return self.path.stem
+
+
+def load_run(path: Path) -> RunArtifact:
+    """Read a run artifact; :class:`SavedRunError` names the file and the first field at fault."""
+    try:
+        document = read_json(path.read_bytes())
+    except OSError as exc:
+        raise SavedRunError(f"{path}: cannot read the run artifact ({exc.strerror or exc})") from None
+    except JsonDocumentError as exc:
+        raise SavedRunError(f"{path}: not a pytest-lens run artifact ({exc})") from None
+    try:
+        artifact = RunArtifact.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(document)"
+        raise SavedRunError(
+            f"{path}: not a pytest-lens run artifact ({exc.error_count()} problem(s); first: {where}: {first['msg']})"
+        ) from None
+    problem = artifact_problem(artifact)
+    if problem is not None:
+        raise SavedRunError(f"{path}: {problem}; the file is damaged or was not written by pytest-lens")
+    return artifact
+
+
+#: Metrics that subtract a chance level or a baseline's score, and so may fall below 0.
+_SIGNED_METRICS = ("_above_chance", "_advantage")
+
+
+def artifact_problem(artifact: RunArtifact) -> str | None:
+    """The first value a comparison would misread, as ``field: what is wrong`` (``None`` if there is none).
+
+    The model checks types; this checks what a valid artifact holds: its schema version, scores in their
+    ranges (a metric of ``1e308`` would print as ``inf``, one of ``-5`` as a gain of 5), one result per answer.
+    """
+    if artifact.schema_version != ARTIFACT_SCHEMA_VERSION:
+        newer = "a newer" if artifact.schema_version > ARTIFACT_SCHEMA_VERSION else "an unknown"
+        return f"schema_version: {artifact.schema_version} is {newer} artifact format (this pytest-lens reads {ARTIFACT_SCHEMA_VERSION})"
+    seen: dict[tuple[str, str, str, str, int], int] = {}
+    for index, result in enumerate(artifact.results):
+        where = f"results[{index}]"
+        first = seen.setdefault(result.item_key, index)
+        if first != index:
+            adapter, scope, budget, question, repetition = result.item_key
+            return (
+                f"{where}: duplicates results[{first}] (adapter {adapter}, scope {scope}, budget {budget}, question {question}, "
+                f"repetition {repetition}); a run has one result per answer"
+            )
+        scores = {"composite": result.composite, **{f"metrics.{name}": value for name, value in result.metrics.items()}}
+        for name, value in scores.items():
+            low = -1.0 if name.endswith(_SIGNED_METRICS) else 0.0
+            if not (math.isfinite(value) and low <= value <= 1.0):
+                return f"{where}.{name}: {value!r} is outside [{low:g}, 1]"
+    return None
+
+
+class RunStore:
+    """Saved runs under ``root`` (by default ``.lens`` in the rootdir), one directory per machine kind."""
+
+    def __init__(self, root: Path, machine_id: str | None = None) -> None:
+        self.root = root
+        self.machine_id = machine_id or machine_info().machine_id
+
+    @property
+    def machine_dir(self) -> Path:
+        """Where this machine's runs are saved."""
+        return self.root / self.machine_id
+
+    def saved(self) -> list[SavedRun]:
+        """Every saved run: this machine's first, then other machines', each by number."""
+        found: list[tuple[int, SavedRun]] = []
+        if not self.root.is_dir():
+            return []
+        for directory in sorted(p for p in self.root.iterdir() if p.is_dir()):
+            other = 0 if directory.name == self.machine_id else 1
+            for path in directory.glob("*.json"):
+                match = _SAVED.match(path.name)
+                if match:
+                    found.append((other, SavedRun(path, int(match.group(1)), match.group(2))))
+        return [run for _, run in sorted(found, key=lambda item: (item[0], item[1].path.parent.name, item[1].number))]
+
+    def save(self, artifact: RunArtifact, name: str) -> Path:
+        """Write ``artifact`` as the next numbered run called ``name``; returns the path."""
+        if not _NAME.match(name):
+            raise SavedRunError(f"--lens-save={name!r}: use letters, digits, '.', '_' or '-' (starting with a letter or digit)")
+        self.machine_dir.mkdir(parents=True, exist_ok=True)
+        numbers = [int(m.group(1)) for p in self.machine_dir.glob("*.json") if (m := _SAVED.match(p.name))]
+        path = self.machine_dir / f"{max(numbers, default=0) + 1:04d}_{name}.json"
+        # Write then rename: a reader (or a parallel CI job) never sees half a file.
+        partial = path.with_suffix(".json.partial")
+        partial.write_text(artifact.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        partial.replace(path)
+        return path
+
+    def find(self, reference: str) -> SavedRun:
+        """A saved run by ``NAME`` (the latest of that name), ``NNNN`` or ``NNNN_NAME``; this machine's runs first."""
+        runs = self.saved()
+        for matches in (
+            [run for run in runs if run.label == reference],
+            [run for run in runs if reference.isdigit() and run.number == int(reference)],
+            [run for run in runs if run.name == reference],
+        ):
+            if matches:
+                same_machine = [run for run in matches if run.path.parent.name == self.machine_id]
+                pool = same_machine or matches
+                return max(pool, key=lambda run: run.number)
+        available = ", ".join(f"{run.path.parent.name}/{run.label}" for run in runs[-8:]) or "none"
+        raise SavedRunError(f"no saved run {reference!r} under {self.root} (saved: {available}); save one with --lens-save={reference}")
+
+
+def resolve_run(reference: str, store: RunStore, search_dirs: tuple[Path, ...] = ()) -> tuple[Path, str]:
+    """A baseline given as a file path (absolute, or relative to one of ``search_dirs``) or a saved-run name.
+
+    Returns the path and a display name (``0001_main`` for saved runs, the file name otherwise).
+    """
+    candidate = Path(reference).expanduser()
+    paths = [candidate] if candidate.is_absolute() else [directory / candidate for directory in search_dirs] or [candidate]
+    for path in paths:
+        if path.is_file():
+            return path, path.name
+    if candidate.suffix == ".json" or os.sep in reference:
+        raise SavedRunError(f"baseline file {reference!r} does not exist (looked in: {', '.join(str(p) for p in paths)})")
+    saved = store.find(reference)
+    return saved.path, saved.label
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A loaded baseline run and where it came from."""
+
+    artifact: RunArtifact
+    info: BaselineInfo
+
+
+def open_baseline(reference: str, store: RunStore, search_dirs: tuple[Path, ...] = ()) -> Baseline:
+    """Find and load ``reference`` (a saved-run name or an artifact path); :class:`SavedRunError` if impossible."""
+    path, name = resolve_run(reference, store, search_dirs)
+    artifact = load_run(path)
+    return Baseline(
+        artifact,
+        BaselineInfo(
+            name=name,
+            path=str(path),
+            created=artifact.created,
+            commit=artifact.commit.id if artifact.commit else None,
+            machine=artifact.machine.machine_id if artifact.machine else None,
+        ),
+    )

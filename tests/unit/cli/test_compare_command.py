@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_lens.cli.main import main
+from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.runs.storage import RunStore
+from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
+from pytest_lens.scoring.headline import gates_of
+from tests.unit.analysis.factory import result, tier1
+
+RUN = {"weights": dict(DEFAULT_WEIGHTS), "gates": ["evidence_grounding < 0.5"], "seed": 42, "agent": {"name": "offline"}}
+
+
+def write(path: Path, results: list[QuestionResult]) -> Path:
+    path.write_text(RunArtifact(pytest_lens_version="0", created="c", run=RUN, results=results, summary={}).model_dump_json())
+    return path
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> tuple[Path, Path]:
+    healthy = write(tmp_path / "healthy.json", [result(f"q{i:02d}", tier1(1.0, 1.0)) for i in range(10)])
+    degraded = write(tmp_path / "degraded.json", [result(f"q{i:02d}", tier1(1.0, 0.0)) for i in range(10)])
+    return healthy, degraded
+
+
+def test_compare_prints_the_comparison_and_fails_only_when_asked(runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    healthy, degraded = runs
+    assert main(["compare", str(healthy), str(degraded)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"degraded.json ({degraded}) against healthy.json"
+    row = next(line for line in out.splitlines() if line.startswith("bm25 "))
+    assert row.split()[1:5] == ["10", "1.000", "0.758", "-0.242"] and row.endswith("regression")
+    assert "add --fail to fail on a regression" in out
+
+    assert main(["compare", str(healthy), str(degraded), "--fail"]) == 1
+    assert (
+        "FAIL  --fail: vs baseline healthy.json: bm25 composite 1.000 -> 0.758 (-0.242): "
+        "regression p=9.8e-04 (one-sided Wilcoxon, Holm) < alpha 0.05" in capsys.readouterr().out
+    )
+    assert main(["compare", str(healthy), str(healthy), "--fail"]) == 0
+    assert "pass  --fail: no significant regression vs baseline healthy.json" in capsys.readouterr().out
+
+
+def test_compare_finds_saved_runs_by_name(tmp_path: Path, runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_lens.runs.storage import load_run
+
+    store = RunStore(tmp_path / ".lens")
+    store.save(load_run(runs[0]), "main")
+    assert main(["compare", "main", str(runs[1]), "--storage", str(tmp_path / ".lens"), "--max-drop", "0.1", "--fail"]) == 1
+    assert "drop 0.242 > --lens-max-drop=0.1" in capsys.readouterr().out
+
+
+def test_compare_reports_unusable_input_with_status_2(tmp_path: Path, runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "nosuchrun", str(runs[1]), "--storage", str(tmp_path)]) == 2
+    assert "lens compare: no saved run 'nosuchrun'" in capsys.readouterr().err
+    (tmp_path / "junk.json").write_text("{")
+    assert main(["compare", str(tmp_path / "junk.json"), str(runs[1])]) == 2
+    assert "junk.json: not a pytest-lens run artifact" in capsys.readouterr().err
+    assert main(["compare", str(runs[0]), str(runs[1]), "--alpha", "1.5"]) == 2
+
+
+def test_gates_are_read_back_from_the_run_identity() -> None:
+    assert gates_of({"gates": ["evidence_grounding < 0.5", "budget_compliance < 0.5"]}) == [
+        HardGate("evidence_grounding", 0.5),
+        HardGate("budget_compliance", 0.5),
+    ]
+    assert gates_of({}) == list(DEFAULT_GATES)
+    with pytest.raises(ValueError, match="cannot read hard gate 'grounding >= 1'"):
+        gates_of({"gates": ["grounding >= 1"]})
+
+
+def test_lens_compare_fails_a_partial_comparison_unless_partial(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A baseline saved from an interrupted run (4 of 10 questions, marked incomplete): --fail compared 4 and passed.
+    everything = [result(f"q{i:02d}", tier1(1.0, 1.0)) for i in range(10)]
+    current = write(tmp_path / "current.json", everything)
+    partial = tmp_path / "partial.json"
+    incomplete = ["incomplete: 6 questions missing from groups bm25:s1:16k (6)"]
+    artifact = RunArtifact(pytest_lens_version="0", created="c", run=RUN, results=everything[:4], summary={}, incomplete=incomplete)
+    partial.write_text(artifact.model_dump_json())
+    assert main(["compare", str(partial), str(current), "--fail"]) == 1
+    out = capsys.readouterr().out
+    assert "warning: baseline partial.json is an incomplete run (incomplete: 6 questions missing" in out
+    assert (
+        "FAIL  --fail: vs baseline partial.json: partial comparison, bm25: 6 question(s) of this run not in the baseline "
+        "(pass --partial to gate on the questions both runs have)" in out
+    )
+    assert main(["compare", str(partial), str(current), "--fail", "--partial"]) == 0
+    assert "partial comparison allowed by --partial: bm25: 6 question(s) of this run not in the baseline" in capsys.readouterr().out

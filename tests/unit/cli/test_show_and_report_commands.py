@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_lens.cli.main import main
+from pytest_lens.records.results import RunArtifact
+from pytest_lens.reports.views.transcript import transcripts
+from pytest_lens.runs.storage import RunStore
+from tests.support import run_lens_session
+
+
+@pytest.fixture
+def run_file(tmp_path: Path, example_run: RunArtifact) -> Path:
+    path = tmp_path / "run.json"
+    path.write_text(example_run.model_dump_json(indent=2))
+    return path
+
+
+def test_show_one_question(run_file: Path, example_run: RunArtifact, capsys: pytest.CaptureFixture[str]) -> None:
+    item = transcripts(example_run)[2]
+    assert main(["show", str(run_file), item.test_id]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == item.test_id
+    assert item.result.prompt in out and "tool calls (" in out and "evidence (R required" in out
+    # A question id alone shows that question for every adapter.
+    assert main(["show", str(run_file), item.result.question_id]) == 0
+    ids = [line for line in capsys.readouterr().out.splitlines() if line.endswith(item.result.question_id) and "-cold_chain_demo-" in line]
+    assert [line.split("-")[0] for line in ids] == ["bm25", "drops", "null"]
+
+
+def test_show_by_keyword_and_worst(run_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", str(run_file), "-k", "null and temporal"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("outcome: gated") == out.count("\n====") + 1 >= 1
+    assert main(["show", str(run_file), "--worst", "1"]) == 0
+    out = capsys.readouterr().out
+    heads = [line for line in out.splitlines() if line.startswith("outcome:")]
+    assert out.startswith("bm25: every question scored 1.000\n")  # nothing to look at
+    assert len(heads) == 2 and heads[1].startswith("outcome: gated")  # drops' worst, then null's
+    assert main(["show", str(run_file), "-k", "drops", "--worst", "2", "--episodes"]) == 0
+    assert capsys.readouterr().out.count("\n--- cold_chain_demo_0") >= 1
+    assert main(["show", str(run_file), "-k", "bm25", "--worst", "2"]) == 0
+    assert capsys.readouterr().out == "bm25: every question scored 1.000\n"
+
+
+def test_show_lists_when_nothing_or_too_much_is_selected(run_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", str(run_file)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("run.json: 24 of 24 questions\n") and "show one with: lens show RUN QUESTION" in out
+    assert main(["show", str(run_file), "-k", "bm25 or drops"]) == 0
+    assert "16 of 24 questions match" in capsys.readouterr().out
+    assert main(["show", str(run_file), "-k", "bm25 or drops", "--all"]) == 0
+    assert capsys.readouterr().out.count("outcome:") == 16
+
+
+def test_show_errors(run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", str(run_file), "no_such_question"]) == 1
+    assert "no question of run.json matches 'no_such_question' (24 questions in the run)" in capsys.readouterr().out
+    assert main(["show", str(run_file), "-k", "bm25 and"]) == 2
+    assert "-k 'bm25 and': the expression ends where a name or '(' was expected" in capsys.readouterr().err
+    assert main(["show", str(tmp_path / "missing.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["show", str(run_file), "--worst", "0"]) == 2
+
+
+def test_show_finds_saved_runs_by_name(tmp_path: Path, example_run: RunArtifact, capsys: pytest.CaptureFixture[str]) -> None:
+    RunStore(tmp_path / ".lens").save(example_run, "main")
+    assert main(["show", "main", "--storage", str(tmp_path / ".lens"), "-k", "null and q01"]) == 0
+    assert "null-cold_chain_demo-" in capsys.readouterr().out
+
+
+def test_report_writes_one_file(run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out" / "report.html"
+    assert main(["report", str(run_file), "--html", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {out} (")
+    html = out.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "artifact run.json" in html
+
+
+def test_report_against_a_baseline_and_of_merged_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    healthy = tmp_path / "healthy.json"
+    healthy.write_text(run_lens_session(tmp_path / "a", {"bm25": "bm25"}).artifact().model_dump_json())
+    degraded = tmp_path / "degraded.json"
+    target = "lens_fixtures.adapters.degraded:DropsBestBM25Adapter"
+    degraded.write_text(run_lens_session(tmp_path / "b", {"bm25": target}).artifact().model_dump_json())
+    null = tmp_path / "null.json"
+    null.write_text(run_lens_session(tmp_path / "c", {"null": "null"}).artifact().model_dump_json())
+
+    out = tmp_path / "compared.html"
+    assert main(["report", str(degraded), "--baseline", str(healthy), "--html", str(out)]) == 0
+    html = out.read_text()
+    assert "Per-question deltas against healthy.json (largest drops first)" in html
+    assert "Compared with <strong>healthy.json</strong>" in html
+
+    merged = tmp_path / "merged.html"
+    assert main(["report", str(healthy), str(null), "--html", str(merged)]) == 0
+    html = merged.read_text()
+    assert "merged from" in html and 'id="pairs"' in html
+    views = json.loads(html.split('<script type="application/json" id="lens-transcripts">')[1].split("</script>")[0])
+    assert {view["adapter"] for view in views} == {"bm25", "null"}
+
+    assert main(["report", str(healthy), str(healthy), "--html", str(merged)]) == 2
+    assert "is in both healthy.json and healthy.json" in capsys.readouterr().err

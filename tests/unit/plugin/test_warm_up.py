@@ -1,0 +1,101 @@
+"""Imports a run will need start in the background, and only those it will need."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lens.llm.settings import LLMSettings
+from pytest_lens.plugin import warm_up
+from pytest_lens.records.settings import AdapterSpec, LensSettings
+from pytest_lens.runs.session import LensSession
+from tests.support import COLD_CHAIN_DEMO
+
+
+def test_modules_are_imported_on_a_daemon_thread_and_errors_stay_quiet() -> None:
+    sys.modules.pop("colorsys", None)
+    thread = warm_up.warm_up(["lens_no_such_module", "colorsys"])
+    assert thread.daemon
+    thread.join(10)
+    assert "colorsys" in sys.modules  # the missing module did not stop the next one
+
+
+def test_a_warm_up_waits_for_the_one_it_comes_after() -> None:
+    order: list[str] = []
+    first = warm_up.warm_up([], name="first", then=lambda: (time.sleep(0.2), order.append("first")))
+    second = warm_up.warm_up([], name="second", then=lambda: order.append("second"), after=first)
+    second.join(10)
+    assert order == ["first", "second"]
+
+
+@pytest.mark.parametrize(
+    ("llm", "summary", "settings", "connects", "expected"),
+    [
+        (True, False, LLMSettings(base_url="http://127.0.0.1:9/v1", agent_model="m"), True, []),
+        (True, True, LLMSettings(base_url="http://127.0.0.1:9/v1", agent_model="m"), True, [warm_up.SUMMARY_MODULES]),
+        (True, False, LLMSettings(base_url="http://127.0.0.1:9/v1", agent_model="m", cache_mode="replay"), False, []),  # no request
+        (True, False, LLMSettings(), False, []),  # no LLM at all
+        (False, True, LLMSettings(), False, [warm_up.SUMMARY_MODULES]),
+    ],
+)
+def test_the_session_warms_up_what_it_will_use(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    llm: bool,
+    summary: bool,
+    settings: LLMSettings,
+    connects: bool,
+    expected: list[tuple[str, ...]],
+) -> None:
+    session = LensSession(
+        LensSettings(adapters=(AdapterSpec("bm25", "bm25"),), datasets=(COLD_CHAIN_DEMO,), llm=settings, rootdir=tmp_path), [], []
+    )
+    started: list[tuple[str, ...]] = []
+    real_warm_up = warm_up.warm_up
+
+    def recording(modules: Sequence[str], name: str = "lens-warm-up", then: Any = None, *, after: Any = None) -> threading.Thread:
+        if modules:
+            started.append(tuple(modules))
+        return real_warm_up(modules, name, then, after=after)
+
+    monkeypatch.setattr(warm_up, "warm_up", recording)
+    monkeypatch.setattr("pytest_lens.runs.session._FIRST_REQUEST_WAIT_S", 0.01)
+    session.warm_up(llm=llm, summary=summary)
+    assert started == expected
+    if connects:
+        assert session._llm_warm_up is not None
+        session._llm_warm_up.join(30)
+        assert session.llm.endpoint.connect()[0] is session.llm.endpoint.connect()[0]  # built once, in the background
+        assert "openai" in sys.modules
+        assert "jsonschema" in sys.modules and "pytrec_eval" in sys.modules  # what answering the first questions imports
+    else:
+        assert session._llm_warm_up is None
+
+
+def test_the_llm_warm_up_builds_the_client_and_waits_for_the_first_request_before_the_answering_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = LLMSettings(base_url="http://127.0.0.1:9/v1", agent_model="m")
+    session = LensSession(
+        LensSettings(adapters=(AdapterSpec("bm25", "bm25"),), datasets=(COLD_CHAIN_DEMO,), llm=settings, rootdir=tmp_path), [], []
+    )
+    imported: list[tuple[str, ...]] = []
+    monkeypatch.setattr(warm_up, "import_quietly", lambda modules: modules and imported.append(tuple(modules)))
+    session.warm_up(llm=True, summary=False)
+    thread = session._llm_warm_up
+    assert thread is not None
+    deadline = time.monotonic() + 30
+    while session.llm.endpoint._client is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert session.llm.endpoint._client is not None  # the client is built before any request
+    time.sleep(0.2)
+    assert thread.is_alive() and imported == []  # no request yet: the processor stays the first request's
+    session.llm.endpoint.requested.set()
+    thread.join(10)
+    assert imported == [warm_up.ANSWER_MODULES]

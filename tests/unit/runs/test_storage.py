@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lens.records.results import RunArtifact
+from pytest_lens.runs.storage import RunStore, SavedRunError, commit_info, load_run, machine_info, open_baseline, resolve_run
+from tests.support import run_lens_session
+
+
+def artifact(created: str = "2026-01-01T00:00:00+00:00") -> RunArtifact:
+    return RunArtifact(pytest_lens_version="0.1.0", created=created, run={"seed": 42}, results=[], summary={}, machine=machine_info())
+
+
+def test_saves_are_numbered_per_machine_and_found_by_name_number_or_label(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / ".lens", machine_id="Linux-CPython-3.11-64bit")
+    first = store.save(artifact("one"), "main")
+    second = store.save(artifact("two"), "feature")
+    third = store.save(artifact("three"), "main")
+    assert [p.name for p in (first, second, third)] == ["0001_main.json", "0002_feature.json", "0003_main.json"]
+    assert first.parent == tmp_path / ".lens" / "Linux-CPython-3.11-64bit"
+    assert store.find("main").path == third  # the latest of that name
+    assert store.find("0001").path == first
+    assert store.find("0002_feature").path == second
+    assert load_run(third).created == "three"
+    assert not list(first.parent.glob("*.partial"))
+
+
+def test_this_machines_runs_win_over_other_machines(tmp_path: Path) -> None:
+    other = RunStore(tmp_path, machine_id="Darwin-CPython-3.12-64bit")
+    ours = RunStore(tmp_path, machine_id="Linux-CPython-3.11-64bit")
+    other.save(artifact(), "main")
+    other.save(artifact(), "main")
+    assert ours.find("main").path.parent.name == "Darwin-CPython-3.12-64bit"  # only there: still found
+    mine = ours.save(artifact(), "main")
+    assert ours.find("main").path == mine
+
+
+def test_unknown_names_list_what_is_saved(tmp_path: Path) -> None:
+    store = RunStore(tmp_path, machine_id="m")
+    store.save(artifact(), "main")
+    with pytest.raises(SavedRunError, match=r"no saved run 'nope' under .* \(saved: m/0001_main\); save one with --lens-save=nope"):
+        store.find("nope")
+    with pytest.raises(SavedRunError, match="letters, digits"):
+        store.save(artifact(), "../escape")
+
+
+def test_baselines_are_paths_or_saved_names(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / ".lens", machine_id="m")
+    saved = store.save(artifact(), "main")
+    direct = tmp_path / "run.json"
+    direct.write_text(artifact("direct").model_dump_json())
+    assert resolve_run("run.json", store, (tmp_path,)) == (direct, "run.json")
+    assert resolve_run(str(direct), store) == (direct, "run.json")
+    assert resolve_run("main", store, (tmp_path,)) == (saved, "0001_main")
+    with pytest.raises(SavedRunError, match=r"baseline file 'missing\.json' does not exist"):
+        resolve_run("missing.json", store, (tmp_path,))
+    baseline = open_baseline("main", store)
+    assert baseline.info.name == "0001_main" and baseline.info.machine == machine_info().machine_id
+
+
+def test_broken_artifacts_name_the_file_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"pytest_lens_version": "0", "created": "x", "run": {}, "results": [{"adapter": 1}], "summary": {}}))
+    with pytest.raises(SavedRunError, match=r"bad.json: not a pytest-lens run artifact \(\d+ problem\(s\); first: results.0.adapter"):
+        load_run(path)
+    with pytest.raises(SavedRunError, match="cannot read"):
+        load_run(tmp_path / "absent.json")
+
+
+@pytest.fixture(scope="module")
+def real_artifact(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The artifact of a real run of the small demo scope with BM25, as JSON."""
+    session = run_lens_session(tmp_path_factory.mktemp("real"), {"bm25": "bm25"})
+    document: dict[str, Any] = json.loads(session.artifact().model_dump_json())
+    return document
+
+
+def _set_metric(name: str, value: float) -> Callable[[dict[str, Any]], None]:
+    def edit(document: dict[str, Any]) -> None:
+        document["results"][1]["metrics"][name] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_set_metric("fact_recall", 1e308), r"results\[1\]\.metrics\.fact_recall: 1e\+308 is outside \[0, 1\]"),
+        (_set_metric("fact_recall", -5.0), r"results\[1\]\.metrics\.fact_recall: -5\.0 is outside \[0, 1\]"),
+        (
+            _set_metric("session_recall_above_chance", -5.0),
+            r"results\[1\]\.metrics\.session_recall_above_chance: -5\.0 is outside \[-1, 1\]",
+        ),
+        (lambda document: document["results"][2].update(composite=float("nan")), r"results\[2\]\.composite: nan is outside \[0, 1\]"),
+        (
+            lambda document: document.update(schema_version=999),
+            r"schema_version: 999 is a newer artifact format \(this pytest-lens reads 1\)",
+        ),
+        (
+            lambda document: document["results"].append(document["results"][0]),
+            r"results\[\d+\]: duplicates results\[0\] \(adapter \w+, scope \w+, budget 16k, question \w+, repetition 0\)",
+        ),
+    ],
+    ids=["huge_metric", "negative_metric", "signed_metric_below_minus_one", "nan_composite", "future_schema", "duplicate_result"],
+)
+def test_baselines_are_range_checked(
+    tmp_path: Path, real_artifact: dict[str, Any], edit: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    # Issue 15: a metric of 1e308 printed as "baseline inf", -5 as "+5.000", schema_version 999 passed unquestioned.
+    path = tmp_path / "0001_main.json"
+    path.write_text(json.dumps(real_artifact))
+    assert len(load_run(path).results) == 8  # the real artifact itself is valid
+    document = copy.deepcopy(real_artifact)
+    edit(document)
+    path.write_text(json.dumps(document))
+    with pytest.raises(SavedRunError, match=rf"0001_main\.json: {message}.*damaged or was not written by pytest-lens"):
+        load_run(path)
+
+
+def test_machine_and_commit_info(tmp_path: Path) -> None:
+    info = machine_info()
+    assert info.machine_id.startswith(f"{info.system}-{info.python_implementation}-")
+    assert commit_info(tmp_path) is None  # not a git work tree
+    here = commit_info(Path(__file__).parent)
+    if here is not None:  # a source checkout (CI clones are): the commit is a 40-hex id
+        assert len(here.id) == 40
