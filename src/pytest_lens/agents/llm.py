@@ -20,8 +20,8 @@ from typing import Any
 
 from pytest_lens.agents.base import AgentAnswer, AgentQuestion, system_prompt
 from pytest_lens.execution.bridge import ToolBridge
-from pytest_lens.judging.verdicts import strip_reasoning
 from pytest_lens.llm.client import ChatClient
+from pytest_lens.llm.replies import strip_reasoning
 
 __all__ = ["LLMAgent", "strip_reasoning"]
 

@@ -15,8 +15,8 @@ from typing import Any
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.repetitions import collapse_repetitions
 from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests, question_composite, question_state
-from pytest_lens.analysis.summary import GroupMetric, summary_key
-from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.analysis.summary import summary_key
+from pytest_lens.records.results import LENS, QuestionResult, RunArtifact
 from pytest_lens.records.statistics import (
     BaselineAdapterComparison,
     BaselineComparison,
@@ -27,7 +27,7 @@ from pytest_lens.records.statistics import (
     QuestionDelta,
 )
 from pytest_lens.scoring.composite import HardGate
-from pytest_lens.suites import LENS
+from pytest_lens.scoring.scorer import GroupMetric
 
 __all__ = ["compare_with_baseline", "compatibility_warnings"]
 

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_lens.analysis.format import METRIC_LABELS, format_table
-from pytest_lens.analysis.summary import GroupMetric, summarize
+from pytest_lens.analysis.summary import summarize
 from pytest_lens.records.results import AdapterSummary, QuestionResult
 from pytest_lens.records.statistics import RepetitionVariance, VarianceSplit
 from pytest_lens.scoring.composite import HardGate, composite
+from pytest_lens.scoring.scorer import GroupMetric
 
 if TYPE_CHECKING:
     from pytest_lens.scoring.headline import Headline

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from pytest_lens.analysis.summary import GroupMetric, metric_means
+from pytest_lens.analysis.summary import metric_means
 from pytest_lens.records.results import QuestionResult
 from pytest_lens.scoring.composite import HardGate, composite
+from pytest_lens.scoring.scorer import GroupMetric
 
 if TYPE_CHECKING:
     import numpy as np

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.resample import CompositeResampler
-from pytest_lens.analysis.summary import GroupMetric, metric_means, summary_key
+from pytest_lens.analysis.summary import metric_means, summary_key
 from pytest_lens.records.results import QuestionResult
 from pytest_lens.records.statistics import AdapterPair, AdapterStatistics, Estimate, PairedTest, RunStatistics, ScopeConcordance
 from pytest_lens.scoring.composite import HardGate, composite
+from pytest_lens.scoring.scorer import GroupMetric
 
 if TYPE_CHECKING:
     import numpy as np

@@ -20,11 +20,12 @@ from collections.abc import Mapping, Sequence
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests
-from pytest_lens.analysis.summary import GroupMetric, summary_key
+from pytest_lens.analysis.summary import summary_key
 from pytest_lens.records.results import QuestionResult
 from pytest_lens.records.settings import ControlRole
 from pytest_lens.records.statistics import Sensitivity, SensitivityRow
 from pytest_lens.scoring.composite import HardGate
+from pytest_lens.scoring.scorer import GroupMetric
 
 __all__ = ["CONTROL_DESCRIPTIONS", "sensitivity"]
 

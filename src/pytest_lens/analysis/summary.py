@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_lens.records.results import AdapterSummary, GroupSummary, QuestionResult
 from pytest_lens.scoring.composite import HardGate, composite
+from pytest_lens.scoring.scorer import GroupMetric
 
 if TYPE_CHECKING:
     from pytest_lens.scoring.headline import Headline
 
-__all__ = ["GroupMetric", "absent_metrics", "mark_not_comparable", "metric_means", "not_measured_counts", "summarize", "summary_key"]
+__all__ = ["absent_metrics", "mark_not_comparable", "metric_means", "not_measured_counts", "summarize", "summary_key"]
 
-#: Computes run-level metrics (e.g. synthesis-minus-control differences) from one group's results.
-GroupMetric = Callable[[Sequence[QuestionResult]], dict[str, float]]
 
 
 def summary_key(adapter: str, budget: str, several_budgets: bool) -> str:

@@ -54,7 +54,8 @@ def compare_runs(
     before there was a headline); ``seed`` defaults to ``current``'s ``--lens-seed``.
     """
     from pytest_lens.analysis.baseline import compare_with_baseline
-    from pytest_lens.suites import LENS, load_suite
+    from pytest_lens.records.results import LENS
+    from pytest_lens.suites import load_suite
     from pytest_lens.suites.selection import SuiteRun
 
     run = current.run

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_lens.contract.adapter import CapabilityManifest, Document, MemoryAdapter, SearchResult, UnknownToolError
-from pytest_lens.execution.calls import as_document, as_search_results
+from pytest_lens.contract.checks import as_document, as_search_results
 
 __all__ = ["MUTANTS", "MutantAdapter", "MutantKind", "mutate"]
 

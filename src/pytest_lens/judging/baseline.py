@@ -180,8 +180,8 @@ class LLMBaseline:
         return 0.5
 
     def _ask(self, case: LensCase, cap: int, *, trimmed: bool = False) -> BaselineAnswer:
-        from pytest_lens.judging.verdicts import strip_reasoning
         from pytest_lens.llm.repetition import at_repetition
+        from pytest_lens.llm.replies import strip_reasoning
 
         first, blocks = stuffed_context(case.scope.stream, case.checkpoint, cap)
         context = "\n\n".join(blocks) if blocks else "(no records fit in the context)"

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from pytest_lens.llm.replies import strip_reasoning
+
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient
 
@@ -36,13 +38,10 @@ __all__ = [
     "ask_judge",
     "json_object",
     "reply_body",
-    "strip_reasoning",
 ]
 
 T = TypeVar("T")
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
 _FENCE = re.compile(r"^```[A-Za-z]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
 #: Wrappers a one-word reply may carry (quotes, Markdown emphasis or code) and punctuation that may end it.
 _WRAPPERS = "*_`\"' \t\n"
@@ -55,20 +54,6 @@ class JudgeError(Exception):
 
 class UnusableReply(ValueError):
     """A judge reply that is not a usable verdict; the message says what is wrong."""
-
-
-def strip_reasoning(text: str) -> str:
-    """``text`` without the ``<think>...</think>`` blocks reasoning models put before their answer.
-
-    A closing ``</think>`` without its opening tag (templates that open the block in the prompt)
-    drops everything before it; an opened block that never closes (a reply cut off while thinking)
-    is left in place, so it reads as no verdict.
-    """
-    text = _THINK.sub("", text)
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:
-        text = text[closes[-1].end() :]
-    return text.strip()
 
 
 def reply_body(text: str) -> str:

@@ -17,6 +17,7 @@ from pytest_lens.records.statistics import BaselineComparison, RepetitionVarianc
 __all__ = [
     "ANSWER_CHARS",
     "ARTIFACT_SCHEMA_VERSION",
+    "LENS",
     "SNIPPET_CHARS",
     "AdapterFault",
     "AdapterSummary",
@@ -34,6 +35,9 @@ __all__ = [
     "ToolCallRecord",
     "Violation",
 ]
+
+#: The built-in LENS suite (scored by the core's own tables); a sibling suite has its own name.
+LENS = "lens"
 
 ARTIFACT_SCHEMA_VERSION = 1
 
@@ -145,7 +149,7 @@ class QuestionResult(_Record):
     category: str
     budget: str
     #: The benchmark suite of the question's dataset (``lens``, ``meme``, ``mab``, ``locomo``, ...).
-    suite: str = "lens"
+    suite: str = LENS
     agent: str
     judge: str | None = None
     prompt: str

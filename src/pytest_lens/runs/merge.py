@@ -32,10 +32,12 @@ def merge_runs(runs: Sequence[tuple[str, RunArtifact]]) -> RunArtifact:
         return runs[0][1]
     from pytest_lens.analysis.gates import GatePolicy, check_gates
     from pytest_lens.analysis.run import analyze_run
-    from pytest_lens.analysis.summary import GroupMetric, summarize
+    from pytest_lens.analysis.summary import summarize
+    from pytest_lens.records.results import LENS
     from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
     from pytest_lens.scoring.headline import gates_of
-    from pytest_lens.suites import LENS, load_suite
+    from pytest_lens.scoring.scorer import GroupMetric
+    from pytest_lens.suites import load_suite
     from pytest_lens.suites.selection import SuiteRun
 
     first = runs[0][1]

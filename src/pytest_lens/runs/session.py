@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lens.agents import Agent, agent_class
-from pytest_lens.analysis.summary import GroupMetric, mark_not_comparable, summarize
+from pytest_lens.analysis.summary import mark_not_comparable, summarize
 from pytest_lens.answering.engine import run_case
 from pytest_lens.contract.registry import AdapterLoadError, accepts_keyword, load_adapter_class
 from pytest_lens.datasets.loader import DatasetError, LoadedDataset, LoadedScope, load_datasets
@@ -28,14 +28,13 @@ from pytest_lens.llm.settings import display_url
 from pytest_lens.llm.stats import LLMCounts, counting
 from pytest_lens.records.budget import Budget, parse_budget
 from pytest_lens.records.cases import LensCase, build_cases
-from pytest_lens.records.results import AdapterFault, AdapterSummary, QuestionResult, RecordedVerdict, RunArtifact
+from pytest_lens.records.results import LENS, AdapterFault, AdapterSummary, QuestionResult, RecordedVerdict, RunArtifact
 from pytest_lens.records.settings import AdapterSpec, ControlRole, LensSettings
 from pytest_lens.reports.terminal import LensReport, ReportSection, Verdict
 from pytest_lens.runs.evidence import collect_evidence
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 from pytest_lens.scoring.headline import choose_headline
-from pytest_lens.scoring.scorer import QuestionScorer, Scoring
-from pytest_lens.suites import LENS
+from pytest_lens.scoring.scorer import GroupMetric, QuestionScorer, Scoring
 from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_suites
 
 if TYPE_CHECKING:

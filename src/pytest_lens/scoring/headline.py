@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 
 if TYPE_CHECKING:
-    from pytest_lens.analysis.summary import GroupMetric
+    from pytest_lens.scoring.scorer import GroupMetric
 
 __all__ = [
     "HEADLINE_CHOICES",

@@ -5,16 +5,20 @@ Judges, LENS V2 scoring and the sibling suites implement :class:`QuestionScorer`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_lens.records.results import QuestionResult
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 
 if TYPE_CHECKING:
     from pytest_lens.records.cases import LensCase
 
-__all__ = ["CitedSources", "QuestionScorer", "ScorerOutput", "Scoring"]
+__all__ = ["CitedSources", "GroupMetric", "QuestionScorer", "ScorerOutput", "Scoring"]
+
+#: Computes run-level metrics (e.g. synthesis-minus-control differences) from one group's results.
+GroupMetric = Callable[[Sequence[QuestionResult]], dict[str, float]]
 
 
 @dataclass(frozen=True)

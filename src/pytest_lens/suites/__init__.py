@@ -13,10 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pytest_lens.suites.base import Suite
 
-__all__ = ["LENS", "SELECTABLE", "SUITES", "load_suite"]
+__all__ = ["SELECTABLE", "SUITES", "load_suite"]
 
-#: The built-in LENS suite (scored by the core's own tables).
-LENS = "lens"
 #: Suites with bundled default scopes, selectable with ``--lens-suite``.
 SELECTABLE = ("lens", "meme", "mab")
 #: Known suites and where they are defined.

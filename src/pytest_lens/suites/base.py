@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_lens.analysis.format import format_table
-from pytest_lens.analysis.summary import GroupMetric, metric_means, summarize, summary_key
+from pytest_lens.analysis.summary import metric_means, summarize, summary_key
 from pytest_lens.records.results import AdapterSummary, GroupSummary, QuestionResult
 from pytest_lens.scoring.composite import HardGate, composite
-from pytest_lens.scoring.scorer import QuestionScorer, Scoring
+from pytest_lens.scoring.scorer import GroupMetric, QuestionScorer, Scoring
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_lens.datasets.loader import LoadedDataset
-from pytest_lens.records.results import AdapterSummary, QuestionResult
+from pytest_lens.records.results import LENS, AdapterSummary, QuestionResult
 from pytest_lens.scoring.scorer import Scoring
-from pytest_lens.suites import LENS, SELECTABLE, SUITES, load_suite
+from pytest_lens.suites import SELECTABLE, SUITES, load_suite
 from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, SuiteReport, summarize_suite
 
 if TYPE_CHECKING:

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_lens.contract.adapter import CapabilityManifest, ExtraTool, FilterField
-from pytest_lens.execution.calls import AdapterCaller, AdapterCallError, validate_manifest
+from pytest_lens.contract.checks import validate_manifest
+from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
 from tests.support import RecordingMemory, SlowSearch, WrongSearchType
 
 

@@ -9,9 +9,10 @@ import pytest
 from lens_fixtures.openai_server import Fault, OpenAITestServer
 from pytest_lens.datasets.models import KeyFact
 from pytest_lens.judging.judge import PAIRWISE, Comparison, Criterion, JudgeError, LLMJudge, parse_verdict
-from pytest_lens.judging.verdicts import TokenVerdict, UnusableReply, ask_judge, json_object, reply_body, strip_reasoning
+from pytest_lens.judging.verdicts import TokenVerdict, UnusableReply, ask_judge, json_object, reply_body
 from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, LLMEndpoint
+from pytest_lens.llm.replies import strip_reasoning
 from pytest_lens.llm.stats import LLMStats
 
 #: Replies that are the pairwise verdict.

@@ -21,10 +21,11 @@ from lens_fixtures.openai_server import (
     hashed_embedding,
 )
 from pytest_lens.agents.base import SYSTEM_PROMPT
+from pytest_lens.datasets.key_facts import DELETED_FACT, UNCERTAIN_FACT
 from pytest_lens.datasets.models import GroundTruth, KeyFact, Question
 from pytest_lens.judging.judge import FACT_PROMPT
 from pytest_lens.suites.meme.llm_judge import render_prompt
-from pytest_lens.suites.meme.tasks import DELETED_FACT, UNCERTAIN_FACT, judge_probe
+from pytest_lens.suites.meme.tasks import judge_probe
 
 
 def post(server: OpenAITestServer, path: str, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:

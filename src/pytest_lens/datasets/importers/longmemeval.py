@@ -15,8 +15,8 @@ from typing import Any
 
 from pytest_lens.datasets.importers import ImportFormatError
 from pytest_lens.datasets.importers.fields import as_list, parse_time, require
+from pytest_lens.datasets.key_facts import UNCERTAIN_FACT
 from pytest_lens.datasets.models import Dataset, Episode, GroundTruth, KeyFact, Question, Scope
-from pytest_lens.suites.meme.tasks import UNCERTAIN_FACT
 
 __all__ = ["import_longmemeval"]
 

@@ -15,10 +15,11 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from pytest_lens.datasets.key_facts import DELETED_FACT, UNCERTAIN_FACT
 from pytest_lens.datasets.models import Dataset, Episode, GroundTruth, KeyFact, Question, Scope
 from pytest_lens.datasets.validator import validate_dataset
 from pytest_lens.suites.meme.domains import DOMAINS, Domain, Entity
-from pytest_lens.suites.meme.tasks import DELETED_FACT, TASK_CODES, UNCERTAIN_FACT
+from pytest_lens.suites.meme.tasks import TASK_CODES
 from pytest_lens.text import normalize
 
 __all__ = ["MemeConfig", "check_meme_dataset", "generate_meme"]

@@ -20,15 +20,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_lens.datasets.models import KeyFact, Question
+from pytest_lens.datasets.key_facts import UNCERTAIN_PHRASES
+from pytest_lens.datasets.models import Question
 from pytest_lens.suites.answers import strip_citations
 from pytest_lens.text import normalize
 
 __all__ = [
-    "DELETED_FACT",
     "TASKS",
     "TASK_CODES",
-    "UNCERTAIN_FACT",
     "ProbeVerdict",
     "expresses_uncertainty",
     "judge_probe",
@@ -46,20 +45,6 @@ TASK_CODES: dict[str, str] = {
     "absence": "Abs",
 }
 TASKS = tuple(TASK_CODES)
-
-_UNCERTAIN_PHRASES = (
-    "uncertain", "not sure", "unsure", "unknown", "don't know", "do not know", "no longer", "may have changed",
-    "might have changed", "could not find", "couldn't find", "cannot find", "can't find", "no information",
-    "not enough information", "insufficient information", "don't have", "do not have", "not available", "unclear",
-)  # fmt: skip
-
-#: Key fact of Absence after-probes: uncertainty, in any of its usual phrasings.
-UNCERTAIN_FACT = KeyFact(fact="uncertain", aliases=tuple(p for p in _UNCERTAIN_PHRASES if p != "uncertain"))
-#: Key fact of Deletion after-probes: the assistant says it does not have the value.
-DELETED_FACT = KeyFact(
-    fact="I don't have that information",
-    aliases=("do not have that information", "no information", "was deleted", "asked me to delete", "not available", "don't know"),
-)
 
 _CONDITIONAL = re.compile(r"\b(if|will|would|once|when|unless|might|may|could|should)\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -83,7 +68,7 @@ def mentions(answer: str, value: str) -> bool:
 def expresses_uncertainty(answer: str) -> bool:
     """The answer says it does not know, is unsure, or that the fact may have changed."""
     text = f" {normalize(strip_citations(answer))} "
-    return any(f" {normalize(phrase)} " in text for phrase in _UNCERTAIN_PHRASES)
+    return any(f" {normalize(phrase)} " in text for phrase in UNCERTAIN_PHRASES)
 
 
 def judge_probe(question: Question, answer: str) -> ProbeVerdict:

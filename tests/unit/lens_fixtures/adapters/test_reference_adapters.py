@@ -11,7 +11,7 @@ from lens_fixtures.adapters.batch import BATCH_RETRIEVE
 from lens_fixtures.adapters.cognis import CognisHybridAdapter
 from lens_fixtures.adapters.embedding import EmbeddingAdapter
 from lens_fixtures.adapters.sqlite_hybrid import SQLiteHybridAdapter
-from pytest_lens.execution.calls import validate_manifest
+from pytest_lens.contract.checks import validate_manifest
 
 ADAPTERS = {"embedding": EmbeddingAdapter, "sqlite-hybrid": SQLiteHybridAdapter, "cognis-hybrid": CognisHybridAdapter}
 EPISODES = [

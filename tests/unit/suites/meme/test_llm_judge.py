@@ -10,6 +10,7 @@ from lens_fixtures.openai_server import ChatRequest, Fault, LensPolicy, MemeJudg
 from lens_fixtures.openai_server.policies import MemeFlaw
 from pytest_lens.datasets import load_dataset
 from pytest_lens.datasets.bundled import bundled_suite_paths
+from pytest_lens.datasets.key_facts import DELETED_FACT, UNCERTAIN_FACT
 from pytest_lens.datasets.models import GroundTruth, KeyFact, Question
 from pytest_lens.judging.judge import JudgeError
 from pytest_lens.records.budget import parse_budget
@@ -23,7 +24,7 @@ from pytest_lens.suites.meme.llm_judge import (
     render_prompt,
 )
 from pytest_lens.suites.meme.suite import MemeScorer
-from pytest_lens.suites.meme.tasks import DELETED_FACT, UNCERTAIN_FACT, judge_probe
+from pytest_lens.suites.meme.tasks import judge_probe
 from tests.support import JudgeRig
 
 TRACK = ["Birchwood", "Calloway", "Danforth"]

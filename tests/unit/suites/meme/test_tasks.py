@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_lens.datasets.key_facts import DELETED_FACT, UNCERTAIN_FACT
 from pytest_lens.datasets.models import GroundTruth, KeyFact, Question
-from pytest_lens.suites.meme.tasks import DELETED_FACT, UNCERTAIN_FACT, expresses_uncertainty, judge_probe, mentions
+from pytest_lens.suites.meme.tasks import expresses_uncertainty, judge_probe, mentions
 
 
 def probe(task: str, values: list[str], phase: str = "after", stale: tuple[str, ...] = (), facts: list[KeyFact] | None = None) -> Question:
