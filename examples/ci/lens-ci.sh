@@ -25,23 +25,33 @@ LENS_INSTALL=${LENS_INSTALL:-"pytest-lens[embeddings]"}
 LENS_TORCH=${LENS_TORCH:-"torch --index-url https://download.pytorch.org/whl/cpu"}
 LENS_PROJECT_INSTALL=${LENS_PROJECT_INSTALL:-}
 LENS_ARGS=${LENS_ARGS:-}
-LENS_VENV=${LENS_VENV:-${RUNNER_TEMP:-$HOME}/lens-venv}
 if [[ -n ${RUNNER_TEMP:-} ]]; then
+    LENS_VENV=${LENS_VENV:-$RUNNER_TEMP/lens-venv}
     export LENS_CACHE_DIR=${LENS_CACHE_DIR:-$RUNNER_TEMP/lens-cache}
     LENS_OUT=${LENS_OUT:-$RUNNER_TEMP/lens-artifacts}
 else
+    LENS_VENV=${LENS_VENV:-$HOME/.lens-venv}
     export LENS_CACHE_DIR=${LENS_CACHE_DIR:-$HOME/.cache/pytest-lens}
     LENS_OUT=${LENS_OUT:-lens-artifacts}
 fi
 LENS_OUT=$(mkdir -p "$LENS_OUT" && cd "$LENS_OUT" && pwd)
 REPO=$(git rev-parse --show-toplevel)
-BASE_TREE=${RUNNER_TEMP:-/tmp}/lens-base-tree
+BASE_TREE=  # the base commit's worktree: a fresh temporary directory, made by `base` and removed when it exits
 PYTEST=("$LENS_VENV/bin/pytest" -m lens -p no:cacheprovider
         "--lens-adapter=$LENS_ADAPTER"
         "--lens-storage=$LENS_OUT/runs"
         "--lens-llm-cache=$LENS_CACHE_DIR/llm-cache.sqlite")
 # shellcheck disable=SC2206  # LENS_ARGS is split into words on purpose
 EXTRA=($LENS_ARGS)
+
+remove_base_tree() {
+    # Whatever the exit (success, failure, set -e, a signal): no worktree stays registered or on disk. Nothing here may
+    # fail, or the EXIT trap would replace the step's exit status.
+    [[ -n $BASE_TREE ]] || return 0
+    cd "$REPO" || true
+    git -C "$REPO" worktree remove --force "$BASE_TREE" >/dev/null 2>&1 || rm -rf "$BASE_TREE" || true
+    git -C "$REPO" worktree prune || true
+}
 
 project_install() {
     if [[ -n $LENS_PROJECT_INSTALL ]]; then
@@ -63,7 +73,10 @@ install)
     ;;
 base)
     base_sha=${2:?usage: lens-ci.sh base BASE_SHA}
-    rm -rf "$BASE_TREE" && git -C "$REPO" worktree prune
+    BASE_TREE=$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/lens-base-tree.XXXXXX")
+    trap remove_base_tree EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     git -C "$REPO" worktree add --detach "$BASE_TREE" "$base_sha" >/dev/null
     cd "$BASE_TREE"
     # A pull request that adds the adapter has no baseline to compare with: say so, and let the head run go ungated.
