@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from pytest_lens import CapabilityManifest, Document, ExtraTool, MemoryAdapter, SearchResult
-from pytest_lens.text import content_terms
+from pytest_lens.api import content_terms
 
 
 class DictMemory(MemoryAdapter):

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
-from pytest_lens.embedding import default_embedder
+from pytest_lens.api import default_embedder
 
 
 class VectorMemory(MemoryAdapter):

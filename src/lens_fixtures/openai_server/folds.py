@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lens_fixtures.openai_server.policies import ChatRequest, Reply
+from lens_fixtures.openai_server.requests import ChatRequest, Reply
 
 __all__ = ["FoldPolicy", "policy_kind"]
 

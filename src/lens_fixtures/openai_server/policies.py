@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from lens_fixtures.openai_server.folds import FoldPolicy, policy_kind
+from lens_fixtures.openai_server.requests import ChatRequest, Policy, Reply, json_value
 from pytest_lens.citations import parse_citations, split_sentences
 from pytest_lens.text import content_terms, normalize
 
@@ -38,92 +40,6 @@ _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 _NO_BRACKETS = str.maketrans("[]", "()")
 
 
-@dataclass(frozen=True)
-class Reply:
-    """What the model "says": text, or tool calls as ``(name, arguments)`` (a dict, or raw JSON text)."""
-
-    content: str = ""
-    tool_calls: tuple[tuple[str, Mapping[str, Any] | str], ...] = ()
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """A chat-completions request body with the views policies need."""
-
-    body: Mapping[str, Any]
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The conversation."""
-        messages = self.body.get("messages")
-        return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
-
-    @property
-    def tool_names(self) -> list[str]:
-        """Names of the tools offered."""
-        names = []
-        for tool in self.body.get("tools") or []:
-            function = tool.get("function") if isinstance(tool, dict) else None
-            if isinstance(function, dict) and isinstance(function.get("name"), str):
-                names.append(function["name"])
-        return names
-
-    @property
-    def tool_choice(self) -> Any:
-        """The ``tool_choice`` parameter (``None`` when not sent)."""
-        return self.body.get("tool_choice")
-
-    @property
-    def may_call_tools(self) -> bool:
-        """Tools are offered and not switched off with ``tool_choice="none"``."""
-        return bool(self.tool_names) and self.tool_choice != "none"
-
-    def _content(self, role: str, last: bool) -> str:
-        found = [m.get("content") for m in self.messages if m.get("role") == role and isinstance(m.get("content"), str)]
-        return str(found[-1] if last else found[0]) if found else ""
-
-    @property
-    def system(self) -> str:
-        """The first system message."""
-        return self._content("system", last=False)
-
-    @property
-    def first_user(self) -> str:
-        """The first user message (the question, or the judge prompt)."""
-        return self._content("user", last=False)
-
-    @property
-    def assistant_turns(self) -> int:
-        """Assistant messages so far (the turn this request asks for is one more)."""
-        return sum(1 for m in self.messages if m.get("role") == "assistant")
-
-    def tool_exchanges(self) -> list[tuple[str, Any, str]]:
-        """``(tool name, parsed arguments or None, result text)`` for every tool result, in order."""
-        calls: dict[str, tuple[str, Any]] = {}
-        exchanges = []
-        for message in self.messages:
-            if message.get("role") == "assistant":
-                for call in message.get("tool_calls") or []:
-                    function = call.get("function", {}) if isinstance(call, dict) else {}
-                    calls[str(call.get("id"))] = (str(function.get("name")), _json(function.get("arguments")))
-            elif message.get("role") == "tool":
-                name, args = calls.get(str(message.get("tool_call_id")), ("?", None))
-                exchanges.append((name, args, str(message.get("content") or "")))
-        return exchanges
-
-
-Policy = Callable[[ChatRequest], Reply]
-
-
-def _json(text: Any) -> Any:
-    if not isinstance(text, str):
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return None
-
-
 def classify(request: ChatRequest) -> str:
     """The role a request asks the model to play.
 
@@ -132,7 +48,6 @@ def classify(request: ChatRequest) -> str:
     per-fact and evidence-support judges) or ``other``.
     """
     from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
-    from lens_fixtures.openai_server.folds import policy_kind
     from pytest_lens.agents.base import SYSTEM_PROMPT
     from pytest_lens.judging.baseline import BASELINE_SYSTEM_PROMPT
     from pytest_lens.suites.longmemeval import JUDGE_PREAMBLE as LME_PREAMBLE
@@ -209,7 +124,7 @@ class RetrievalAgentPolicy:
         documents: dict[str, str] = {}
         searches = retrievals = 0
         for name, _, content in request.tool_exchanges():
-            payload = _json(content)
+            payload = json_value(content)
             if name == "memory_search":
                 searches += 1
                 if isinstance(payload, list):
@@ -536,8 +451,6 @@ class LongMemEvalJudgePolicy:
 
 
 def _fold_policy() -> Policy:
-    from lens_fixtures.openai_server.folds import FoldPolicy  # folds.py imports this module
-
     return FoldPolicy()
 
 

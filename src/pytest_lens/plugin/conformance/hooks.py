@@ -266,9 +266,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     Runs first so that ``-k``, ``-m`` and ``--deselect`` filter our items like any others.
     """
     if _state(config).settings.builtin:
-        from pytest_lens.plugin.conformance import _builtin_tests
-
-        module = _ConformanceModule.from_parent(session, path=Path(_builtin_tests.__file__), nodeid=BUILTIN_NODEID)
+        # Found by path, not imported: the module imports this one (pytest imports it as it collects it).
+        module = _ConformanceModule.from_parent(session, path=Path(__file__).with_name("_builtin_tests.py"), nodeid=BUILTIN_NODEID)
         collected = [item for item in module.collect() if isinstance(item, pytest.Item)]
         # Reported like any collected module, so that "collected N items" counts them.
         session.ihook.pytest_collectreport(report=pytest.CollectReport(BUILTIN_NODEID, "passed", None, list(collected)))
