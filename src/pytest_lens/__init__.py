@@ -9,8 +9,9 @@ Loading this package imports nothing heavy: pytest loads it on every run once in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pytest_lens._lazy import lazy_attributes
 from pytest_lens.contract.adapter import (
     AdapterUnavailable,
     CapabilityManifest,
@@ -67,9 +68,4 @@ if TYPE_CHECKING:
     from pytest_lens.records.results import QuestionResult
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'pytest_lens' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

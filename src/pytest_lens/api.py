@@ -13,8 +13,9 @@ Names are imported on first use, so importing this module costs nothing.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_lens._lazy import lazy_attributes
 
 __all__ = [
     "AdapterCallError",
@@ -81,10 +82,7 @@ if TYPE_CHECKING:
     from pytest_lens.text import content_terms, normalize
 
 
-def __getattr__(name: str) -> Any:
-    if name in SOURCES:
-        return getattr(importlib.import_module(SOURCES[name]), name)
-    raise AttributeError(f"module 'pytest_lens.api' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, SOURCES)
 
 
 def __dir__() -> list[str]:

@@ -74,6 +74,7 @@ def test_pytest_does_not_rewrite_our_modules_beyond_the_plugins_own(pytester: py
     assert "pytest_lens.plugin.hooks" in found["rewritten"]  # the marks took effect: the probe sees rewriting
     assert set(found["rewritten"]) <= {
         "pytest_lens",
+        "pytest_lens._lazy",
         "pytest_lens.plugin",
         "pytest_lens.plugin.hooks",
         "pytest_lens.records",

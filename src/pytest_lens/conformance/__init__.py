@@ -12,7 +12,9 @@ Importing this package imports nothing heavy; hypothesis is loaded on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_lens._lazy import lazy_attributes
 
 __all__ = ["CLAUSES", "Clause", "ClauseOutcome", "ConformanceConfig", "SubjectFactory", "find_clause", "select_clauses", "verify_clause"]
 
@@ -35,9 +37,4 @@ if TYPE_CHECKING:
     from pytest_lens.conformance.verify import ConformanceConfig, verify_clause
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'pytest_lens.conformance' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

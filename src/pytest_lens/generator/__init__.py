@@ -14,8 +14,9 @@ Importing this package is cheap; the pipeline (and pydantic) load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_lens._lazy import lazy_attributes
 
 __all__ = [
     "DEFAULT_DISTRACTORS",
@@ -54,7 +55,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'pytest_lens.generator' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
