@@ -20,7 +20,7 @@ from lens_fixtures.openai_server import Fault, LensPolicy, OpenAITestServer, Scr
 from tests.integration.test_llm_runs import QUIET, llm_args, scores
 from tests.support import assert_answered
 
-CAPACITY = Path(__file__).parents[2] / "src" / "lens_fixtures" / "data" / "capacity_regime_s01.json"
+CAPACITY = Path(__file__).parents[2] / "src" / "pytest_lens" / "datasets" / "data" / "capacity_regime_s01.json"
 
 
 def artifact(pytester: pytest.Pytester, name: str = "out.json") -> dict[str, Any]:
