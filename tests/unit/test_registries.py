@@ -26,12 +26,13 @@ from pytest_lens.agents import AGENTS
 from pytest_lens.controls.plan import CONTROL_MEMORIES
 from pytest_lens.datasets.importers import FORMATS
 from pytest_lens.plugin import warm_up
+from pytest_lens.plugin.hooks import OWN_PACKAGES
 from pytest_lens.reports.html import REPORT_MODULES
 from pytest_lens.suites import SUITES
 
 REPO = Path(__file__).parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
-OURS = warm_up.OWN_PACKAGES
+OURS = OWN_PACKAGES
 #: ``pytest_lens.<name>`` strings that name no module: an entry-point group.
 NOT_MODULES = {"pytest_lens.adapters"}
 

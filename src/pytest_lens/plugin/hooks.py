@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_lens.plugin import options
-from pytest_lens.plugin.warm_up import OWN_PACKAGES
 
 if TYPE_CHECKING:
     from pytest_lens.execution.runner import LensRuntime
@@ -47,6 +46,10 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
     pluginmanager.add_hookspecs(hookspecs)
     skip_assertion_rewriting(pluginmanager)
+
+
+#: Our distribution's top-level packages, which pytest marks for assertion rewriting as a ``pytest11`` plugin's.
+OWN_PACKAGES = ("pytest_lens", "lens_fixtures")
 
 
 def skip_assertion_rewriting(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -12,6 +12,9 @@ import importlib
 import threading
 from collections.abc import Callable, Sequence
 
+# This distribution's top-level packages: installed together, so a module of theirs is never absent by design.
+from pytest_lens.plugin.hooks import OWN_PACKAGES
+
 __all__ = ["ANSWER_MODULES", "SUMMARY_MODULES", "TEST_MODULES", "import_quietly", "warm_up"]
 
 #: What the terminal summary imports: the bootstrap (numpy), the statistics and their rendering.
@@ -20,10 +23,6 @@ SUMMARY_MODULES = ("numpy", "pytest_lens.analysis.run", "pytest_lens.analysis.ba
 TEST_MODULES = ("scipy.stats",)
 #: What answering and scoring the first questions import: extra tools' argument schemas, the ranking metrics.
 ANSWER_MODULES = ("jsonschema", "pytrec_eval")
-
-
-#: This distribution's top-level packages: installed together, so a module of theirs is never absent by design.
-OWN_PACKAGES = ("pytest_lens", "lens_fixtures")
 
 
 def import_quietly(modules: Sequence[str]) -> None:
