@@ -19,6 +19,7 @@ from pytest_lens.plugin import options
 
 if TYPE_CHECKING:
     from pytest_lens.execution.runner import LensRuntime
+    from pytest_lens.plugin.lens_only import LensFileFilter
     from pytest_lens.plugin.xdist import LensXdist
     from pytest_lens.records.cases import LensCase
     from pytest_lens.records.results import QuestionResult
@@ -129,6 +130,7 @@ class LensPlugin:
         #: ``-m lens``: test files without LENS tests are not even imported (see :mod:`pytest_lens.plugin.lens_only`).
         self.lens_only = selects_only_lens(config.option.markexpr)
         self.named_paths = {Path(config.invocation_params.dir, arg.split("::")[0]).resolve() for arg in config.args}
+        self._lens_files: LensFileFilter | None = None
         #: ``--lens-html``: what was written (or why not), for the summary.
         self.html_note: tuple[str, bool] | None = None
 
@@ -152,9 +154,11 @@ class LensPlugin:
             return None
         if collection_path.resolve() in self.named_paths:
             return None
-        from pytest_lens.plugin.lens_only import may_hold_lens_tests
+        if self._lens_files is None:  # built at the first file: by then the plugins of -p and entry points are loaded
+            from pytest_lens.plugin.lens_only import lens_file_filter
 
-        return None if may_hold_lens_tests(collection_path) else True
+            self._lens_files = lens_file_filter(self.config)
+        return True if self._lens_files.may_skip(collection_path) else None
 
     def pytest_sessionstart(self) -> None:
         """In a process that will send LLM requests, start importing the LLM client while pytest collects."""

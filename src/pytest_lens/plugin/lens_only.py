@@ -1,23 +1,61 @@
 """Which test files a ``pytest -m lens`` run needs to import.
 
 ``-m lens`` keeps only items marked ``lens``: the built-in LENS questions, and test
-functions of the user's that take ``lens_case`` or carry ``@pytest.mark.lens``. Every
-other test module would be imported only to be deselected (in a project with a thousand
-tests that is most of the start-up time, and an import error there would stop a LENS
-run that needs none of it). When the mark expression can only select ``lens`` items,
-the plugin skips test files whose source shows neither.
+functions of the user's that take ``lens_case`` or carry the ``lens`` mark. Every other
+test module would be imported only to be deselected (in a project with a thousand tests
+that is most of the start-up time, and an import error there would stop a LENS run that
+needs none of it). When the mark expression can only select ``lens`` items, the plugin
+skips the test files that cannot hold one.
+
+The two errors are not alike: importing a file that holds no LENS test costs start-up
+time; skipping one that does loses the user's LENS tests without a word (pytest runs the
+built-in questions in their place). So the check is textual and errs towards importing.
+A module may hold LENS tests when its code (comments and prose strings aside) says
+``lens`` as a word in any spelling (``@pytest.mark.lens``, ``@mark.lens``, ``@m.lens``,
+``pytestmark = [pt.mark.lens]``, ``pytest.param(..., marks=...)``, ``add_marker("lens")``),
+names a LENS fixture, could add a mark by a computed name (``getattr(pytest.mark, name)``,
+``add_marker``) or loads plugins (``pytest_plugins``). A conftest in its directory or
+above, and a plugin module of the user's project, keep it when they say ``lens``, add
+marks, or implement a collection hook. Out of reach: a test that reaches ``lens_case``
+only through a fixture it imports from a helper module, or a mark named in such a
+module; name that file on the command line (always collected), or say more than
+``lens`` in ``-m``.
 """
 
 from __future__ import annotations
 
-import ast
+import io
 import re
+import tokenize
+from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-__all__ = ["may_hold_lens_tests", "selects_only_lens"]
+if TYPE_CHECKING:
+    import pytest
+
+__all__ = ["LensFileFilter", "lens_file_filter", "may_add_marks", "may_hold_lens_tests", "selects_only_lens"]
 
 # ``lens``, ``(lens)``, or ``lens and <anything>``: expressions no unmarked item can satisfy.
 _ONLY_LENS = re.compile(r"\s*(?:lens|\(\s*lens\s*\))(?:\s+and\s+.+)?\s*", re.DOTALL)
+
+# Each a word (the text before it is no letter, digit or underscore), searched in the lower-cased source; every
+# pattern starts with a literal, which lets ``re`` skip ahead (one alternation of them all scans ~1 MB/s).
+#: The mark as a word in any spelling (``.lens``, ``"lens"``, ``LENS = ...``), and the fixtures that make a test a
+#: LENS question (``lens_adapter`` and ``lens_run`` need ``lens_case``; the others are named for good measure).
+_SAYS_LENS = (r"lens(?:_case|_run|_adapter|_session|_runtime)?\b",)
+#: A mark by a computed name, or plugins that this module loads (they could add any mark anywhere).
+_COMPUTES_MARKS = (r"getattr\s*\(\s*[\w.]*mark\b", r"mark(?:decorator)?\s*\(", r"add_marker\b", r"own_markers\b", r"pytest_plugins\b")
+#: What a conftest or plugin module can add marks with, besides saying ``lens``.
+_ADDS_MARKS = (
+    r"pytestmark\b",
+    r"pluginmanager\b",
+    r"pytest_(?:collection\w*|itemcollected|generate_tests|pycollect_\w+|collect_file|collect_directory|make_collect_report)\b",
+)
+
+_TEST_MODULE = tuple(re.compile(pattern) for pattern in (*_SAYS_LENS, *_COMPUTES_MARKS))
+_MARKING_MODULE = tuple(re.compile(pattern) for pattern in (*_SAYS_LENS, *_COMPUTES_MARKS, *_ADDS_MARKS))
 
 
 def selects_only_lens(markexpr: str | None) -> bool:
@@ -26,21 +64,110 @@ def selects_only_lens(markexpr: str | None) -> bool:
 
 
 def may_hold_lens_tests(path: Path) -> bool:
-    """Whether the module at ``path`` may define ``lens``-marked tests (when in doubt: yes)."""
+    """Whether the test module at ``path`` may define ``lens``-marked tests (when in doubt: yes)."""
+    return _matches(_TEST_MODULE, path)
+
+
+def may_add_marks(path: Path) -> bool:
+    """Whether a conftest or plugin module at ``path`` may mark other modules' tests ``lens``."""
+    return _matches(_MARKING_MODULE, path)
+
+
+def _matches(patterns: tuple[re.Pattern[str], ...], path: Path) -> bool:
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
+        source = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
         return True  # let pytest import it and report what is wrong
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
-            arg.arg == "lens_case" for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
-        ):
-            return True
-        if _is_lens_mark(node) or (isinstance(node, ast.Constant) and node.value == "lens_case"):  # usefixtures("lens_case")
-            return True
+    # Most modules never say any of it; those that do may say it only in a comment or a message.
+    return _says(patterns, source.lower()) and _says(patterns, _code_of(source).lower())
+
+
+def _says(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    """Whether one of ``patterns`` matches ``text`` at the start of a word."""
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            start = match.start()
+            if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
+                return True
     return False
 
 
-def _is_lens_mark(node: ast.AST) -> bool:
-    """``<something>.mark.lens``."""
-    return isinstance(node, ast.Attribute) and node.attr == "lens" and isinstance(node.value, ast.Attribute) and node.value.attr == "mark"
+#: A string literal that is one word (``"lens"``, ``'lens_case'``): a mark or fixture name, not prose.
+_WORD_STRING = re.compile(r"""[rRuUbB]{0,2}('{1,3}|"{1,3})\w+\1""")
+
+
+def _code_of(source: str) -> str:
+    """``source`` with its comments and prose strings blanked out (all of it when it does not tokenize)."""
+    lines = io.StringIO(source).readlines()
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    chars = list(source)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT or (token.type == tokenize.STRING and not _WORD_STRING.fullmatch(token.string)):
+                start = offsets[token.start[0] - 1] + token.start[1]
+                end = offsets[token.end[0] - 1] + token.end[1]
+                chars[start:end] = " " * (end - start)
+    except (tokenize.TokenError, SyntaxError):
+        return source  # cannot tell code from prose: judge all of it
+    return "".join(chars)
+
+
+class LensFileFilter:
+    """Decides, file by file, whether a ``-m lens`` run may skip importing a test module.
+
+    ``confcutdir`` is where pytest stops looking upwards for conftests (``None``: conftests
+    are not loaded); ``plugin_files`` are the source files of the user's project plugins
+    (``-p``, entry points of a project installed in place), any of which can mark any test.
+    """
+
+    def __init__(self, confcutdir: Path | None, plugin_files: Iterable[Path] = ()) -> None:
+        self.confcutdir = confcutdir
+        #: A project plugin that may add marks makes every module a possible holder of LENS tests.
+        self.plugins_may_mark = any(may_add_marks(path) for path in plugin_files)
+        self._directory_may_mark: dict[Path, bool] = {}
+
+    def may_skip(self, path: Path) -> bool:
+        """Whether the test module at ``path`` surely holds no LENS test."""
+        if self.plugins_may_mark or self._marked_from_above(path.parent):
+            return False
+        return not may_hold_lens_tests(path)
+
+    def _marked_from_above(self, directory: Path) -> bool:
+        """Whether a conftest pytest loads for ``directory`` (its own or one above) may add the mark."""
+        if self.confcutdir is None or directory in self.confcutdir.parents:
+            return False  # pytest loads no conftest above its confcutdir
+        cached = self._directory_may_mark.get(directory)
+        if cached is None:
+            conftest = directory / "conftest.py"
+            cached = (conftest.is_file() and may_add_marks(conftest)) or (
+                directory.parent != directory and self._marked_from_above(directory.parent)
+            )
+            self._directory_may_mark[directory] = cached
+        return cached
+
+
+#: Plugins that never mark a user's test ``lens`` by a computed name: pytest's own, ours, xdist's.
+_KNOWN_PLUGINS = ("_pytest", "pytest", "pluggy", "xdist", "pytest_lens", "lens_fixtures")
+
+
+def lens_file_filter(config: pytest.Config) -> LensFileFilter:
+    """The filter for this run: pytest's conftest cut-off and the user's own plugin modules."""
+    confcutdir: Path | None = None
+    if not config.getoption("noconftest"):
+        # pytest's default when --confcutdir is not given: the ini file's directory, else the rootdir.
+        given = config.getoption("confcutdir")
+        confcutdir = Path(given).resolve() if given else (config.inipath.parent if config.inipath else config.rootpath)
+    plugin_files = [
+        Path(plugin.__file__)
+        for plugin in config.pluginmanager.get_plugins()
+        if isinstance(plugin, ModuleType)
+        and plugin.__file__
+        and plugin.__name__.partition(".")[0] not in _KNOWN_PLUGINS
+        # Installed third-party plugins are trusted not to mark a project's tests "lens"; a conftest is judged
+        # for the directories below it.
+        and not {"site-packages", "dist-packages"} & set(Path(plugin.__file__).parts)
+        and Path(plugin.__file__).name != "conftest.py"
+    ]
+    return LensFileFilter(confcutdir, plugin_files)

@@ -8,10 +8,12 @@ lock makes a later import of the same module wait for the background one to fini
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import threading
 from collections.abc import Callable, Sequence
+
+# This distribution's top-level packages: installed together, so a module of theirs is never absent by design.
+from pytest_lens.plugin.hooks import OWN_PACKAGES
 
 __all__ = ["ANSWER_MODULES", "SUMMARY_MODULES", "TEST_MODULES", "import_quietly", "warm_up"]
 
@@ -24,10 +26,25 @@ ANSWER_MODULES = ("jsonschema", "pytrec_eval")
 
 
 def import_quietly(modules: Sequence[str]) -> None:
-    """Import ``modules``; one that fails is skipped (its error resurfaces, with its traceback, where it is used)."""
+    """Import ``modules``; one that fails is skipped (its error resurfaces, with its traceback, where it is used).
+
+    Except a module of ours that does not exist: :class:`ModuleNotFoundError` once the others are imported. A list
+    naming a moved module would otherwise turn its warm-up into a no-op that nothing reports (the code that uses
+    the module imports it by its new name); a third-party module is skipped whatever its error, since an optional
+    dependency (``scipy``, ``markupsafe``, ``pytrec_eval``) may be absent by design and says so where it is used.
+    On a warm-up thread the error is an unhandled thread exception: printed, and reported by pytest as a warning.
+    """
+    stale: ModuleNotFoundError | None = None
     for module in modules:
-        with contextlib.suppress(Exception):
+        try:
             importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if stale is None and exc.name is not None and exc.name.partition(".")[0] in OWN_PACKAGES:
+                stale = ModuleNotFoundError(f"warm-up list names {module!r}: {exc}", name=exc.name)
+        except Exception:  # resurfaces, with its traceback, where the module is used
+            pass
+    if stale is not None:
+        raise stale
 
 
 def warm_up(

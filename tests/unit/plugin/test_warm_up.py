@@ -26,6 +26,22 @@ def test_modules_are_imported_on_a_daemon_thread_and_errors_stay_quiet() -> None
     assert "colorsys" in sys.modules  # the missing module did not stop the next one
 
 
+def test_a_missing_module_of_ours_is_a_stale_list_and_raises_once_the_others_are_imported() -> None:
+    sys.modules.pop("colorsys", None)
+    with pytest.raises(ModuleNotFoundError, match=r"warm-up list names 'pytest_lens\.analysis\.moved_away'") as raised:
+        warm_up.import_quietly(["pytest_lens.analysis.moved_away", "lens_no_such_module", "colorsys"])
+    assert raised.value.name == "pytest_lens.analysis.moved_away"
+    assert "colorsys" in sys.modules
+    warm_up.import_quietly(["lens_no_such_module", "lens_fixtures"])  # absent third-party: quiet, as before
+
+
+def test_on_a_warm_up_thread_a_stale_list_is_an_unhandled_thread_exception(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.exc_value))
+    warm_up.warm_up(["lens_fixtures.no_such_module"]).join(10)
+    assert len(seen) == 1 and isinstance(seen[0], ModuleNotFoundError)
+
+
 def test_a_warm_up_waits_for_the_one_it_comes_after() -> None:
     order: list[str] = []
     first = warm_up.warm_up([], name="first", then=lambda: (time.sleep(0.2), order.append("first")))
