@@ -1,6 +1,6 @@
 """The private internals of other projects that pytest-lens relies on still have the shape it relies on.
 
-One test per entry of the table in ``docs/internals.md``: when pytest, pytest-xdist, CPython or the openai
+One test per entry of the table in ``docs/ARCHITECTURE.md ("Other projects' internals")``: when pytest, pytest-xdist, CPython or the openai
 client changes one of them, the test here fails with the name of the internal, instead of the feature that uses
 it degrading quietly (each use is guarded: see the table for what happens then).
 """
