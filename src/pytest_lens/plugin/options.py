@@ -28,6 +28,7 @@ from pytest_lens.records.options import (
     SCORING,
     WEIGHTS,
     Option,
+    option,
 )
 from pytest_lens.records.options import __all__ as _table_names
 from pytest_lens.records.settings import AdapterSpec, LensSettings, parse_adapter_spec, parse_option_value
@@ -62,7 +63,8 @@ def add_options(parser: pytest.Parser) -> None:
 
 def lens_requested(config: pytest.Config) -> bool:
     """pytest-lens does anything only when an adapter is configured."""
-    return bool(config.getoption(ADAPTER) or config.getini("lens_adapters"))
+    row = option(ADAPTER)
+    return bool(config.getoption(row.flag) or config.getini(str(row.ini)))
 
 
 def _where(config: pytest.Config, row: Option, from_ini: bool) -> str:
