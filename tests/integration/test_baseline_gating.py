@@ -191,9 +191,9 @@ def test_differences_from_the_baseline_are_warned_about(pytester: pytest.Pyteste
             "*--lens-baseline: no saved run 'nosuch' under * (saved: none); save one with --lens-save=nosuch*",
         ),
         ((f"{options.BASELINE}=missing.json",), "*--lens-baseline: baseline file 'missing.json' does not exist*"),
-        ((f"{options.SAVE}=../up",), "*--lens-save='../up': use letters, digits*"),
-        ((f"{options.ALPHA}=1",), "*--lens-alpha must lie strictly between 0 and 1, got 1*"),
-        ((f"{options.FAIL_UNDER}=2",), "*--lens-fail-under must be between 0 and 1, got 2*"),
+        ((f"{options.SAVE}=../up",), "*--lens-save: '../up': use letters, digits*"),
+        ((f"{options.ALPHA}=1",), "*--lens-alpha: must lie strictly between 0 and 1, got '1'*"),
+        ((f"{options.FAIL_UNDER}=2",), "*--lens-fail-under: must be a number between 0 and 1, got '2'*"),
     ],
 )
 def test_bad_gate_options_are_usage_errors(pytester: pytest.Pytester, few_needles: str, args: tuple[str, ...], message: str) -> None:

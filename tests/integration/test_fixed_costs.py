@@ -82,6 +82,7 @@ def test_pytest_does_not_rewrite_our_modules_beyond_the_plugins_own(pytester: py
         "pytest_lens.plugin.conformance",
         "pytest_lens.plugin.options",
         "pytest_lens.records.settings",
+        "pytest_lens.records.options",
         "pytest_lens.llm",
         "pytest_lens.llm.settings",
         "pytest_lens.contract.adapter",

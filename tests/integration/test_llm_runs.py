@@ -212,8 +212,8 @@ def test_compaction_runs_against_an_endpoint(pytester: pytest.Pytester, server: 
     [
         (["--lens-agent=llm"], "*--lens-agent=llm needs --lens-agent-model=NAME*"),
         (["--lens-judge=llm"], "*--lens-judge=llm needs --lens-judge-model=NAME (or --lens-agent-model)*"),
-        (["--lens-judge-max-failures=2"], "*--lens-judge-max-failures must be a fraction between 0 and 1*"),
-        (["--lens-llm-retries=-1"], "*--lens-llm-retries at least 0*"),
+        (["--lens-judge-max-failures=2"], "*--lens-judge-max-failures: must be a fraction between 0 and 1*"),
+        (["--lens-llm-retries=-1"], "*--lens-llm-retries: must be a whole number, at least 0; got '-1'*"),
     ],
 )
 def test_llm_usage_errors_name_the_option(pytester: pytest.Pytester, args: list[str], message: str) -> None:

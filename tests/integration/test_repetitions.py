@@ -143,7 +143,8 @@ def test_a_bad_repeat_is_a_usage_error(pytester: pytest.Pytester, value: str) ->
         pytester.makeini("[pytest]\nlens_repeat = three\n")
         result = pytester.runpytest("--lens-adapter=bm25", *QUIET)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--lens-repeat must be a whole number of answers per question, at least 1*"])
+    where = "--lens-repeat (ini lens_repeat in *)" if value == "three" else "--lens-repeat"
+    result.stderr.fnmatch_lines([f"*{where}: must be a whole number of answers per question, at least 1; got '{value}'*"])
 
 
 def test_meme_cannot_be_repeated(pytester: pytest.Pytester) -> None:

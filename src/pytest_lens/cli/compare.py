@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from pytest_lens.records.options import DEFAULTS, parse_alpha, parse_fraction, parse_seed
 from pytest_lens.scoring.headline import gates_of, recorded_headline
 
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from pytest_lens.scoring.composite import HardGate
 
 __all__ = ["add_compare", "compare_runs", "run_compare"]
+
+T = TypeVar("T")
 
 
 def add_compare(sub: Any) -> argparse.ArgumentParser:
@@ -35,9 +38,10 @@ def add_compare(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("baseline", metavar="BASELINE", help="run artifact (.json) or saved-run name (NAME, NNNN, NNNN_NAME)")
     parser.add_argument("current", metavar="CURRENT", help="run artifact (.json) or saved-run name")
     parser.add_argument("--storage", type=Path, default=Path(".lens"), help="directory of saved runs (default: .lens)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm correction (default 0.05)")
-    parser.add_argument("--max-drop", type=float, default=None, help="also count a headline drop larger than this as a regression")
-    parser.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: CURRENT's --lens-seed)")
+    # Read as text and checked by the parsers of --lens-alpha, --lens-max-drop and --lens-seed: the same messages.
+    parser.add_argument("--alpha", default=None, help=f"significance level after Holm correction (default {DEFAULTS.alpha:g})")
+    parser.add_argument("--max-drop", default=None, help="also count a headline drop larger than this as a regression")
+    parser.add_argument("--seed", default=None, help="bootstrap seed (default: CURRENT's --lens-seed)")
     parser.add_argument("--fail", action="store_true", help="exit 1 on a regression (like --lens-compare-fail)")
     parser.add_argument(
         "--partial", action="store_true", help="with --fail: gate on the questions both runs have, even if either has others"
@@ -80,8 +84,10 @@ def run_compare(args: argparse.Namespace) -> int:
     from pytest_lens.suites import load_suite
     from pytest_lens.suites.selection import SuiteRun
 
-    if not 0 < args.alpha < 1:
-        print(f"lens compare: --alpha must lie strictly between 0 and 1, got {args.alpha:g}", file=sys.stderr)
+    try:
+        alpha, max_drop, seed = _checked(args)
+    except ValueError as exc:
+        print(f"lens compare: {exc}", file=sys.stderr)
         return 2
     store = RunStore(args.storage)
     try:
@@ -91,7 +97,7 @@ def run_compare(args: argparse.Namespace) -> int:
     except (SavedRunError, ValueError) as exc:
         print(f"lens compare: {exc}", file=sys.stderr)
         return 2
-    lens, found = compare_runs(current.artifact, baseline, gates, alpha=args.alpha, max_drop=args.max_drop, seed=args.seed)
+    lens, found = compare_runs(current.artifact, baseline, gates, alpha=alpha, max_drop=max_drop, seed=seed)
     suites = SuiteRun({name: load_suite(name) for name in found})
     comparisons: list[tuple[str, BaselineComparison]] = [("", lens)] if lens is not None else []
     comparisons.extend((name, comparison) for name, comparison in found.items())
@@ -104,9 +110,7 @@ def run_compare(args: argparse.Namespace) -> int:
             print(line)
     if not args.fail:
         return 0
-    policy = GatePolicy(
-        compare_fail=True, alpha=args.alpha, max_drop=args.max_drop, compare_partial=args.partial, partial_option="--partial"
-    )
+    policy = GatePolicy(compare_fail=True, alpha=alpha, max_drop=max_drop, compare_partial=args.partial, partial_option="--partial")
     checks = [
         compare_gate(
             comparison, policy, name=f"--fail [suite {suite}]" if suite else "--fail", subject="score" if suite else comparison.score
@@ -116,3 +120,22 @@ def run_compare(args: argparse.Namespace) -> int:
     for check in checks:
         print(check.line)
     return 0 if all(check.passed for check in checks) else 1
+
+
+def _checked(args: argparse.Namespace) -> tuple[float, float | None, int | None]:
+    """``--alpha``, ``--max-drop`` and ``--seed``, parsed as their ``--lens-*`` twins are; ValueError names the flag."""
+
+    def read(flag: str, text: str | None, parse: Callable[[str], T]) -> T | None:
+        if text is None:
+            return None
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise ValueError(f"{flag}: {exc}") from None
+
+    alpha = read("--alpha", args.alpha, parse_alpha)
+    return (
+        (DEFAULTS.alpha if alpha is None else alpha),
+        read("--max-drop", args.max_drop, parse_fraction),
+        read("--seed", args.seed, parse_seed),
+    )

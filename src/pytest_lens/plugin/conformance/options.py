@@ -7,11 +7,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from pytest_lens.plugin.options import read_options, register
+from pytest_lens.records.options import Option
+
 __all__ = [
     "CONFORMANCE",
     "HYPOTHESIS_PROFILE",
     "LATENCY_CEILING",
     "LATENCY_ENFORCE",
+    "OPTIONS",
     "ConformanceSettings",
     "add_options",
     "read_conformance_settings",
@@ -35,53 +39,61 @@ class ConformanceSettings:
     enforce_latency: bool = False
 
 
+def _ceilings(text: str) -> dict[str, float]:
+    """One ``--lens-latency-ceiling`` entry: ``0.5`` or ``search=0.2,ingest=1``."""
+    from pytest_lens.conformance.latency import parse_ceilings
+
+    return parse_ceilings([text])
+
+
+#: The conformance rows of the option table (:mod:`pytest_lens.records.options`), after the LENS ones in ``pytest --help``.
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        CONFORMANCE,
+        None,
+        "run the adapter conformance suite (hypothesis property tests of the contract) instead of the LENS questions.",
+        field="builtin",
+        action="store_true",
+    ),
+    Option(
+        HYPOTHESIS_PROFILE,
+        "lens_hypothesis_profile",
+        "conformance thoroughness: ci (bounded, deterministic; default when CI is set), dev (default), thorough, "
+        "or any registered hypothesis profile.",
+        "conformance hypothesis profile, as for --lens-hypothesis-profile.",
+        field="profile",
+        metavar="NAME",
+    ),
+    Option(
+        LATENCY_CEILING,
+        "lens_latency_ceiling",
+        "per-call latency ceiling for the conformance suite (p95 per method; default 1 s), e.g. 0.5 or search=0.2,ingest=1.",
+        "conformance latency ceilings, as for --lens-latency-ceiling.",
+        parse=_ceilings,
+        action="append",
+        metavar="[METHOD=]SECONDS",
+        extend=True,
+    ),
+    Option(
+        LATENCY_ENFORCE,
+        "lens_latency_enforce",
+        "fail latency.ceiling when a method's p95 exceeds its ceiling (default: report it as a warning).",
+        "fail latency.ceiling over the ceiling.",
+        field="enforce_latency",
+        action="store_true",
+    ),
+)
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Register the conformance options in the ``lens`` group."""
-    group = parser.getgroup("lens", "LENS memory benchmark (pytest-lens)")
-    group.addoption(
-        CONFORMANCE,
-        action="store_true",
-        default=False,
-        help="run the adapter conformance suite (hypothesis property tests of the contract) instead of the LENS questions.",
-    )
-    group.addoption(
-        HYPOTHESIS_PROFILE,
-        default=None,
-        metavar="NAME",
-        help="conformance thoroughness: ci (bounded, deterministic; default when CI is set), dev (default), thorough, "
-        "or any registered hypothesis profile.",
-    )
-    group.addoption(
-        LATENCY_CEILING,
-        action="append",
-        default=[],
-        metavar="[METHOD=]SECONDS",
-        help="per-call latency ceiling for the conformance suite (p95 per method; default 1 s), e.g. 0.5 or search=0.2,ingest=1.",
-    )
-    group.addoption(
-        LATENCY_ENFORCE,
-        action="store_true",
-        default=None,
-        help="fail latency.ceiling when a method's p95 exceeds its ceiling (default: report it as a warning).",
-    )
-    parser.addini("lens_hypothesis_profile", default="", help="conformance hypothesis profile, as for --lens-hypothesis-profile.")
-    parser.addini("lens_latency_ceiling", type="linelist", default=[], help="conformance latency ceilings, as for --lens-latency-ceiling.")
-    parser.addini("lens_latency_enforce", type="bool", default=False, help="fail latency.ceiling over the ceiling.")
+    register(parser, OPTIONS)
 
 
 def read_conformance_settings(config: pytest.Config) -> ConformanceSettings:
     """Read the conformance options; :class:`pytest.UsageError` names the option at fault."""
-    from pytest_lens.conformance.latency import parse_ceilings
-
-    entries = list(config.getini("lens_latency_ceiling")) + list(config.getoption(LATENCY_CEILING))
-    try:
-        ceilings = parse_ceilings(entries)
-    except ValueError as exc:
-        raise pytest.UsageError(f"{LATENCY_CEILING}: {exc}") from None
-    enforce = config.getoption(LATENCY_ENFORCE)
-    return ConformanceSettings(
-        builtin=bool(config.getoption(CONFORMANCE)),
-        profile=config.getoption(HYPOTHESIS_PROFILE) or config.getini("lens_hypothesis_profile") or None,
-        latency_ceilings=ceilings,
-        enforce_latency=bool(config.getini("lens_latency_enforce") if enforce is None else enforce),
-    )
+    values = read_options(config, OPTIONS)
+    fields = {row.field: values[row.flag] for row in OPTIONS if row.field is not None and row.flag in values}
+    # Later entries win: the command line's over the ini file's, as one parse_ceilings over all of them would.
+    ceilings = {method: seconds for entry in values.get(LATENCY_CEILING, ()) for method, seconds in entry.items()}
+    return ConformanceSettings(**fields, latency_ceilings=ceilings)

@@ -1,0 +1,718 @@
+"""Every ``--lens-*`` option in one table: flag, ini key, parser, help, and the settings field it fills.
+
+One row per option, written once. The plugin registers the rows with pytest and reads them into
+:class:`~pytest_lens.records.settings.LensSettings`; ``lens compare`` checks its ``--alpha``,
+``--max-drop`` and ``--seed`` with the same parsers, so a bad value reads the same in both.
+Defaults are the settings dataclasses' own (:data:`DEFAULTS`); help texts quote them from there.
+
+Standard library only and free of pytest: the plugin loads this module on every pytest run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pytest_lens.llm.settings import CACHE_MODES, JUDGE_KINDS
+from pytest_lens.records.settings import LensSettings
+
+__all__ = [
+    "ADAPTER",
+    "ADAPTER_OPTION",
+    "AGENT",
+    "AGENT_MAX_TOKENS",
+    "AGENT_MODEL",
+    "ALPHA",
+    "BASELINE",
+    "BUDGET",
+    "CALL_TIMEOUT",
+    "COMPARE_FAIL",
+    "COMPARE_PARTIAL",
+    "CONCURRENCY",
+    "CONTROLS",
+    "DATASET",
+    "DEFAULTS",
+    "FAIL_UNDER",
+    "GATE_BUDGET",
+    "HEADLINE",
+    "HTML",
+    "JSON",
+    "JUDGE",
+    "JUDGE_MAX_FAILURES",
+    "JUDGE_MAX_TOKENS",
+    "JUDGE_MODEL",
+    "JUDGE_SHORT_MAX_TOKENS",
+    "LLM_API_KEY_ENV",
+    "LLM_BASE_URL",
+    "LLM_CACHE",
+    "LLM_CACHE_MODE",
+    "LLM_CONTEXT",
+    "LLM_RETRIES",
+    "LLM_TIMEOUT",
+    "MAX_CONNECTIONS",
+    "MAX_DROP",
+    "MAX_FAULT_RATE",
+    "MAX_NOT_MEASURED",
+    "MUTANTS",
+    "NO_BUILTIN",
+    "OPAQUE_REFS",
+    "OPTIONS",
+    "REPEAT",
+    "SAVE",
+    "SCORING",
+    "SEED",
+    "STORAGE",
+    "STRICT",
+    "SUITE",
+    "WEIGHTS",
+    "Option",
+    "option",
+    "parse_alpha",
+    "parse_fraction",
+    "parse_seed",
+]
+
+#: How the command line takes the option (argparse's ``action``): a value, an on/off switch, or a repeatable value.
+Action = Literal["store", "store_true", "store_false", "append"]
+#: How the ini file holds it (pytest's ``addini`` type).
+IniType = Literal["string", "bool", "linelist", "paths"]
+
+#: The settings of a run given no option at all: the one source of every default.
+DEFAULTS = LensSettings(adapters=())
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--lens-*`` option and its ``lens_*`` ini key.
+
+    ``parse`` turns one text value (one entry of a repeatable option) into the value the settings hold,
+    or raises :class:`ValueError` saying what is wrong with it; the caller names the option. A value given
+    on the command line wins over the ini key; a repeatable option's entries ``extend`` the ini key's
+    (ini first) or replace them. ``field`` is the settings field the value fills (``llm.NAME`` for
+    :class:`~pytest_lens.llm.settings.LLMSettings`), or ``None`` where several options fill one field
+    together (the reader says how). An option given nowhere keeps the field's dataclass default.
+    """
+
+    flag: str
+    ini: str | None
+    help: str
+    ini_help: str = ""
+    field: str | None = None
+    parse: Callable[[str], Any] = str
+    action: Action = "store"
+    ini_type: IniType | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    extend: bool = False
+
+    @property
+    def ini_kind(self) -> IniType:
+        """The ini key's type: as given, else what the command-line action implies."""
+        if self.ini_type is not None:
+            return self.ini_type
+        if self.action == "append":
+            return "linelist"
+        return "bool" if self.switch else "string"
+
+    @property
+    def repeatable(self) -> bool:
+        """The option may be given several times and holds a tuple."""
+        return self.action == "append"
+
+    @property
+    def switch(self) -> bool:
+        """An on/off option: no value on the command line, a bool in the ini file."""
+        return self.action in ("store_true", "store_false")
+
+
+# -- parsers: one text value in, the settings' value out; ValueError says what is wrong --------------
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def parse_fraction(text: str) -> float:
+    """A number between 0 and 1 (``--lens-fail-under``, ``--lens-max-drop``)."""
+    number = _number(text)
+    if number is None or not 0.0 <= number <= 1.0:
+        raise ValueError(f"must be a number between 0 and 1, got {text!r}")
+    return number
+
+
+def parse_alpha(text: str) -> float:
+    """A significance level, strictly between 0 and 1."""
+    number = _number(text)
+    if number is None or not 0.0 < number < 1.0:
+        raise ValueError(f"must lie strictly between 0 and 1, got {text!r}")
+    return number
+
+
+def _rate(text: str) -> float:
+    """A fraction between 0 and 1, written as ``0.05`` or ``5%``."""
+    raw = text.strip()
+    if raw.endswith("%"):
+        percent = _number(raw[:-1])
+        rate = None if percent is None else percent / 100
+    else:
+        rate = _number(raw)
+    if rate is None or not 0.0 <= rate <= 1.0:
+        raise ValueError(f"must be a fraction between 0 and 1 (or a percentage like 5%), got {text!r}")
+    return rate
+
+
+def _whole(low: int | None = None, unit: str = "") -> Callable[[str], int]:
+    """A whole number (of ``unit``), at least ``low``."""
+    what = f"a whole number{f' of {unit}' if unit else ''}{f', at least {low}' if low is not None else ''}"
+
+    def parse(text: str) -> int:
+        try:
+            number: int | None = int(text.strip())
+        except ValueError:
+            number = None
+        if number is None or (low is not None and number < low):
+            raise ValueError(f"must be {what}; got {text!r}")
+        return number
+
+    return parse
+
+
+def parse_seed(text: str) -> int:
+    """The seed of everything random in scoring: any whole number."""
+    return _whole()(text)
+
+
+def _tokens(text: str) -> int:
+    """A positive token count: ``4096`` or ``8k``."""
+    raw = text.strip().lower()
+    try:
+        count = int(float(raw[:-1]) * 1024) if raw.endswith("k") else int(raw)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"must be a positive number of tokens (e.g. 512 or 8k), got {text!r}")
+    return count
+
+
+def _call_timeout(text: str) -> float | None:
+    """Seconds per adapter call; 0 (or less) disables the timeout."""
+    seconds = _number(text)
+    if seconds is None:
+        raise ValueError(f"must be a number of seconds (0 disables), got {text!r}")
+    return seconds if seconds > 0 else None
+
+
+def _positive_seconds(text: str) -> float:
+    seconds = _number(text)
+    if seconds is None or not seconds > 0:
+        raise ValueError(f"must be a positive number of seconds, got {text!r}")
+    return seconds
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}, got {text!r}")
+        return text
+
+    return parse
+
+
+def _budget(text: str) -> str:
+    """A budget preset or ``results=N,...`` (checked now, built per question)."""
+    from pytest_lens.records.budget import parse_budget  # the budget records import pydantic: not at start-up
+
+    parse_budget(text)
+    return text
+
+
+def _save_name(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", text):
+        raise ValueError(f"{text!r}: use letters, digits, '.', '_' or '-', starting with a letter or digit (e.g. {SAVE}=main)")
+    return text
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """``a,b`` -> ``("a", "b")``."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def _default(value: object) -> str:
+    """A default as help texts show it: ``120`` for 120.0."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+ADAPTER = "--lens-adapter"
+ADAPTER_OPTION = "--lens-adapter-option"
+DATASET = "--lens-dataset"
+BUDGET = "--lens-budget"
+AGENT = "--lens-agent"
+JSON = "--lens-json"
+HTML = "--lens-html"
+STRICT = "--lens-strict"
+WEIGHTS = "--lens-weights"
+GATE_BUDGET = "--lens-gate-budget"
+CALL_TIMEOUT = "--lens-call-timeout"
+OPAQUE_REFS = "--lens-opaque-refs"
+SEED = "--lens-seed"
+SCORING = "--lens-scoring"
+NO_BUILTIN = "--lens-no-builtin"
+SUITE = "--lens-suite"
+SAVE = "--lens-save"
+BASELINE = "--lens-baseline"
+STORAGE = "--lens-storage"
+FAIL_UNDER = "--lens-fail-under"
+COMPARE_FAIL = "--lens-compare-fail"
+COMPARE_PARTIAL = "--lens-compare-partial"
+ALPHA = "--lens-alpha"
+MAX_DROP = "--lens-max-drop"
+MAX_FAULT_RATE = "--lens-max-fault-rate"
+LLM_BASE_URL = "--lens-llm-base-url"
+AGENT_MODEL = "--lens-agent-model"
+JUDGE = "--lens-judge"
+JUDGE_MODEL = "--lens-judge-model"
+LLM_API_KEY_ENV = "--lens-llm-api-key-env"
+LLM_CACHE_MODE = "--lens-llm-cache-mode"
+LLM_CACHE = "--lens-llm-cache"
+JUDGE_MAX_FAILURES = "--lens-judge-max-failures"
+LLM_TIMEOUT = "--lens-llm-timeout"
+LLM_RETRIES = "--lens-llm-retries"
+HEADLINE = "--lens-headline"
+CONTROLS = "--lens-controls"
+MUTANTS = "--lens-mutants"
+AGENT_MAX_TOKENS = "--lens-agent-max-tokens"
+JUDGE_MAX_TOKENS = "--lens-judge-max-tokens"
+JUDGE_SHORT_MAX_TOKENS = "--lens-judge-short-max-tokens"
+LLM_CONTEXT = "--lens-llm-context"
+MAX_NOT_MEASURED = "--lens-max-not-measured"
+CONCURRENCY = "--lens-concurrency"
+MAX_CONNECTIONS = "--lens-max-connections"
+REPEAT = "--lens-repeat"
+
+_LLM = DEFAULTS.llm
+_SCORING_CHOICES = ("paper", "v2")
+_OPAQUE_CHOICES = ("auto", "always", "never")
+_HEADLINE_CHOICES = ("auto", "retrieval", "composite")
+
+#: In ``pytest --help`` order. Help texts are argparse's (``%%`` is a percent sign).
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        ADAPTER,
+        "lens_adapters",
+        "memory adapter to test: module:Class or a registered name (bm25, null, ...); repeat to compare. Activates pytest-lens.",
+        "adapters, as for --lens-adapter (activates pytest-lens).",
+        action="append",
+        metavar="[LABEL=]TARGET",
+    ),
+    Option(
+        ADAPTER_OPTION,
+        "lens_adapter_options",
+        "constructor option for every adapter, or for one adapter when prefixed with its label; values are parsed as JSON when possible.",
+        "adapter options, as for --lens-adapter-option.",
+        action="append",
+        metavar="[LABEL.]KEY=VALUE",
+        extend=True,
+    ),
+    Option(
+        DATASET,
+        "lens_datasets",
+        "LENS JSON file or directory of them (repeatable; default: the bundled datasets).",
+        "dataset files or directories, relative to the ini file.",
+        field="datasets",
+        parse=Path,
+        action="append",
+        ini_type="paths",
+        metavar="PATH",
+    ),
+    Option(
+        BUDGET,
+        "lens_budgets",
+        "agent budget: 4k, 8k, 16k (default), 32k or results=N,turns=N,calls=N (repeatable).",
+        "budgets, as for --lens-budget.",
+        field="budgets",
+        parse=_budget,
+        action="append",
+        metavar="NAME",
+    ),
+    Option(
+        AGENT, "lens_agent", "answering agent (default: offline, deterministic, no LLM).", "answering agent.", field="agent", metavar="NAME"
+    ),
+    Option(
+        JSON,
+        "lens_json",
+        "write the run artifact (per-question results and summary) as JSON.",
+        "path for the run artifact.",
+        field="json_path",
+        parse=Path,
+        metavar="PATH",
+    ),
+    Option(
+        STRICT,
+        "lens_strict",
+        "treat dataset defects (e.g. evidence after its checkpoint) as errors.",
+        "dataset defects are errors.",
+        field="strict",
+        action="store_true",
+    ),
+    Option(
+        WEIGHTS,
+        "lens_weights",
+        "override composite weights.",
+        "composite weight overrides, METRIC=W.",
+        action="append",
+        metavar="METRIC=W,...",
+        extend=True,
+    ),
+    Option(
+        SCORING,
+        "lens_scoring",
+        "composite preset: paper (LENS paper's weights, default) or v2 (LENS V2: judged fact recall, evidence support, "
+        "citation validity); --lens-weights apply on top.",
+        "composite preset, as for --lens-scoring: paper or v2.",
+        field="scoring",
+        parse=_one_of(_SCORING_CHOICES),
+        choices=_SCORING_CHOICES,
+    ),
+    Option(
+        GATE_BUDGET,
+        "lens_gate_budget",
+        "also gate the composite on budget_compliance < 0.5.",
+        "gate on budget_compliance too.",
+        field="gate_budget",
+        action="store_true",
+    ),
+    Option(
+        CALL_TIMEOUT,
+        "lens_call_timeout",
+        f"per adapter call timeout (default {_default(DEFAULTS.call_timeout)}; 0 disables).",
+        "per adapter call timeout in seconds (0 disables).",
+        field="call_timeout",
+        parse=_call_timeout,
+        metavar="SECONDS",
+    ),
+    Option(
+        OPAQUE_REFS,
+        "lens_opaque_refs",
+        "show agents opaque ref aliases: auto (when ids leak labels), always, never.",
+        "auto, always or never.",
+        field="opaque_refs",
+        parse=_one_of(_OPAQUE_CHOICES),
+        choices=_OPAQUE_CHOICES,
+    ),
+    Option(
+        SEED,
+        "lens_seed",
+        f"seed for everything random in scoring (default {DEFAULTS.seed}).",
+        "seed for scoring randomness.",
+        field="seed",
+        parse=parse_seed,
+        metavar="N",
+    ),
+    Option(
+        NO_BUILTIN,
+        "lens_builtin_tests",
+        "do not add the built-in LENS tests; run only test modules that use the lens fixtures.",
+        "add the built-in LENS tests.",
+        field="builtin_tests",
+        action="store_false",
+    ),
+    Option(
+        SUITE,
+        "lens_suites",
+        "benchmark suite to run: lens (default), meme, mab (repeatable). With --lens-dataset, "
+        "keeps only the datasets of these suites (a dataset file names its suite).",
+        "suites, as for --lens-suite.",
+        field="suites",
+        action="append",
+        metavar="NAME",
+    ),
+    Option(
+        SAVE,
+        None,
+        "save this run as .lens/<machine>/NNNN_NAME.json (see --lens-storage).",
+        field="save_name",
+        parse=_save_name,
+        metavar="NAME",
+    ),
+    Option(
+        BASELINE,
+        "lens_baseline",
+        "compare with a saved run (by name, NNNN or NNNN_NAME) or a --lens-json file, paired by question.",
+        "saved run or artifact to compare with, as for --lens-baseline.",
+        field="baseline",
+        metavar="NAME|PATH",
+    ),
+    Option(
+        STORAGE,
+        "lens_storage",
+        f"directory of saved runs (default: {DEFAULTS.storage} in the rootdir).",
+        "directory of saved runs, relative to the rootdir.",
+        field="storage",
+        parse=Path,
+        metavar="DIR",
+    ),
+    Option(
+        FAIL_UNDER,
+        "lens_fail_under",
+        "fail when an adapter headline is below X.",
+        "minimum adapter headline, as for --lens-fail-under.",
+        field="fail_under",
+        parse=parse_fraction,
+        metavar="X",
+    ),
+    Option(
+        COMPARE_FAIL,
+        "lens_compare_fail",
+        "fail on a significant regression vs --lens-baseline (one-sided Wilcoxon, Holm, --lens-alpha) or a drop over --lens-max-drop.",
+        "fail on a regression vs the baseline.",
+        field="compare_fail",
+        action="store_true",
+    ),
+    Option(
+        COMPARE_PARTIAL,
+        "lens_compare_partial",
+        "with --lens-compare-fail: gate on the questions both runs have, even when either run has questions the other lacks.",
+        "a baseline comparison may leave out questions.",
+        field="compare_partial",
+        action="store_true",
+    ),
+    Option(
+        ALPHA,
+        "lens_alpha",
+        f"significance level after Holm correction (default {_default(DEFAULTS.alpha)}).",
+        "significance level after Holm correction.",
+        field="alpha",
+        parse=parse_alpha,
+        metavar="P",
+    ),
+    Option(
+        MAX_DROP,
+        "lens_max_drop",
+        "with --lens-compare-fail: also fail when a headline falls by more than X.",
+        "largest tolerated headline drop vs the baseline.",
+        field="max_drop",
+        parse=parse_fraction,
+        metavar="X",
+    ),
+    Option(
+        MAX_FAULT_RATE,
+        "lens_max_fault_rate",
+        "fail when an adapter faulted (raised, returned a wrong value, hung) on more than this fraction of its questions "
+        f"(default {_default(DEFAULTS.max_fault_rate)}, or e.g. 10%%); its scores are then marked not comparable.",
+        "fail above this fraction of an adapter's questions with faults.",
+        field="max_fault_rate",
+        parse=_rate,
+        metavar="RATE",
+    ),
+    Option(
+        HEADLINE,
+        "lens_headline",
+        "the score gates, CIs, paired tests and baselines are about: retrieval (first-search nDCG@10 and MRR), "
+        "composite (the paper's), or auto (default: composite with --lens-judge, else retrieval).",
+        "auto, retrieval or composite, as for --lens-headline.",
+        field="headline",
+        parse=_one_of(_HEADLINE_CHOICES),
+        choices=_HEADLINE_CHOICES,
+    ),
+    Option(
+        LLM_BASE_URL,
+        "lens_llm_base_url",
+        "OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, OpenAI).",
+        "OpenAI-compatible endpoint for the LLM agent, judge and adapters.",
+        field="llm.base_url",
+        metavar="URL",
+    ),
+    Option(
+        AGENT_MODEL,
+        "lens_agent_model",
+        "model of --lens-agent=llm (and of the naive baseline).",
+        "model of the LLM agent (and of the naive baseline).",
+        field="llm.agent_model",
+        metavar="NAME",
+    ),
+    Option(
+        JUDGE,
+        "lens_judge",
+        "judge for tier-2/3 metrics: none (default), offline, llm.",
+        "none, offline or llm.",
+        field="llm.judge",
+        parse=_one_of(JUDGE_KINDS),
+        choices=JUDGE_KINDS,
+    ),
+    Option(
+        JUDGE_MODEL,
+        "lens_judge_model",
+        "model of --lens-judge=llm (default: the agent model).",
+        "model of the LLM judge (default: the agent model).",
+        field="llm.judge_model",
+        metavar="NAME",
+    ),
+    Option(
+        LLM_API_KEY_ENV,
+        "lens_llm_api_key_env",
+        f"environment variable holding the API key (default {_LLM.api_key_env}).",
+        "environment variable holding the API key.",
+        field="llm.api_key_env",
+        metavar="VAR",
+    ),
+    Option(
+        LLM_CACHE_MODE,
+        "lens_llm_cache_mode",
+        "LLM request cache: record (default: reuse, add new), replay (cache only; a miss is an error), off.",
+        "record, replay or off.",
+        field="llm.cache_mode",
+        parse=_one_of(CACHE_MODES),
+        choices=CACHE_MODES,
+    ),
+    Option(
+        LLM_CACHE,
+        "lens_llm_cache",
+        f"LLM request cache file (default {_LLM.cache_path.as_posix()}).",
+        f"LLM request cache file (default {_LLM.cache_path.as_posix()} under the root).",
+        field="llm.cache_path",
+        parse=Path,
+        metavar="PATH",
+    ),
+    Option(
+        JUDGE_MAX_FAILURES,
+        "lens_judge_max_failures",
+        "flag the run when more than RATE (e.g. 0.05 or 5%%) of an adapter's questions had a judge failure.",
+        "flag the run above this fraction of judge-failed questions.",
+        field="llm.judge_max_failure_rate",
+        parse=_rate,
+        metavar="RATE",
+    ),
+    Option(
+        LLM_TIMEOUT,
+        "lens_llm_timeout",
+        f"timeout per LLM request (default {_default(_LLM.timeout_s)}).",
+        "seconds per LLM request.",
+        field="llm.timeout_s",
+        parse=_positive_seconds,
+        metavar="SECONDS",
+    ),
+    Option(
+        LLM_RETRIES,
+        "lens_llm_retries",
+        f"retries of a 429/5xx/timed-out LLM request (default {_LLM.retries}).",
+        "retries of a 429/5xx/timed-out LLM request.",
+        field="llm.retries",
+        parse=_whole(low=0),
+        metavar="N",
+    ),
+    Option(
+        AGENT_MAX_TOKENS,
+        "lens_agent_max_tokens",
+        f"max_tokens of each agent request and of the naive baseline's answer (default {_LLM.agent_max_tokens}).",
+        "max_tokens of each agent request and the naive baseline's answer.",
+        field="llm.agent_max_tokens",
+        parse=_tokens,
+        metavar="N",
+    ),
+    Option(
+        JUDGE_MAX_TOKENS,
+        "lens_judge_max_tokens",
+        f"max_tokens of judge replies with a reason: MEME's and LongMemEval's JSON verdicts (default {_LLM.judge_max_tokens}).",
+        "max_tokens of judge requests answered with a reason (JSON verdicts).",
+        field="llm.judge_max_tokens",
+        parse=_tokens,
+        metavar="N",
+    ),
+    Option(
+        JUDGE_SHORT_MAX_TOKENS,
+        "lens_judge_short_max_tokens",
+        f"max_tokens of one-word judge verdicts: A, B or TIE (default {_LLM.judge_short_max_tokens}; more for reasoning models).",
+        "max_tokens of one-word judge verdicts (A, B or TIE).",
+        field="llm.judge_short_max_tokens",
+        parse=_tokens,
+        metavar="N",
+    ),
+    Option(
+        LLM_CONTEXT,
+        "lens_llm_context",
+        "the answering model's context window in tokens: the naive baseline sends no more than fits (with a safety margin).",
+        "the answering model's context window in tokens (sizes the naive baseline).",
+        field="llm.context_tokens",
+        parse=_tokens,
+        metavar="TOKENS",
+    ),
+    Option(
+        MAX_NOT_MEASURED,
+        "lens_max_not_measured",
+        "fail the run when more than RATE (e.g. 0.05 or 5%%) of an adapter's questions could not be measured "
+        "(the agent could not reach its model).",
+        "fail above this fraction of questions not measured.",
+        field="llm.max_not_measured_rate",
+        parse=_rate,
+        metavar="RATE",
+    ),
+    Option(
+        HTML,
+        "lens_html",
+        "write a self-contained HTML report: plots, tables and every question's transcript (needs pytest-lens[html]).",
+        "path for the HTML report, as for --lens-html.",
+        field="html_path",
+        parse=Path,
+        metavar="PATH",
+    ),
+    Option(
+        CONTROLS,
+        "lens_controls",
+        "add the null and random control memories and mutants of every adapter (degraded copies), "
+        "and print the sensitivity table: which degradations this run can detect.",
+        "add controls and mutants, as for --lens-controls.",
+        field="controls",
+        action="store_true",
+    ),
+    Option(
+        MUTANTS,
+        "lens_mutants",
+        "which mutants --lens-controls adds: top2, reversed, shuffled, half-random, stale, cut200 (default all; none for none).",
+        "mutants --lens-controls adds, as for --lens-mutants.",
+        parse=_names,
+        action="append",
+        metavar="NAME,...",
+    ),
+    Option(
+        CONCURRENCY,
+        "lens_concurrency",
+        "questions answered at once per process (default: 8 for --lens-agent=llm, 1 for the offline agent).",
+        "questions answered at once per process, as for --lens-concurrency.",
+        field="concurrency",
+        parse=_whole(low=1, unit="questions"),
+        metavar="N",
+    ),
+    Option(
+        MAX_CONNECTIONS,
+        "lens_max_connections",
+        f"most LLM requests in flight per process; adapts below it on 429/503 answers (default {_LLM.max_connections}).",
+        "most LLM requests in flight per process.",
+        field="llm.max_connections",
+        parse=_whole(low=1, unit="requests"),
+        metavar="N",
+    ),
+    Option(
+        REPEAT,
+        "lens_repeat",
+        f"answer each question M times (one test each, distinct seeds); statistics use per-question means (default {DEFAULTS.repeat}).",
+        "answers per question, as for --lens-repeat.",
+        field="repeat",
+        parse=_whole(low=1, unit="answers per question"),
+        metavar="M",
+    ),
+)
+
+_BY_FLAG = {row.flag: row for row in OPTIONS}
+
+
+def option(flag: str) -> Option:
+    """The row of ``flag`` (``--lens-alpha``)."""
+    return _BY_FLAG[flag]
