@@ -13,7 +13,6 @@ import threading
 from collections.abc import Callable, Sequence
 
 # This distribution's top-level packages: installed together, so a module of theirs is never absent by design.
-from pytest_lens.plugin.hooks import OWN_PACKAGES
 
 __all__ = ["ANSWER_MODULES", "SUMMARY_MODULES", "TEST_MODULES", "import_quietly", "warm_up"]
 
@@ -23,6 +22,8 @@ SUMMARY_MODULES = ("numpy", "pytest_lens.analysis.run", "pytest_lens.analysis.ba
 TEST_MODULES = ("scipy.stats",)
 #: What answering and scoring the first questions import: extra tools' argument schemas, the ranking metrics.
 ANSWER_MODULES = ("jsonschema", "pytrec_eval")
+#: The package whose modules a warm-up list may not name wrongly (the lists name ours and third-party ones only).
+_OURS = __name__.partition(".")[0]
 
 
 def import_quietly(modules: Sequence[str]) -> None:
@@ -39,7 +40,7 @@ def import_quietly(modules: Sequence[str]) -> None:
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
-            if stale is None and exc.name is not None and exc.name.partition(".")[0] in OWN_PACKAGES:
+            if stale is None and exc.name is not None and exc.name.partition(".")[0] == _OURS:
                 stale = ModuleNotFoundError(f"warm-up list names {module!r}: {exc}", name=exc.name)
         except Exception:  # resurfaces, with its traceback, where the module is used
             pass

@@ -38,7 +38,7 @@ def test_a_missing_module_of_ours_is_a_stale_list_and_raises_once_the_others_are
 def test_on_a_warm_up_thread_a_stale_list_is_an_unhandled_thread_exception(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[BaseException | None] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.exc_value))
-    warm_up.warm_up(["lens_fixtures.no_such_module"]).join(10)
+    warm_up.warm_up(["pytest_lens.no_such_module"]).join(10)
     assert len(seen) == 1 and isinstance(seen[0], ModuleNotFoundError)
 
 
