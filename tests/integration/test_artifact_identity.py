@@ -29,7 +29,7 @@ from typing import Any
 
 REPO = Path(__file__).parents[2]
 GOLDEN = REPO / "tests" / "data" / "artifact_golden.json"
-DATA = REPO / "src" / "lens_fixtures" / "data"
+DATA = REPO / "src" / "pytest_lens" / "datasets" / "data"
 #: Fields that measure time or place, not results.
 VOLATILE = {"created", "machine", "commit", "python", "platform", "duration_s", "duration_ms"}
 
