@@ -14,6 +14,7 @@ import numpy as np
 
 from pytest_lens.analysis.baseline import compare_with_baseline
 from pytest_lens.analysis.run import analyze_run
+from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import QuestionResult, RunArtifact
 from pytest_lens.records.statistics import BaselineInfo
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, composite
@@ -60,7 +61,7 @@ def main() -> None:
         baseline = RunArtifact(pytest_lens_version="0", created="", run={}, results=synthetic("a", n, rng), summary={})
         info = BaselineInfo(name="base", path="-", created="")
         analyze = median_seconds(lambda: analyze_run(results, DEFAULT_WEIGHTS, DEFAULT_GATES))  # noqa: B023
-        compare = median_seconds(lambda: compare_with_baseline(runs["a"], {}, baseline, info, DEFAULT_WEIGHTS, DEFAULT_GATES))  # noqa: B023
+        compare = median_seconds(lambda: compare_with_baseline(runs["a"], RunIdentity(), baseline, info, DEFAULT_WEIGHTS, DEFAULT_GATES))  # noqa: B023
         print(f"{n:>18} {3:>8} {analyze:>14.3f} {compare:>14.3f}")
 
 

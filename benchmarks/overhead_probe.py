@@ -56,14 +56,18 @@ def _timed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
 
 def _wrap_session() -> None:
     """Time the session's phases (imported here exactly when the plugin would import it next)."""
-    from pytest_lens.runs import session
+    from pytest_lens.runs import analysis, session, setup
 
     cls = session.LensSession
-    for name in ("statistics", "summaries", "suite_summaries", "verdict", "report", "artifact", "write_artifact", "save_run"):
+    for name in ("summaries", "verdict", "report", "artifact", "write_artifact", "save_run", "finish"):
         setattr(cls, name, _timed(name, getattr(cls, name)))
     # ``open`` is a classmethod: wrap the function and re-bind it.
     cls.open = classmethod(_timed("open", cls.open.__func__))  # type: ignore[assignment,attr-defined]
-    session.load_datasets = _timed("load_datasets", session.load_datasets)
+    setup.load_datasets = _timed("load_datasets", setup.load_datasets)
+    # The statistics are computed once per set of results, as a cached property of the run's analysis.
+    statistics = functools.cached_property(_timed("statistics", analysis.RunAnalysis.statistics.func))
+    statistics.__set_name__(analysis.RunAnalysis, "statistics")
+    analysis.RunAnalysis.statistics = statistics  # type: ignore[method-assign,assignment]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import PurePath
-from typing import Any
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.repetitions import collapse_repetitions
 from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests, question_composite, question_state
 from pytest_lens.analysis.summary import summary_key
+from pytest_lens.records.identity import AgentIdentity, RunIdentity
 from pytest_lens.records.results import LENS, QuestionResult, RunArtifact
 from pytest_lens.records.statistics import (
     BaselineAdapterComparison,
@@ -35,7 +35,7 @@ __all__ = ["compare_with_baseline", "compatibility_warnings"]
 LARGEST_DROPS = 3
 
 
-def compatibility_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+def compatibility_warnings(current: RunIdentity, baseline: RunIdentity) -> list[str]:
     """One line per difference in dataset, budget, agent, judge or scoring between two runs' ``run`` identities."""
     warnings: list[str] = []
     ours, theirs = _datasets(current), _datasets(baseline)
@@ -49,15 +49,15 @@ def compatibility_warnings(current: Mapping[str, Any], baseline: Mapping[str, An
                 warnings.append(f"dataset {name} differs from the baseline's (sha256 {ours[name][:12]} vs {theirs[name][:12]})")
     if _budgets(current) != _budgets(baseline):
         warnings.append(f"budget differs: this run {_budgets(current) or '?'}, baseline {_budgets(baseline) or '?'}")
-    ours_agent, theirs_agent = _identity(current.get("agent")), _identity(baseline.get("agent"))
+    ours_agent, theirs_agent = _identity(current.agent), _identity(baseline.agent)
     if ours_agent != theirs_agent:
         warnings.append(f"agent differs: this run {ours_agent}, baseline {theirs_agent}")
-    ours_judge, theirs_judge = _identity(current.get("judge")), _identity(baseline.get("judge"))
+    ours_judge, theirs_judge = _identity(current.judge), _identity(baseline.judge)
     if ours_judge != theirs_judge:
         warnings.append(f"judge differs: this run {ours_judge}, baseline {theirs_judge}")
-    if current.get("weights") != baseline.get("weights") or current.get("gates") != baseline.get("gates"):
+    if current.weights != baseline.weights or current.gates != baseline.gates:
         warnings.append("composite weights or hard gates differ from the baseline's; both runs are rescored with this run's")
-    ours_headline, theirs_headline = _headline(current), _headline(baseline)
+    ours_headline, theirs_headline = current.headline_name, baseline.headline_name
     if ours_headline != theirs_headline:
         warnings.append(
             f"headline differs: this run {ours_headline}, baseline {theirs_headline}; the baseline's questions are rescored "
@@ -66,40 +66,27 @@ def compatibility_warnings(current: Mapping[str, Any], baseline: Mapping[str, An
     return warnings
 
 
-def _headline(run: Mapping[str, Any]) -> str:
-    """The run's headline name; runs saved before there was a headline had the composite."""
-    found = run.get("headline")
-    return str(found.get("name", "composite")) if isinstance(found, Mapping) else "composite"
+def _datasets(run: RunIdentity) -> dict[str, str]:
+    return {PurePath(str(entry.get("path", "?"))).name: str(entry.get("sha256", "")) for entry in run.datasets or []}
 
 
-def _datasets(run: Mapping[str, Any]) -> dict[str, str]:
-    return {
-        PurePath(str(entry.get("path", "?"))).name: str(entry.get("sha256", ""))
-        for entry in run.get("datasets", [])
-        if isinstance(entry, Mapping)
-    }
-
-
-def _budgets(run: Mapping[str, Any]) -> str:
+def _budgets(run: RunIdentity) -> str:
     parts = []
-    for budget in run.get("budgets", []):
-        if isinstance(budget, Mapping):
-            limits = ",".join(f"{k}={v}" for k, v in budget.items() if k != "name")
-            parts.append(f"{budget.get('name', '?')}({limits})")
+    for budget in run.budgets or []:
+        limits = ",".join(f"{k}={v}" for k, v in budget.items() if k != "name")
+        parts.append(f"{budget.get('name', '?')}({limits})")
     return "; ".join(parts)
 
 
-def _identity(value: Any) -> str:
+def _identity(value: AgentIdentity | None) -> str:
     if value is None:
         return "none"
-    if isinstance(value, Mapping):
-        return str(value.get("name") or value.get("description") or dict(value))
-    return str(value)
+    return value.name or value.description or str(value.model_dump())
 
 
 def compare_with_baseline(
     results: Sequence[QuestionResult],
-    run: Mapping[str, Any],
+    run: RunIdentity,
     baseline: RunArtifact,
     info: BaselineInfo,
     weights: Mapping[str, float],

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_lens.records.options import DEFAULTS, parse_alpha, parse_fraction, parse_seed
-from pytest_lens.scoring.headline import gates_of, recorded_headline
+from pytest_lens.scoring.headline import recorded_headline
 
 if TYPE_CHECKING:
     from pytest_lens.records.results import RunArtifact
     from pytest_lens.records.statistics import BaselineComparison
     from pytest_lens.runs.storage import Baseline
-    from pytest_lens.scoring.composite import HardGate
 
 __all__ = ["add_compare", "compare_runs", "run_compare"]
 
@@ -50,7 +49,7 @@ def add_compare(sub: Any) -> argparse.ArgumentParser:
 
 
 def compare_runs(
-    current: RunArtifact, baseline: Baseline, gates: Sequence[HardGate], *, alpha: float, max_drop: float | None, seed: int | None = None
+    current: RunArtifact, baseline: Baseline, *, alpha: float, max_drop: float | None, seed: int | None = None
 ) -> tuple[BaselineComparison | None, dict[str, BaselineComparison]]:
     """``current`` against ``baseline``: the LENS comparison (``None`` for a run of sibling suites only), and each suite's.
 
@@ -63,8 +62,8 @@ def compare_runs(
     from pytest_lens.suites.selection import SuiteRun
 
     run = current.run
-    score, weights, gates = recorded_headline(run, gates)  # CURRENT's headline
-    seed = seed if seed is not None else int(run.get("seed", 42))
+    score, weights, gates = recorded_headline(run)  # CURRENT's headline
+    seed = seed if seed is not None else run.seed if run.seed is not None else 42
     results = current.results
     suite_names = list(dict.fromkeys(r.suite for r in results if r.suite != LENS))
     lens = None
@@ -93,11 +92,10 @@ def run_compare(args: argparse.Namespace) -> int:
     try:
         baseline = open_baseline(args.baseline, store, (Path.cwd(),))
         current = open_baseline(args.current, store, (Path.cwd(),))
-        gates = gates_of(current.artifact.run)
     except (SavedRunError, ValueError) as exc:
         print(f"lens compare: {exc}", file=sys.stderr)
         return 2
-    lens, found = compare_runs(current.artifact, baseline, gates, alpha=alpha, max_drop=max_drop, seed=seed)
+    lens, found = compare_runs(current.artifact, baseline, alpha=alpha, max_drop=max_drop, seed=seed)
     suites = SuiteRun({name: load_suite(name) for name in found})
     comparisons: list[tuple[str, BaselineComparison]] = [("", lens)] if lens is not None else []
     comparisons.extend((name, comparison) for name, comparison in found.items())

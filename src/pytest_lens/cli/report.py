@@ -45,7 +45,6 @@ def run_report(args: argparse.Namespace) -> int:
     from pytest_lens.reports.html.page import render_report
     from pytest_lens.runs.merge import MergeError, merge_runs
     from pytest_lens.runs.storage import RunStore, SavedRunError, open_baseline
-    from pytest_lens.scoring.headline import gates_of
 
     started = time.perf_counter()
     store = RunStore(args.storage)
@@ -54,7 +53,7 @@ def run_report(args: argparse.Namespace) -> int:
         baseline = open_baseline(args.baseline, store, (Path.cwd(),)) if args.baseline else None
         artifact = merge_runs([(run.info.name, run.artifact) for run in runs])
         if baseline is not None:
-            lens, suites = compare_runs(artifact, baseline, gates_of(artifact.run), alpha=args.alpha, max_drop=args.max_drop)
+            lens, suites = compare_runs(artifact, baseline, alpha=args.alpha, max_drop=args.max_drop)
             artifact = artifact.model_copy(update={"comparison": lens, "suite_comparisons": suites})
     except (SavedRunError, MergeError, ValueError) as exc:
         print(f"lens report: {exc}", file=sys.stderr)

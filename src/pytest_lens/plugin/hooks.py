@@ -7,7 +7,6 @@ nothing to a run and imports nothing heavy.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from pytest_lens.plugin.xdist import LensXdist
     from pytest_lens.records.cases import LensCase
     from pytest_lens.records.results import QuestionResult
+    from pytest_lens.runs.report import RunOutcome
     from pytest_lens.runs.session import LensSession
 
 #: The conformance suite's options, marker, fixtures and hooks (light until a conformance test runs).
@@ -121,18 +121,17 @@ class LensPlugin:
         self.session = session
         self.config = config
         self.xdist = xdist
-        self.saved_run: Path | None = None
-        self.save_error: str | None = None
-        #: Why the run artifact lacks its statistics (they could not be computed), for the summary.
-        self.artifact_error: str | None = None
         from pytest_lens.plugin.lens_only import selects_only_lens
+        from pytest_lens.plugin.warm_up import RunWarmUp
 
         #: ``-m lens``: test files without LENS tests are not even imported (see :mod:`pytest_lens.plugin.lens_only`).
         self.lens_only = selects_only_lens(config.option.markexpr)
         self.named_paths = {Path(config.invocation_params.dir, arg.split("::")[0]).resolve() for arg in config.args}
         self._lens_files: LensFileFilter | None = None
-        #: ``--lens-html``: what was written (or why not), for the summary.
-        self.html_note: tuple[str, bool] | None = None
+        #: Imports the run will need, started in the background (the LLM client, the summary's statistics).
+        self.warm_up = RunWarmUp(session)
+        #: How the run went (its summary lines and exit code), once :meth:`pytest_sessionfinish` finished it.
+        self.outcome: RunOutcome | None = None
 
     @property
     def _reporting(self) -> bool:
@@ -141,7 +140,7 @@ class LensPlugin:
 
     def pytest_report_header(self) -> list[str]:
         """One line naming what is being measured."""
-        s = self.session
+        s = self.session.setup
         adapters = ", ".join(spec.label for spec in s.adapter_specs)
         budgets = ", ".join(budget.name for budget in s.budgets)
         repeat = s.settings.repeat
@@ -164,7 +163,7 @@ class LensPlugin:
         """In a process that will send LLM requests, start importing the LLM client while pytest collects."""
         xdist_controller = self.xdist is not None and not _is_worker(self.config) and self.config.getvalue("dist") != "no"
         if not self.config.option.collectonly and not xdist_controller:
-            self.session.warm_up(llm=True, summary=False)
+            self.warm_up.start(llm=True, summary=False)
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Parametrize every test that asks for ``lens_case`` over all cases."""
@@ -203,7 +202,7 @@ class LensPlugin:
             # This worker runs whole (adapter, scope, budget) groups, but not necessarily a stream's other budgets.
             self.session.plan(selected, by_budget=True)
         if selected and self._reporting:
-            self.session.warm_up(llm=False, summary=True)
+            self.warm_up.start(llm=False, summary=True)
         if self.session.settings.html_path is not None and self._reporting and selected:
             from pytest_lens.plugin.warm_up import warm_up
             from pytest_lens.reports.html import REPORT_MODULES
@@ -238,20 +237,6 @@ class LensPlugin:
         return question_status(report.user_properties, verbose=self.config.get_verbosity() > 0)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        """Compute the verdict after all tests ran, while it can still set the exit status."""
-        outcome = yield
-        if self._reporting:
-            if self.xdist is not None:
-                self.session.add_problems(self.xdist.grouping_problems())
-            if (path := self._artifact_path()) is not None:  # before the verdict, whose baseline comparison imports numpy
-                self.session.write_artifact_first(path)
-            verdict = self.session.verdict()
-            if verdict.exit_code:
-                session.testsfailed += 1
-        return outcome
-
-    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         """Keep the full result off the teardown report.
 
@@ -264,49 +249,13 @@ class LensPlugin:
         return report
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Write the run artifact, and save the run with ``--lens-save``."""
+        """Finish the run (artifact, HTML report, saved run, verdict) and merge its exit code into pytest's, once."""
         if not self._reporting:
             return
-        path = self._artifact_path()
-        if path is not None:
-            try:
-                self.session.write_artifact(path)
-            except Exception as exc:  # the statistics failed (e.g. no memory left to import numpy): the first copy stays
-                self.artifact_error = (
-                    f"could not complete the run artifact {self.session.settings.json_path}: {type(exc).__name__}: {exc} "
-                    "(it holds every result and summary, without statistics, comparison and verdict: see its 'pending')"
-                )
-                if session.exitstatus == pytest.ExitCode.OK:
-                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        self._write_html(session)
-        try:
-            self.saved_run = self.session.save_run()
-        except (OSError, ValueError) as exc:
-            self.save_error = f"could not save the run ({self.session.settings.save_name}): {exc}"
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def _artifact_path(self) -> Path | None:
-        path = self.session.settings.json_path
-        if path is None:
-            return None
-        return path if path.is_absolute() else self.session.settings.rootdir / path
-
-    def _write_html(self, session: pytest.Session) -> None:
-        """``--lens-html``: the report is written after the artifact, so a report that cannot be made loses no result."""
-        path = self.session.settings.html_path
-        if path is None or not (self.session.results or self.session.expected):
-            return
-        target = path if path.is_absolute() else self.session.settings.rootdir / path
-        started = time.perf_counter()
-        try:
-            size = self.session.write_html(target)
-        except Exception as exc:  # a report bug or an unwritable path must not cost the run its summary
-            self.html_note = (f"could not write the HTML report {path}: {type(exc).__name__}: {exc}", False)
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            return
-        self.html_note = (f"html report: {path} ({size / 1e6:.1f} MB, {time.perf_counter() - started:.1f} s)", True)
+        problems = self.xdist.grouping_problems() if self.xdist is not None else []
+        self.outcome = self.session.finish(problems, encoding=getattr(sys.stdout, "encoding", None))
+        if self.outcome.exit_code and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_unconfigure(self) -> None:
         """Release session resources (the LLM cache connection)."""
@@ -314,40 +263,16 @@ class LensPlugin:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """Print the LENS summary."""
-        if not self._reporting:
+        outcome = self.outcome
+        if outcome is None or not outcome.lines:
             return
-        if not (self.session.expected or self.session.results):
-            return  # no LENS question was selected (e.g. --lens-conformance): nothing to summarise
-        from pytest_lens.reports.render import line_markup
-
         terminalreporter.write_sep("=", "LENS summary")
-        for line in self.session.report(encoding=getattr(sys.stdout, "encoding", None)).lines:
-            terminalreporter.write_line(line, **line_markup(line))
-        path = self.session.settings.json_path
-        if path is not None:
-            terminalreporter.write_line(f"run artifact: {path}")
-        if self.artifact_error is not None:
-            terminalreporter.write_line(self.artifact_error, red=True)
-        if self.saved_run is not None:
-            terminalreporter.write_line(f"saved run: {self.saved_run}")
-        if self.save_error is not None:
-            terminalreporter.write_line(self.save_error, red=True)
-        if self.html_note is not None:
-            terminalreporter.write_line(self.html_note[0], red=not self.html_note[1])
-        self._worst_questions(terminalreporter)
-        reasons = self.session.verdict().reasons
-        if reasons:
+        for line in outcome.lines:
+            terminalreporter.write_line(line.text, **line.markup)
+        if outcome.reasons:
             # pytest's closing line would otherwise say only "N passed" above an exit status of 1.
-            noun = "LENS gate failed" if len(reasons) == 1 else "LENS gates failed"
-            terminalreporter.stats.setdefault(noun, []).extend(_VerdictReason(reason) for reason in reasons)
-
-    def _worst_questions(self, terminalreporter: pytest.TerminalReporter) -> None:
-        """Where to look next: each adapter's worst questions and where their transcripts are (after the verdict)."""
-        lines = self.session.worst_questions().lines
-        if lines:
-            terminalreporter.write_line("")
-            for line in lines:
-                terminalreporter.write_line(line)
+            noun = "LENS gate failed" if len(outcome.reasons) == 1 else "LENS gates failed"
+            terminalreporter.stats.setdefault(noun, []).extend(_VerdictReason(reason) for reason in outcome.reasons)
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,18 @@ lock makes a later import of the same module wait for the background one to fini
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-# This distribution's top-level packages: installed together, so a module of theirs is never absent by design.
+from pytest_lens.plugin.gc_tuning import refreeze
 
-__all__ = ["ANSWER_MODULES", "SUMMARY_MODULES", "TEST_MODULES", "import_quietly", "warm_up"]
+if TYPE_CHECKING:
+    from pytest_lens.runs.session import LensSession
+
+__all__ = ["ANSWER_MODULES", "SUMMARY_MODULES", "TEST_MODULES", "RunWarmUp", "import_quietly", "warm_up"]
 
 #: What the terminal summary imports: the bootstrap (numpy), the statistics and their rendering.
 SUMMARY_MODULES = ("numpy", "pytest_lens.analysis.run", "pytest_lens.analysis.baseline", "pytest_lens.reports.render")
@@ -24,6 +29,8 @@ TEST_MODULES = ("scipy.stats",)
 ANSWER_MODULES = ("jsonschema", "pytrec_eval")
 #: The package whose modules a warm-up list may not name wrongly (the lists name ours and third-party ones only).
 _OURS = __name__.partition(".")[0]
+#: How long the LLM warm-up waits for the first request before importing what answering needs anyway (seconds).
+FIRST_REQUEST_WAIT_S = 5.0
 
 
 def import_quietly(modules: Sequence[str]) -> None:
@@ -71,3 +78,43 @@ def warm_up(
     thread = threading.Thread(target=load, name=name, daemon=True)
     thread.start()
     return thread
+
+
+class RunWarmUp:
+    """What one LENS run's process will need, prepared in the background: the LLM client, the summary's statistics.
+
+    Collection, ingestion and questions waiting on models leave room for the work, instead of the first LLM
+    request or the terminal summary waiting for it. What the background imports keep stays to the end: the
+    collector is refrozen after each (see :mod:`pytest_lens.plugin.gc_tuning`).
+    """
+
+    def __init__(self, session: LensSession) -> None:
+        self.session = session
+        #: The background thread building the LLM client (:meth:`start` with ``llm``), when one was started.
+        self.llm_thread: threading.Thread | None = None
+
+    def start(self, *, llm: bool, summary: bool) -> None:
+        """Start the warm-ups asked for.
+
+        ``llm`` builds the endpoint's ``openai`` client (importing it and its HTTP transport), then, once the first
+        request waits for the model, imports what answering and scoring the first questions need; it is ignored when
+        no request will be sent (no endpoint, or the cache replays everything). The summary's imports come after all
+        that: the run needs them last.
+        """
+        setup = self.session.setup
+        settings = setup.llm.settings
+        if llm and settings.configured and settings.cache_mode != "replay":
+            self.llm_thread = warm_up((), name="lens-llm-warm-up", then=self._prepare_llm)
+        if summary:
+            modules = SUMMARY_MODULES + (TEST_MODULES if setup.has_significance_tests else ())
+            warm_up(modules, then=refreeze, after=self.llm_thread)
+
+    def _prepare_llm(self) -> None:
+        endpoint = self.session.setup.llm.endpoint
+        with contextlib.suppress(Exception):  # no openai, or a bad URL: the first request says so, where it is made
+            endpoint.connect()
+        refreeze()
+        # Until then the processor is the first request's; afterwards the process mostly waits for the model.
+        endpoint.requested.wait(FIRST_REQUEST_WAIT_S)
+        import_quietly(ANSWER_MODULES)
+        refreeze()

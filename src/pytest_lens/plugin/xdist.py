@@ -147,7 +147,7 @@ class LensXdist:
         The controller idles until the workers report; importing then, not after the last
         report, takes that second off the serial tail of every parallel run.
         """
-        warm_up_statistics(tests=self.session.has_significance_tests)
+        warm_up_statistics(tests=self.session.setup.has_significance_tests)
 
     def pytest_configure_node(self, node: WorkerController) -> None:
         """Tell each worker its share of the cores, and whether stream groups stay whole (concurrent answering relies on it)."""

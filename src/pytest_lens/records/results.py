@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_lens.llm.stats import LLMCounts
+from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.settings import ControlRole
 from pytest_lens.records.statistics import BaselineComparison, RepetitionVariance, RunStatistics, Sensitivity
 
@@ -353,7 +354,7 @@ class RunArtifact(_Record):
     schema_version: int = ARTIFACT_SCHEMA_VERSION
     pytest_lens_version: str
     created: str
-    run: dict[str, Any]
+    run: RunIdentity
     results: list[QuestionResult]
     summary: dict[str, AdapterSummary]
     incomplete: list[str] = Field(default_factory=list)

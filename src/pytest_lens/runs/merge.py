@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_lens.records.results import QuestionResult, RecordedVerdict, RunArtifact, ScopeEvidence
+from pytest_lens.analysis.gates import GatePolicy, check_gates
+from pytest_lens.analysis.summary import summarize
+from pytest_lens.records.results import LENS, QuestionResult, RecordedVerdict, RunArtifact, ScopeEvidence
+from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
+from pytest_lens.scoring.headline import gates_of
+from pytest_lens.scoring.scorer import GroupMetric
+from pytest_lens.suites import load_suite
+from pytest_lens.suites.selection import SuiteRun
 
 __all__ = ["MergeError", "merge_runs"]
 
@@ -30,18 +37,10 @@ def merge_runs(runs: Sequence[tuple[str, RunArtifact]]) -> RunArtifact:
     """One artifact holding every result of ``runs`` (``(name, artifact)`` pairs, the first one's settings win)."""
     if len(runs) == 1:
         return runs[0][1]
-    from pytest_lens.analysis.gates import GatePolicy, check_gates
-    from pytest_lens.analysis.run import analyze_run
-    from pytest_lens.analysis.summary import summarize
-    from pytest_lens.records.results import LENS
-    from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
-    from pytest_lens.scoring.headline import gates_of
-    from pytest_lens.scoring.scorer import GroupMetric
-    from pytest_lens.suites import load_suite
-    from pytest_lens.suites.selection import SuiteRun
+    from pytest_lens.analysis.run import analyze_run  # numpy
 
     first = runs[0][1]
-    repeated = [name for name, artifact in runs if int(artifact.run.get("repeat", 1)) > 1]
+    repeated = [name for name, artifact in runs if (artifact.run.repeat or 1) > 1]
     if repeated:  # its summaries are over per-question means of several answers, which this merge does not recompute
         raise MergeError(f"{', '.join(repeated)} answered each question several times (--lens-repeat); such runs cannot be merged")
     owner: dict[tuple[str, str, str, str], str] = {}
@@ -54,18 +53,20 @@ def merge_runs(runs: Sequence[tuple[str, RunArtifact]]) -> RunArtifact:
                 )
             owner[result.key] = name
             results.append(result)
-    run = dict(first.run)
-    run["adapters"] = _union([a for _, artifact in runs for a in artifact.run.get("adapters", [])], "label")
-    run["datasets"] = _union([d for _, artifact in runs for d in artifact.run.get("datasets", [])], "path")
-    run["budgets"] = _union([b for _, artifact in runs for b in artifact.run.get("budgets", [])], "name")
-    run["merged_from"] = [name for name, _ in runs]
-    recorded = run.get("weights")
-    weights = recorded if isinstance(recorded, dict) else dict(DEFAULT_WEIGHTS)
+    run = first.run.model_copy(
+        update={
+            "adapters": _union([a for _, artifact in runs for a in artifact.run.adapters or []], "label"),
+            "datasets": _union([d for _, artifact in runs for d in artifact.run.datasets or []], "path"),
+            "budgets": _union([b for _, artifact in runs for b in artifact.run.budgets or []], "name"),
+            "merged_from": [name for name, _ in runs],
+        }
+    )
+    weights = dict(run.weights) if run.weights is not None else dict(DEFAULT_WEIGHTS)
     gates = gates_of(run)
-    seed = int(run.get("seed", 42))
+    seed = run.seed if run.seed is not None else 42
     group_metrics: tuple[GroupMetric, ...] = ()
-    if run.get("judge"):
-        from pytest_lens.judging.judge_scorer import longitudinal_advantage
+    if run.judge:
+        from pytest_lens.judging.judge_scorer import longitudinal_advantage  # only for judged runs
 
         group_metrics = (longitudinal_advantage,)
     lens_results = [r for r in results if r.suite == LENS and r.skipped is None]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pytest_lens.records.identity import HardGate
+
 __all__ = [
     "DEFAULT_GATES",
     "DEFAULT_WEIGHTS",
@@ -48,21 +50,6 @@ def preset_weights(preset: str) -> dict[str, float]:
         # The paper's metrics stay computed and shown, weighted 0, so the V2 composite is V2's alone.
         return {**{name: 0.0 for name in DEFAULT_WEIGHTS}, **V2_WEIGHTS}
     raise ValueError(f"unknown scoring preset {preset!r}: use {' or '.join(SCORING_PRESETS)}")
-
-
-@dataclass(frozen=True)
-class HardGate:
-    """``metric < threshold`` zeroes the composite."""
-
-    metric: str
-    threshold: float = 0.5
-
-    def fails(self, metrics: Mapping[str, float]) -> str | None:
-        """The reason this gate fails, or ``None``."""
-        value = metrics.get(self.metric)
-        if value is not None and value < self.threshold:
-            return f"{self.metric} {value:.3f} < {self.threshold:g}"
-        return None
 
 
 DEFAULT_GATES: tuple[HardGate, ...] = (HardGate("evidence_grounding", 0.5),)

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from pytest_lens.records.identity import RecordedHeadline, RunIdentity
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 
 if TYPE_CHECKING:
@@ -88,9 +89,9 @@ class Headline:
         """Whether this headline is the paper's composite."""
         return self.name == "composite"
 
-    def identity(self) -> dict[str, object]:
+    def identity(self) -> RecordedHeadline:
         """How the run artifact records the headline (baseline comparisons check it)."""
-        return {"name": self.name, "weights": dict(self.weights), "gates": [f"{g.metric} < {g.threshold:g}" for g in self.gates]}
+        return RecordedHeadline(name=self.name, weights=dict(self.weights), gates=list(self.gates))
 
 
 def retrieval_headline() -> Headline:
@@ -135,33 +136,17 @@ def composite_label(metrics: Collection[str]) -> str:
     return "composite" if _JUDGE_TIERS & set(metrics) else "composite (tier-1 only)"
 
 
-def gates_of(run: Mapping[str, Any]) -> list[Any]:
-    """The hard gates recorded in a run identity (``"evidence_grounding < 0.5"``); the defaults when absent."""
-    recorded = run.get("gates")
-    if not isinstance(recorded, list):
-        return list(DEFAULT_GATES)
-    gates = []
-    for text in recorded:
-        metric, sep, threshold = str(text).partition("<")
-        try:
-            gates.append(HardGate(metric.strip(), float(threshold)))
-        except ValueError:
-            raise ValueError(f"cannot read hard gate {text!r} (expected 'metric < number')") from None
-        if not sep or not metric.strip():
-            raise ValueError(f"cannot read hard gate {text!r} (expected 'metric < number')")
-    return gates
+def gates_of(run: RunIdentity | RecordedHeadline) -> list[HardGate]:
+    """The hard gates a run identity (or its headline) records; the defaults for runs saved before gates were recorded."""
+    return list(run.gates) if run.gates is not None else list(DEFAULT_GATES)
 
 
-def recorded_headline(run: Mapping[str, Any], gates: Sequence[HardGate]) -> tuple[str, Mapping[str, float], Sequence[HardGate]]:
+def recorded_headline(run: RunIdentity) -> tuple[str, Mapping[str, float], Sequence[HardGate]]:
     """A run's headline as its artifact records it: name, weights and hard gates.
 
-    Runs saved before there was a headline had the composite: the run's weights and ``gates``.
+    Runs saved before there was a headline had the composite: the run's weights and gates.
     """
-    recorded = run.get("weights")
-    weights: Mapping[str, float] = recorded if isinstance(recorded, dict) else DEFAULT_WEIGHTS
-    found = run.get("headline")
-    headline: Mapping[str, Any] = found if isinstance(found, dict) else {}
-    score = str(headline.get("name", "composite"))
-    if score != "composite" and isinstance(headline.get("weights"), dict):
-        return score, headline["weights"], gates_of(headline)
-    return score, weights, gates
+    headline = run.headline
+    if headline is not None and headline.name != "composite" and headline.weights is not None:
+        return headline.name, headline.weights, gates_of(headline)
+    return run.headline_name, run.weights if run.weights is not None else DEFAULT_WEIGHTS, gates_of(run)

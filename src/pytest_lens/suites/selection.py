@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_lens.datasets.loader import LoadedDataset
 from pytest_lens.records.results import LENS, AdapterSummary, QuestionResult
@@ -15,6 +15,7 @@ from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, SuiteReport
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient
+    from pytest_lens.records.identity import RunIdentity
     from pytest_lens.records.results import RunArtifact
     from pytest_lens.records.statistics import BaselineComparison, BaselineInfo, RunStatistics
 
@@ -122,7 +123,7 @@ class SuiteRun:
     def comparisons(
         self,
         results: Sequence[QuestionResult],
-        run: Mapping[str, Any],
+        run: RunIdentity,
         baseline: RunArtifact,
         info: BaselineInfo,
         *,

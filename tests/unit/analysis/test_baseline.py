@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_lens.analysis.baseline import compare_with_baseline, compatibility_warnings
+from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import QuestionResult, RunArtifact
 from pytest_lens.records.statistics import BaselineInfo
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
@@ -23,14 +24,15 @@ RUN: dict[str, Any] = {
     "weights": dict(DEFAULT_WEIGHTS),
     "gates": ["evidence_grounding < 0.5"],
 }
+IDENTITY = RunIdentity.model_validate(RUN)
 
 
-def artifact(results: list[QuestionResult], run: dict[str, Any] | None = None) -> RunArtifact:
-    return RunArtifact(pytest_lens_version="0", created=INFO.created, run=run or RUN, results=results, summary={})
+def artifact(results: list[QuestionResult], run: RunIdentity | None = None) -> RunArtifact:
+    return RunArtifact(pytest_lens_version="0", created=INFO.created, run=run or IDENTITY, results=results, summary={})
 
 
 def compare(current: list[QuestionResult], previous: list[QuestionResult], **options: Any):  # type: ignore[no-untyped-def]
-    return compare_with_baseline(current, RUN, artifact(previous), INFO, DEFAULT_WEIGHTS, DEFAULT_GATES, seed=1, **options)
+    return compare_with_baseline(current, IDENTITY, artifact(previous), INFO, DEFAULT_WEIGHTS, DEFAULT_GATES, seed=1, **options)
 
 
 def test_a_run_that_lost_its_evidence_regresses_significantly() -> None:
@@ -96,7 +98,7 @@ def test_both_runs_are_rescored_with_this_runs_weights() -> None:
     before = [result(f"q{i}", tier1(1.0, 1.0)) for i in range(6)]
     after = [result(f"q{i}", tier1(1.0, 0.0)) for i in range(6)]
     weights = {"evidence_grounding": 1.0}  # coverage no longer counts: nothing changed
-    comparison = compare_with_baseline(after, RUN, artifact(before), INFO, weights, DEFAULT_GATES, seed=1)
+    comparison = compare_with_baseline(after, IDENTITY, artifact(before), INFO, weights, DEFAULT_GATES, seed=1)
     assert comparison.adapters[0].status == "no significant change"
     assert comparison.adapters[0].regression.delta.value == 0.0  # type: ignore[union-attr]
 
@@ -127,7 +129,7 @@ def test_both_runs_are_rescored_with_this_runs_weights() -> None:
     ],
 )
 def test_compatibility_warnings(change: dict[str, Any], expected: list[str]) -> None:
-    assert compatibility_warnings({**RUN, **change}, RUN) == expected
+    assert compatibility_warnings(RunIdentity.model_validate({**RUN, **change}), IDENTITY) == expected
 
 
 def test_a_baseline_without_the_headlines_metrics_is_left_out_and_warned_about_not_counted_as_zero() -> None:
@@ -136,7 +138,7 @@ def test_a_baseline_without_the_headlines_metrics_is_left_out_and_warned_about_n
     lifts = dict.fromkeys(RETRIEVAL_SCORE_WEIGHTS, 0.3)
     current = [result(f"q{i:02d}", {**tier1(1.0, 1.0), **lifts}) for i in range(8)]
     old = [result(f"q{i:02d}", tier1(1.0, 1.0)) for i in range(8)]  # saved before the retrieval metrics existed
-    run = {**RUN, "headline": retrieval_headline().identity()}
+    run = RunIdentity.model_validate({**RUN, "headline": retrieval_headline().identity()})
     comparison = compare_with_baseline(current, run, artifact(old), INFO, RETRIEVAL_SCORE_WEIGHTS, (), seed=1, score="retrieval_score")
     [entry] = comparison.adapters
     assert entry.regression is None and entry.status == "not compared"  # not a rise from 0 to 0.3

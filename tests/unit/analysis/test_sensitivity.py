@@ -10,6 +10,7 @@ from pytest_lens.analysis.gates import GatePolicy, check_gates
 from pytest_lens.analysis.run import analyze_run
 from pytest_lens.analysis.sensitivity import sensitivity
 from pytest_lens.analysis.summary import summarize
+from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import QuestionResult, RunArtifact
 from pytest_lens.records.settings import ControlRole
 from pytest_lens.records.statistics import BaselineInfo
@@ -98,6 +99,6 @@ def test_controls_of_either_run_are_no_ones_baseline() -> None:
     baseline = RunArtifact(pytest_lens_version="0", created="", run={}, results=controlled_run(), summary={})
     current = [r.model_copy(update={"metrics": tier1(1.0, 0.0)}) if r.control is not None else r for r in controlled_run()]
     info = BaselineInfo(name="main", path="main.json", created="")
-    comparison = compare_with_baseline(current, {}, baseline, info, DEFAULT_WEIGHTS, DEFAULT_GATES)
+    comparison = compare_with_baseline(current, RunIdentity(), baseline, info, DEFAULT_WEIGHTS, DEFAULT_GATES)
     assert [entry.key for entry in comparison.adapters] == ["bm25"] and comparison.missing == []
     assert comparison.regressions == []

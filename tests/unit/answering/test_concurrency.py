@@ -377,8 +377,8 @@ def test_closing_mid_stream_stops_cleanly(tmp_path: Path) -> None:
 
 
 def test_concurrency_defaults_to_the_agents_and_one_for_the_offline_agent(tmp_path: Path) -> None:
-    assert open_session(tmp_path, "bm25", concurrency=None).concurrency == 1  # type: ignore[arg-type]
-    assert open_session(tmp_path, "bm25", concurrency=3).concurrency == 3
+    assert open_session(tmp_path, "bm25", concurrency=None).setup.concurrency == 1  # type: ignore[arg-type]
+    assert open_session(tmp_path, "bm25", concurrency=3).setup.concurrency == 3
     from pytest_lens.agents.llm import LLMAgent
 
     assert LLMAgent.default_concurrency == 8

@@ -3,8 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from pytest_lens.cli.main import main
+from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import QuestionResult, RunArtifact
 from pytest_lens.runs.storage import RunStore
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
@@ -63,13 +65,21 @@ def test_compare_reports_unusable_input_with_status_2(tmp_path: Path, runs: tupl
 
 
 def test_gates_are_read_back_from_the_run_identity() -> None:
-    assert gates_of({"gates": ["evidence_grounding < 0.5", "budget_compliance < 0.5"]}) == [
-        HardGate("evidence_grounding", 0.5),
-        HardGate("budget_compliance", 0.5),
-    ]
-    assert gates_of({}) == list(DEFAULT_GATES)
-    with pytest.raises(ValueError, match="cannot read hard gate 'grounding >= 1'"):
-        gates_of({"gates": ["grounding >= 1"]})
+    identity = RunIdentity.model_validate({"gates": ["evidence_grounding < 0.5", "budget_compliance < 0.5"]})
+    assert gates_of(identity) == [HardGate("evidence_grounding", 0.5), HardGate("budget_compliance", 0.5)]
+    assert identity.model_dump(mode="json") == {"gates": ["evidence_grounding < 0.5", "budget_compliance < 0.5"]}  # as on disk
+    assert gates_of(RunIdentity()) == list(DEFAULT_GATES)
+    with pytest.raises(ValidationError, match="cannot read hard gate 'grounding >= 1'"):
+        RunIdentity.model_validate({"gates": ["grounding >= 1"]})
+
+
+def test_an_artifact_with_an_unreadable_gate_is_refused_naming_the_gate(
+    tmp_path: Path, runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text(runs[1].read_text().replace('"evidence_grounding < 0.5"', '"grounding >= 1"'))
+    assert main(["compare", str(runs[0]), str(broken)]) == 2
+    assert "cannot read hard gate 'grounding >= 1'" in capsys.readouterr().err
 
 
 def test_lens_compare_fails_a_partial_comparison_unless_partial(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -113,7 +113,7 @@ def test_an_agent_answer_of_200000_characters_is_stored_cut_and_says_so(tmp_path
     case = session.cases[0]
     runtime = session.new_runtime(tmp_path / "verbose")
     try:
-        result = run_case(case, runtime, Verbose(), session.scoring)
+        result = run_case(case, runtime, Verbose(), session.setup.scoring)
     finally:
         runtime.close()
     assert result.answer_chars == 200_000

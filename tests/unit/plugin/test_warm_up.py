@@ -15,6 +15,7 @@ from pytest_lens.llm.settings import LLMSettings
 from pytest_lens.plugin import warm_up
 from pytest_lens.records.settings import AdapterSpec, LensSettings
 from pytest_lens.runs.session import LensSession
+from pytest_lens.runs.setup import RunSetup
 from tests.support import COLD_CHAIN_DEMO
 
 
@@ -70,8 +71,9 @@ def test_the_session_warms_up_what_it_will_use(
     expected: list[tuple[str, ...]],
 ) -> None:
     session = LensSession(
-        LensSettings(adapters=(AdapterSpec("bm25", "bm25"),), datasets=(COLD_CHAIN_DEMO,), llm=settings, rootdir=tmp_path), [], []
+        RunSetup(LensSettings(adapters=(AdapterSpec("bm25", "bm25"),), datasets=(COLD_CHAIN_DEMO,), llm=settings, rootdir=tmp_path), [], [])
     )
+    warming = warm_up.RunWarmUp(session)
     started: list[tuple[str, ...]] = []
     real_warm_up = warm_up.warm_up
 
@@ -81,17 +83,17 @@ def test_the_session_warms_up_what_it_will_use(
         return real_warm_up(modules, name, then, after=after)
 
     monkeypatch.setattr(warm_up, "warm_up", recording)
-    monkeypatch.setattr("pytest_lens.runs.session._FIRST_REQUEST_WAIT_S", 0.01)
-    session.warm_up(llm=llm, summary=summary)
+    monkeypatch.setattr(warm_up, "FIRST_REQUEST_WAIT_S", 0.01)
+    warming.start(llm=llm, summary=summary)
     assert started == expected
     if connects:
-        assert session._llm_warm_up is not None
-        session._llm_warm_up.join(30)
-        assert session.llm.endpoint.connect()[0] is session.llm.endpoint.connect()[0]  # built once, in the background
+        assert warming.llm_thread is not None
+        warming.llm_thread.join(30)
+        assert session.setup.llm.endpoint.connect()[0] is session.setup.llm.endpoint.connect()[0]  # built once, in the background
         assert "openai" in sys.modules
         assert "jsonschema" in sys.modules and "pytrec_eval" in sys.modules  # what answering the first questions imports
     else:
-        assert session._llm_warm_up is None
+        assert warming.llm_thread is None
 
 
 def test_the_llm_warm_up_builds_the_client_and_waits_for_the_first_request_before_the_answering_imports(
@@ -99,19 +101,20 @@ def test_the_llm_warm_up_builds_the_client_and_waits_for_the_first_request_befor
 ) -> None:
     settings = LLMSettings(base_url="http://127.0.0.1:9/v1", agent_model="m")
     session = LensSession(
-        LensSettings(adapters=(AdapterSpec("bm25", "bm25"),), datasets=(COLD_CHAIN_DEMO,), llm=settings, rootdir=tmp_path), [], []
+        RunSetup(LensSettings(adapters=(AdapterSpec("bm25", "bm25"),), datasets=(COLD_CHAIN_DEMO,), llm=settings, rootdir=tmp_path), [], [])
     )
+    warming = warm_up.RunWarmUp(session)
     imported: list[tuple[str, ...]] = []
     monkeypatch.setattr(warm_up, "import_quietly", lambda modules: modules and imported.append(tuple(modules)))
-    session.warm_up(llm=True, summary=False)
-    thread = session._llm_warm_up
+    warming.start(llm=True, summary=False)
+    thread = warming.llm_thread
     assert thread is not None
     deadline = time.monotonic() + 30
-    while session.llm.endpoint._client is None and time.monotonic() < deadline:
+    while session.setup.llm.endpoint._client is None and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert session.llm.endpoint._client is not None  # the client is built before any request
+    assert session.setup.llm.endpoint._client is not None  # the client is built before any request
     time.sleep(0.2)
     assert thread.is_alive() and imported == []  # no request yet: the processor stays the first request's
-    session.llm.endpoint.requested.set()
+    session.setup.llm.endpoint.requested.set()
     thread.join(10)
     assert imported == [warm_up.ANSWER_MODULES]

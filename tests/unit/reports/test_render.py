@@ -5,6 +5,7 @@ import pytest
 from pytest_lens.analysis.baseline import compare_with_baseline
 from pytest_lens.analysis.format import format_estimate, format_p
 from pytest_lens.analysis.run import analyze_run
+from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import RunArtifact
 from pytest_lens.records.statistics import BaselineInfo, Estimate
 from pytest_lens.reports.render import (
@@ -75,7 +76,8 @@ def test_comparison_lines_explain_small_samples_drops_and_flips() -> None:
     after = [result("q0", tier1(0.2, 1.0)), *(result(f"q{i}", tier1(1.0, 0.5)) for i in range(1, 3)), result("q3", tier1(1.0, 1.0))]
     info = BaselineInfo(name="0001_main", path=".lens/m/0001_main.json", created="2026-01-01", commit="0123456789abcdef", machine="m")
     artifact = RunArtifact(pytest_lens_version="0", created="c", run={}, results=before, summary={})
-    comparison = compare_with_baseline(after, {"agent": {"name": "offline"}}, artifact, info, DEFAULT_WEIGHTS, DEFAULT_GATES)
+    run = RunIdentity.model_validate({"agent": {"name": "offline"}})
+    comparison = compare_with_baseline(after, run, artifact, info, DEFAULT_WEIGHTS, DEFAULT_GATES)
     lines = comparison_lines(comparison, gating=False)
     assert lines[0] == "compared with baseline 0001_main (.lens/m/0001_main.json; saved 2026-01-01, commit 0123456789, m)"
     assert "  warning: agent differs: this run offline, baseline none" in lines

@@ -19,8 +19,8 @@ def test_runs_of_different_adapters_merge_into_one_comparison(tmp_path: Path, ex
     assert merged.statistics is not None and [(p.first, p.second) for p in merged.statistics.pairs] == [("bm25", "null")]
     assert merged.verdict is not None and merged.verdict.exit_code == 1  # null is gated, whichever run it came from
     assert any("null" in reason for reason in merged.verdict.reasons)
-    assert merged.run["merged_from"] == ["a.json", "b.json"]
-    assert [a["label"] for a in merged.run["adapters"]] == ["bm25", "null"]
+    assert merged.run.merged_from == ["a.json", "b.json"]
+    assert [a["label"] for a in merged.run.adapters or []] == ["bm25", "null"]
     assert set(merged.evidence["cold_chain_demo"].texts) >= set(null.evidence["cold_chain_demo"].texts)
 
 
@@ -31,6 +31,6 @@ def test_the_same_question_twice_is_an_error(example_run: RunArtifact) -> None:
 
 
 def test_a_repeated_run_is_not_merged(example_run: RunArtifact) -> None:
-    repeated = example_run.model_copy(update={"run": {**example_run.run, "repeat": 3}})
+    repeated = example_run.model_copy(update={"run": example_run.run.model_copy(update={"repeat": 3})})
     with pytest.raises(MergeError, match=r"b.json answered each question several times \(--lens-repeat\)"):
         merge_runs([("a.json", example_run), ("b.json", repeated)])

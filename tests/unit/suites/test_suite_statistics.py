@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import QuestionResult, RunArtifact
 from pytest_lens.records.statistics import BaselineInfo
 from pytest_lens.suites.base import summarize_suite
@@ -16,6 +17,9 @@ from tests.unit.suites.meme.test_suite import result as probe
 from tests.unit.suites.meme.test_suite import run as meme_run
 
 TASKS = ("exact_recall", "aggregation", "tracking", "deletion", "cascade", "absence")
+
+#: A run identity with nothing recorded (the comparison only warns from it).
+NO_RUN = RunIdentity()
 
 
 def meme_results(outcomes: list[tuple[int, bool, bool]], adapter: str = "bm25") -> list[QuestionResult]:
@@ -99,12 +103,12 @@ def test_a_suite_is_compared_with_the_baseline_only_when_the_baseline_has_it() -
     healthy = meme_results([(4, True, True)] * 8 + [(0, True, True)] * 4)
     broken = meme_results([(4, True, False)] * 8 + [(0, True, True)] * 4)
     suites = SuiteRun({"meme": MEME_SUITE})
-    (found,) = suites.comparisons(broken, {}, artifact(healthy), info, alpha=0.05, max_drop=None, seed=1).values()
+    (found,) = suites.comparisons(broken, NO_RUN, artifact(healthy), info, alpha=0.05, max_drop=None, seed=1).values()
     (entry,) = found.adapters
     assert entry.status == "regression" and entry.regression is not None
     assert (entry.regression.first, entry.regression.second, entry.regression.n_down) == (1.0, 0.5, 8)
-    assert suites.comparisons(healthy, {}, artifact(healthy), info, alpha=0.05, max_drop=None, seed=1)["meme"].adapters[0].status == (
+    assert suites.comparisons(healthy, NO_RUN, artifact(healthy), info, alpha=0.05, max_drop=None, seed=1)["meme"].adapters[0].status == (
         "no significant change"
     )
     lens_only = [r.model_copy(update={"suite": "lens"}) for r in healthy]
-    assert suites.comparisons(broken, {}, artifact(lens_only), info, alpha=0.05, max_drop=None, seed=1) == {}
+    assert suites.comparisons(broken, NO_RUN, artifact(lens_only), info, alpha=0.05, max_drop=None, seed=1) == {}

@@ -162,7 +162,7 @@ def _lens_llm(config: pytest.Config) -> Any:
     from pytest_lens.plugin.hooks import SESSION_KEY
 
     session = config.stash.get(SESSION_KEY, None)
-    return session.llm.component_client() if session is not None else None
+    return session.setup.llm.component_client() if session is not None else None
 
 
 def _details(outcome: ClauseOutcome) -> str:
@@ -365,7 +365,7 @@ def _configured_specs(config: pytest.Config) -> list[AdapterSpec]:
     from pytest_lens.plugin.hooks import SESSION_KEY
 
     session = config.stash.get(SESSION_KEY, None)
-    return list(session.adapter_specs) if session is not None else []
+    return list(session.setup.adapter_specs) if session is not None else []
 
 
 # -- fixtures --------------------------------------------------------------------------------

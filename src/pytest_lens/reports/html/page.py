@@ -21,6 +21,7 @@ from pytest_lens.reports.html.report import GenericSection, ReportPage, build_pa
 from pytest_lens.reports.render import UNICODE_ARROWS, changed_counts, pair_result, status_text
 
 if TYPE_CHECKING:
+    from pytest_lens.records.identity import AgentIdentity
     from pytest_lens.records.results import RunArtifact, ScopeEvidence
     from pytest_lens.records.statistics import AdapterStatistics, BaselineComparison, PairedTest, RunStatistics
     from pytest_lens.reports.views.transcript import Transcript
@@ -125,18 +126,19 @@ def _verdict(page: ReportPage) -> Markup:
     return _join(parts)
 
 
+def _described(identity: AgentIdentity) -> str:
+    """An agent's or judge's description (its name in runs that recorded none)."""
+    return identity.description if "description" in identity.model_fields_set else identity.name
+
+
 def _identity(page: ReportPage) -> Markup:
     artifact, run = page.artifact, page.artifact.run
     rows: list[tuple[str, Markup | str]] = []
-    agent = run.get("agent")
-    if isinstance(agent, dict):
-        rows.append(("agent", str(agent.get("description", agent.get("name", "")))))
-    judge = run.get("judge")
-    rows.append(
-        ("judge", str(judge.get("description", judge.get("name"))) if isinstance(judge, dict) else "none (tier-2/3 metrics absent)")
-    )
-    budgets = run.get("budgets")
-    if isinstance(budgets, list) and budgets:
+    if run.agent is not None:
+        rows.append(("agent", _described(run.agent)))
+    rows.append(("judge", _described(run.judge) if run.judge is not None else "none (tier-2/3 metrics absent)"))
+    budgets = run.budgets
+    if budgets:
         rows.append(
             (
                 "budgets",
@@ -148,8 +150,8 @@ def _identity(page: ReportPage) -> Markup:
                 ),
             )
         )
-    adapters = run.get("adapters")
-    if isinstance(adapters, list) and adapters:
+    adapters = run.adapters
+    if adapters:
         rows.append(
             (
                 "adapters",
@@ -165,8 +167,8 @@ def _identity(page: ReportPage) -> Markup:
                 ),
             )
         )
-    datasets = run.get("datasets")
-    if isinstance(datasets, list) and datasets:
+    datasets = run.datasets
+    if datasets:
         rows.append(
             (
                 "data",
@@ -184,16 +186,16 @@ def _identity(page: ReportPage) -> Markup:
     if artifact.machine is not None:
         m = artifact.machine
         rows.append(("machine", f"{m.machine_id} ({m.node}, {m.cpu_count} CPUs)"))
-    merged = run.get("merged_from")
-    if isinstance(merged, list):
+    merged = run.merged_from
+    if merged is not None:
         rows.append(
             ("merged from", ", ".join(map(str, merged)) + " (summaries, statistics and hard gates recomputed over all their questions)")
         )
     rows.append(("pytest-lens", artifact.pytest_lens_version + (f"; artifact {page.source}" if page.source else "")))
     stats = artifact.statistics
-    if "seed" in run:
+    if "seed" in run.model_fields_set:
         extra = f" ({stats.resamples:,} bootstrap resamples, {stats.confidence:.0%} intervals)" if stats is not None else ""
-        rows.append(("seed", f"{run['seed']}{extra}"))
+        rows.append(("seed", f"{run.seed}{extra}"))
     return Markup('<dl class="identity">{}</dl>').format(_join(Markup("<dt>{}</dt><dd>{}</dd>").format(k, v) for k, v in rows))
 
 
@@ -325,7 +327,7 @@ def _pairs(page: ReportPage) -> Markup:
     stats = page.artifact.statistics
     if stats is None or not stats.pairs:
         return Markup()
-    alpha = float(page.artifact.run.get("alpha", 0.05))
+    alpha = float((page.artifact.run.model_extra or {}).get("alpha", 0.05))
     several = len({p.budget for p in stats.pairs}) > 1
     rows = [
         [p.budget, p.first, p.second, *_test_cells(p.composite), pair_result(p.composite, alpha, p.second, UNICODE_ARROWS)]

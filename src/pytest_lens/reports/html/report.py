@@ -25,7 +25,8 @@ from pytest_lens.records.statistics import Estimate
 from pytest_lens.reports.html import plots
 from pytest_lens.reports.views.transcript import OUTCOMES, Transcript, transcripts
 from pytest_lens.reports.views.worst import worst
-from pytest_lens.scoring.composite import DEFAULT_GATES, HardGate, composite
+from pytest_lens.scoring.composite import HardGate, composite
+from pytest_lens.scoring.headline import recorded_headline
 
 __all__ = ["GenericSection", "QuestionDeltaRow", "ReportPage", "build_page"]
 
@@ -114,24 +115,9 @@ class ReportPage:
         return found
 
 
-def _gates(run: Mapping[str, Any]) -> list[HardGate]:
-    from pytest_lens.scoring.headline import gates_of
-
-    try:
-        return gates_of(run)
-    except ValueError:
-        return list(DEFAULT_GATES)
-
-
 def headline_scoring(page: ReportPage) -> tuple[Mapping[str, float], Sequence[HardGate]]:
     """The weights and gates of the run's headline as the artifact records it, to score a group as the summary does."""
-    from pytest_lens.scoring.headline import recorded_headline
-
-    run = page.artifact.run
-    try:
-        _, weights, gates = recorded_headline(run, _gates(run))
-    except ValueError:  # an unreadable gate in the recorded headline: its weights with the run's gates
-        return run["headline"]["weights"], _gates(run)
+    _, weights, gates = recorded_headline(page.artifact.run)
     return weights, gates
 
 
@@ -280,8 +266,7 @@ def stream_series(page: ReportPage) -> tuple[list[plots.Series], str]:
 
 def budget_series(page: ReportPage) -> tuple[list[str], list[plots.Series]] | None:
     """Composite per budget for each adapter, when the run measured several budgets."""
-    recorded = page.artifact.run.get("budgets")
-    caps = {b.get("name"): b.get("result_token_cap", 0) for b in recorded if isinstance(b, dict)} if isinstance(recorded, list) else {}
+    caps = {b.get("name"): b.get("result_token_cap", 0) for b in page.artifact.run.budgets or []}
     budgets = sorted({s.budget for s in page.summaries.values()}, key=lambda name: (caps.get(name, 0), name))
     if len(budgets) < 2:
         return None

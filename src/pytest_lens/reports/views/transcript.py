@@ -15,6 +15,7 @@ from pytest_lens.citations import split_citations
 from pytest_lens.records.cases import case_id
 from pytest_lens.records.results import EpisodeText, QuestionResult, RunArtifact, ScopeEvidence, ToolCallRecord
 from pytest_lens.scoring.composite import HardGate
+from pytest_lens.scoring.headline import gates_of
 
 __all__ = [
     "OUTCOMES",
@@ -240,14 +241,7 @@ class Transcript:
 
 def transcripts(artifact: RunArtifact) -> list[Transcript]:
     """Transcripts of every result of ``artifact``, in its order, with test ids and anchors unique in the run."""
-    from pytest_lens.scoring.composite import DEFAULT_GATES
-    from pytest_lens.scoring.headline import gates_of
-
-    try:
-        gates = gates_of(artifact.run)
-    except ValueError:
-        gates = list(DEFAULT_GATES)
-    return build_transcripts(artifact.results, artifact.evidence, gates)
+    return build_transcripts(artifact.results, artifact.evidence, gates_of(artifact.run))
 
 
 def build_transcripts(

@@ -1,0 +1,158 @@
+"""A run's identity as its artifact records it: agent, judge, adapters, data, weights, hard gates, headline, seed.
+
+Gates and the headline are data here (:class:`HardGate` objects, :class:`RecordedHeadline`); on disk a gate is still
+the string ``"evidence_grounding < 0.5"``, as every saved run has it. An identity read from an artifact writes back
+exactly the keys it was read with, in their order: runs saved by earlier versions (which lack later keys) keep their
+form, and a new run's artifact is byte for byte what it always was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+
+__all__ = ["HardGate", "RecordedHeadline", "RunIdentity", "gate_text", "read_gate"]
+
+
+@dataclass(frozen=True)
+class HardGate:
+    """``metric < threshold`` zeroes the composite."""
+
+    metric: str
+    threshold: float = 0.5
+
+    def fails(self, metrics: Mapping[str, float]) -> str | None:
+        """The reason this gate fails, or ``None``."""
+        value = metrics.get(self.metric)
+        if value is not None and value < self.threshold:
+            return f"{self.metric} {value:.3f} < {self.threshold:g}"
+        return None
+
+
+def gate_text(gate: HardGate) -> str:
+    """How an artifact writes a gate: ``"evidence_grounding < 0.5"``."""
+    return f"{gate.metric} < {gate.threshold:g}"
+
+
+def read_gate(value: object) -> HardGate:
+    """A gate as an artifact writes it (or already a gate); :class:`ValueError` naming the gate when unreadable."""
+    if isinstance(value, HardGate):
+        return value
+    metric, sep, threshold = str(value).partition("<")
+    try:
+        gate = HardGate(metric.strip(), float(threshold))
+    except ValueError:
+        raise ValueError(f"cannot read hard gate {value!r} (expected 'metric < number')") from None
+    if not sep or not gate.metric:
+        raise ValueError(f"cannot read hard gate {value!r} (expected 'metric < number')")
+    return gate
+
+
+def _read_gates(value: object) -> object:
+    return [read_gate(item) for item in value] if isinstance(value, list) else value
+
+
+class _AsRecorded(BaseModel):
+    """Written back with the keys it was given (declared and extra), in the order it was given them."""
+
+    model_config = ConfigDict(extra="allow")
+    _order: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_order(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        found = handler(data)
+        if isinstance(data, Mapping) and isinstance(found, _AsRecorded):
+            found._order = tuple(data)
+        return found
+
+    @model_serializer(mode="wrap")
+    def _as_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        given = self.model_fields_set | set(self.model_extra or {})
+        keys = [*self._order, *(key for key in data if key not in self._order)]
+        return {key: data[key] for key in keys if key in given and key in data}
+
+
+class RecordedHeadline(_AsRecorded):
+    """The run's headline score (:class:`pytest_lens.scoring.headline.Headline`): name, weights and hard gates."""
+
+    name: str = "composite"
+    weights: dict[str, float] | None = None
+    gates: list[HardGate] | None = None
+
+    @field_validator("gates", mode="before")
+    @classmethod
+    def _read_gates(cls, value: object) -> object:
+        return _read_gates(value)
+
+    @field_serializer("gates")
+    def _write_gates(self, gates: list[HardGate] | None) -> list[str] | None:
+        return None if gates is None else [gate_text(gate) for gate in gates]
+
+
+class AgentIdentity(_AsRecorded):
+    """The answering agent or the judge, as the summary names it."""
+
+    name: str = ""
+    description: str = ""
+
+
+class RunIdentity(_AsRecorded):
+    """What a run measured and how (``RunArtifact.run``); a baseline comparison warns where two runs differ.
+
+    Every field is optional: runs saved by earlier versions lack the later ones. Keys this version does not
+    know (an older or newer version's) are kept as they are.
+    """
+
+    agent: AgentIdentity | None = None
+    judge: AgentIdentity | None = None
+    #: Per sibling suite, what judged its questions (``name``, ``description``).
+    suite_judges: dict[str, dict[str, Any]] | None = None
+    #: The LLM endpoint, models and request counts (``None`` without one).
+    llm: dict[str, Any] | None = None
+    #: Each budget's limits (``pytest_lens.records.budget.Budget``'s fields).
+    budgets: list[dict[str, Any]] | None = None
+    #: ``label``, ``target``, ``options`` and, for controls, ``control``.
+    adapters: list[dict[str, Any]] | None = None
+    #: ``path``, ``sha256``, ``suite``, ``scopes``.
+    datasets: list[dict[str, Any]] | None = None
+    #: The composite's weights (``None``: a run saved before they were recorded, with the paper's).
+    weights: dict[str, float] | None = None
+    #: The composite's hard gates (``None``: a run saved before they were recorded, with the defaults).
+    gates: list[HardGate] | None = None
+    #: The headline (``None``: a run saved before there was a headline, whose headline was the composite).
+    headline: RecordedHeadline | None = None
+    seed: int | None = None
+    repeat: int | None = None
+    python: str | None = None
+    platform: str | None = None
+    #: ``lens report A B``: the runs merged into this one.
+    merged_from: list[str] | None = None
+
+    @field_validator("gates", mode="before")
+    @classmethod
+    def _read_gates(cls, value: object) -> object:
+        return _read_gates(value)
+
+    @field_serializer("gates")
+    def _write_gates(self, gates: list[HardGate] | None) -> list[str] | None:
+        return None if gates is None else [gate_text(gate) for gate in gates]
+
+    @property
+    def headline_name(self) -> str:
+        """The headline's name; runs saved before there was a headline had the composite."""
+        return self.headline.name if self.headline is not None else "composite"
