@@ -147,9 +147,11 @@ def test_every_spelling_of_a_lens_test_is_collected_under_m_lens(pytester: pytes
 
 def test_an_unrelated_module_is_still_not_imported(pytester: pytest.Pytester, dataset: str) -> None:
     pytester.makepyfile(
-        # An ordinary project: fixtures and options in a conftest, marks of its own, a module that never says LENS.
+        # An ordinary project: fixtures and options in a conftest (one of them about a "lens" data directory, as this
+        # repository's own conftest has), marks of its own, a module that never says LENS.
         conftest="import pytest\n\ndef pytest_addoption(parser):\n    parser.addoption('--slow', action='store_true')\n\n"
-        "@pytest.fixture\ndef db():\n    return {}\n",
+        "@pytest.fixture\ndef db():\n    return {}\n\n"
+        "@pytest.fixture\ndef lens_scope(tmp_path):\n    return tmp_path / 'datasets' / 'lens'\n",
         test_unrelated=UNRELATED,
         test_marked="import pytest\n\npytestmark = pytest.mark.slow\n\nraise RuntimeError('imported')\n",
         test_conformance="import pytest\n\n@pytest.mark.lens_conformance('x:Y')\ndef test_c(lens_conformance):\n    pass\n\n"

@@ -15,8 +15,10 @@ A module may hold LENS tests when its code (comments and prose strings aside) sa
 ``pytestmark = [pt.mark.lens]``, ``pytest.param(..., marks=...)``, ``add_marker("lens")``),
 names a LENS fixture, could add a mark by a computed name (``getattr(pytest.mark, name)``,
 ``add_marker``) or loads plugins (``pytest_plugins``). A conftest in its directory or
-above, and a plugin module of the user's project, keep it when they say ``lens``, add
-marks, or implement a collection hook. Out of reach: a test that reaches ``lens_case``
+above, and a plugin module of the user's project, keep it when they define fixtures on the
+LENS fixtures, add marks, load plugins, or implement a collection hook (saying ``lens``
+alone marks nothing there: a conftest that names a ``lens`` data directory keeps the
+shortcut). Out of reach: a test that reaches ``lens_case``
 only through a fixture it imports from a helper module, or a mark named in such a
 module; name that file on the command line (always collected), or say more than
 ``lens`` in ``-m``.
@@ -54,8 +56,13 @@ _ADDS_MARKS = (
     r"pytest_(?:collection\w*|itemcollected|generate_tests|pycollect_\w+|collect_file|collect_directory|make_collect_report)\b",
 )
 
+#: The fixtures that make a test using them (or a fixture built on them) a LENS question.
+_LENS_FIXTURES = (r"lens_(?:case|run|adapter|session|runtime)\b",)
+
 _TEST_MODULE = tuple(re.compile(pattern) for pattern in (*_SAYS_LENS, *_COMPUTES_MARKS))
-_MARKING_MODULE = tuple(re.compile(pattern) for pattern in (*_SAYS_LENS, *_COMPUTES_MARKS, *_ADDS_MARKS))
+# A conftest or plugin reaches other modules' tests only through collection hooks, marks it adds, plugins it loads
+# and fixtures built on the LENS fixtures: saying ``lens`` alone (a path, a fixture ``lens_scope``) marks nothing.
+_MARKING_MODULE = tuple(re.compile(pattern) for pattern in (*_LENS_FIXTURES, *_COMPUTES_MARKS, *_ADDS_MARKS))
 
 
 def selects_only_lens(markexpr: str | None) -> bool:
