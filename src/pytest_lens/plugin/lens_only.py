@@ -10,8 +10,8 @@ skips the test files that cannot hold one.
 The two errors are not alike: importing a file that holds no LENS test costs start-up
 time; skipping one that does loses the user's LENS tests without a word (pytest runs the
 built-in questions in their place). So the check is textual and errs towards importing.
-A module may hold LENS tests when its code (comments and prose strings aside) says
-``lens`` as a word in any spelling (``@pytest.mark.lens``, ``@mark.lens``, ``@m.lens``,
+A module may hold LENS tests when its code (comments and strings aside) says
+``lens`` as a name in any spelling (``@pytest.mark.lens``, ``@mark.lens``, ``@m.lens``,
 ``pytestmark = [pt.mark.lens]``, ``pytest.param(..., marks=...)``, ``add_marker("lens")``),
 names a LENS fixture, could add a mark by a computed name (``getattr(pytest.mark, name)``,
 ``add_marker``) or loads plugins (``pytest_plugins``). A conftest in its directory or
@@ -59,7 +59,11 @@ _ADDS_MARKS = (
 #: The fixtures that make a test using them (or a fixture built on them) a LENS question.
 _LENS_FIXTURES = (r"lens_(?:case|run|adapter|session|runtime)\b",)
 
+#: Said in code, not in a string: ``lens`` as a name (``.lens``, ``LENS = ...``); a string ``"lens"`` marks a test only
+#: through a computed mark (``add_marker``, ``getattr(pytest.mark, ...)``, ``Mark(...)``), which is searched for itself.
+_BARE_LENS = (re.compile(r"lens\b"),)
 _TEST_MODULE = tuple(re.compile(pattern) for pattern in (*_SAYS_LENS, *_COMPUTES_MARKS))
+_NAMED_IN_TEST_MODULE = tuple(re.compile(pattern) for pattern in (*_LENS_FIXTURES, *_COMPUTES_MARKS))
 # A conftest or plugin reaches other modules' tests only through collection hooks, marks it adds, plugins it loads
 # and fixtures built on the LENS fixtures: saying ``lens`` alone (a path, a fixture ``lens_scope``) marks nothing.
 _MARKING_MODULE = tuple(re.compile(pattern) for pattern in (*_LENS_FIXTURES, *_COMPUTES_MARKS, *_ADDS_MARKS))
@@ -72,7 +76,13 @@ def selects_only_lens(markexpr: str | None) -> bool:
 
 def may_hold_lens_tests(path: Path) -> bool:
     """Whether the test module at ``path`` may define ``lens``-marked tests (when in doubt: yes)."""
-    return _matches(_TEST_MODULE, path)
+    source = _source(path)
+    if source is None:
+        return True  # let pytest import it and report what is wrong
+    if not _says(_TEST_MODULE, source.lower()):
+        return False  # most modules never say any of it
+    code = _code_of(source, word_strings=True).lower()
+    return _says(_NAMED_IN_TEST_MODULE, code) or _says(_BARE_LENS, _code_of(source, word_strings=False).lower())
 
 
 def may_add_marks(path: Path) -> bool:
@@ -80,13 +90,19 @@ def may_add_marks(path: Path) -> bool:
     return _matches(_MARKING_MODULE, path)
 
 
-def _matches(patterns: tuple[re.Pattern[str], ...], path: Path) -> bool:
+def _source(path: Path) -> str | None:
     try:
-        source = path.read_bytes().decode("utf-8", errors="replace")
+        return path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
+        return None
+
+
+def _matches(patterns: tuple[re.Pattern[str], ...], path: Path) -> bool:
+    source = _source(path)
+    if source is None:
         return True  # let pytest import it and report what is wrong
     # Most modules never say any of it; those that do may say it only in a comment or a message.
-    return _says(patterns, source.lower()) and _says(patterns, _code_of(source).lower())
+    return _says(patterns, source.lower()) and _says(patterns, _code_of(source, word_strings=True).lower())
 
 
 def _says(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
@@ -103,8 +119,11 @@ def _says(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
 _WORD_STRING = re.compile(r"""[rRuUbB]{0,2}('{1,3}|"{1,3})\w+\1""")
 
 
-def _code_of(source: str) -> str:
-    """``source`` with its comments and prose strings blanked out (all of it when it does not tokenize)."""
+def _code_of(source: str, *, word_strings: bool) -> str:
+    """``source`` with its comments and strings blanked out, one-word strings kept with ``word_strings``.
+
+    All of it when it does not tokenize.
+    """
     lines = io.StringIO(source).readlines()
     offsets = [0]
     for line in lines:
@@ -112,7 +131,9 @@ def _code_of(source: str) -> str:
     chars = list(source)
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.COMMENT or (token.type == tokenize.STRING and not _WORD_STRING.fullmatch(token.string)):
+            if token.type == tokenize.COMMENT or (
+                token.type == tokenize.STRING and not (word_strings and _WORD_STRING.fullmatch(token.string))
+            ):
                 start = offsets[token.start[0] - 1] + token.start[1]
                 end = offsets[token.end[0] - 1] + token.end[1]
                 chars[start:end] = " " * (end - start)

@@ -54,6 +54,8 @@ def test_only_expressions_that_need_the_lens_mark_narrow_collection(expression: 
         ("import pytest\n@pytest.mark.lens_conformance('x:Y')\ndef test_c(lens_conformance): pass", False),
         ("import pytest\npytestmark = pytest.mark.slow\n@pytest.mark.parametrize('n', [1])\ndef test_x(n): pass", False),
         ("def test_broken(:", False),  # holds no LENS test: pytest would not have collected one
+        ("DATA = Path('datasets') / 'lens'\ndef test_plain(): assert suite == \"lens\"", False),  # a string is no mark
+        ("import pytest\nLENS = pytest.mark.lens\n@LENS\ndef test_x(): pass", True),
     ],
 )
 def test_a_module_may_hold_lens_tests_when_its_source_says_so(tmp_path: Path, source: str, holds: bool) -> None:
