@@ -81,8 +81,8 @@ def may_hold_lens_tests(path: Path) -> bool:
         return True  # let pytest import it and report what is wrong
     if not _says(_TEST_MODULE, source.lower()):
         return False  # most modules never say any of it
-    code = _code_of(source, word_strings=True).lower()
-    return _says(_NAMED_IN_TEST_MODULE, code) or _says(_BARE_LENS, _code_of(source, word_strings=False).lower())
+    with_words, bare = _code_of(source)
+    return _says(_NAMED_IN_TEST_MODULE, with_words.lower()) or _says(_BARE_LENS, bare.lower())
 
 
 def may_add_marks(path: Path) -> bool:
@@ -102,7 +102,7 @@ def _matches(patterns: tuple[re.Pattern[str], ...], path: Path) -> bool:
     if source is None:
         return True  # let pytest import it and report what is wrong
     # Most modules never say any of it; those that do may say it only in a comment or a message.
-    return _says(patterns, source.lower()) and _says(patterns, _code_of(source, word_strings=True).lower())
+    return _says(patterns, source.lower()) and _says(patterns, _code_of(source)[0].lower())
 
 
 def _says(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
@@ -110,7 +110,7 @@ def _says(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
     for pattern in patterns:
         for match in pattern.finditer(text):
             start = match.start()
-            if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
+            if start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-"):  # "--lens-..." is an option
                 return True
     return False
 
@@ -119,27 +119,29 @@ def _says(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
 _WORD_STRING = re.compile(r"""[rRuUbB]{0,2}('{1,3}|"{1,3})\w+\1""")
 
 
-def _code_of(source: str, *, word_strings: bool) -> str:
-    """``source`` with its comments and strings blanked out, one-word strings kept with ``word_strings``.
+def _code_of(source: str) -> tuple[str, str]:
+    """``source`` with comments and prose strings blanked out, and with every string blanked out (one tokenizing).
 
-    All of it when it does not tokenize.
+    Prose strings are those of more than one word; a one-word string (``"lens_case"``) may name a fixture or mark.
+    Both are all of ``source`` when it does not tokenize.
     """
     lines = io.StringIO(source).readlines()
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))
-    chars = list(source)
+    with_words, bare = list(source), list(source)
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.COMMENT or (
-                token.type == tokenize.STRING and not (word_strings and _WORD_STRING.fullmatch(token.string))
-            ):
-                start = offsets[token.start[0] - 1] + token.start[1]
-                end = offsets[token.end[0] - 1] + token.end[1]
-                chars[start:end] = " " * (end - start)
+            if token.type not in (tokenize.COMMENT, tokenize.STRING):
+                continue
+            start = offsets[token.start[0] - 1] + token.start[1]
+            end = offsets[token.end[0] - 1] + token.end[1]
+            bare[start:end] = " " * (end - start)
+            if token.type == tokenize.COMMENT or not _WORD_STRING.fullmatch(token.string):
+                with_words[start:end] = " " * (end - start)
     except (tokenize.TokenError, SyntaxError):
-        return source  # cannot tell code from prose: judge all of it
-    return "".join(chars)
+        return source, source  # cannot tell code from prose: judge all of it
+    return "".join(with_words), "".join(bare)
 
 
 class LensFileFilter:
