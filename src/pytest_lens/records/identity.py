@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
+    PlainSerializer,
     PrivateAttr,
     SerializerFunctionWrapHandler,
     ValidatorFunctionWrapHandler,
-    field_serializer,
-    field_validator,
     model_serializer,
     model_validator,
 )
@@ -65,6 +65,14 @@ def _read_gates(value: object) -> object:
     return [read_gate(item) for item in value] if isinstance(value, list) else value
 
 
+def _write_gates(gates: list[HardGate] | None) -> list[str] | None:
+    return None if gates is None else [gate_text(gate) for gate in gates]
+
+
+#: Hard gates as data, read from and written as ``"metric < threshold"``.
+RecordedGates = Annotated[list[HardGate] | None, BeforeValidator(_read_gates), PlainSerializer(_write_gates)]
+
+
 class _AsRecorded(BaseModel):
     """Written back with the keys it was given (declared and extra), in the order it was given them."""
 
@@ -92,16 +100,7 @@ class RecordedHeadline(_AsRecorded):
 
     name: str = "composite"
     weights: dict[str, float] | None = None
-    gates: list[HardGate] | None = None
-
-    @field_validator("gates", mode="before")
-    @classmethod
-    def _read_gates(cls, value: object) -> object:
-        return _read_gates(value)
-
-    @field_serializer("gates")
-    def _write_gates(self, gates: list[HardGate] | None) -> list[str] | None:
-        return None if gates is None else [gate_text(gate) for gate in gates]
+    gates: RecordedGates = None
 
 
 class AgentIdentity(_AsRecorded):
@@ -133,7 +132,7 @@ class RunIdentity(_AsRecorded):
     #: The composite's weights (``None``: a run saved before they were recorded, with the paper's).
     weights: dict[str, float] | None = None
     #: The composite's hard gates (``None``: a run saved before they were recorded, with the defaults).
-    gates: list[HardGate] | None = None
+    gates: RecordedGates = None
     #: The headline (``None``: a run saved before there was a headline, whose headline was the composite).
     headline: RecordedHeadline | None = None
     seed: int | None = None
@@ -142,15 +141,6 @@ class RunIdentity(_AsRecorded):
     platform: str | None = None
     #: ``lens report A B``: the runs merged into this one.
     merged_from: list[str] | None = None
-
-    @field_validator("gates", mode="before")
-    @classmethod
-    def _read_gates(cls, value: object) -> object:
-        return _read_gates(value)
-
-    @field_serializer("gates")
-    def _write_gates(self, gates: list[HardGate] | None) -> list[str] | None:
-        return None if gates is None else [gate_text(gate) for gate in gates]
 
     @property
     def headline_name(self) -> str:
