@@ -42,31 +42,36 @@ __all__ = ["LensFileFilter", "lens_file_filter", "may_add_marks", "may_hold_lens
 # ``lens``, ``(lens)``, or ``lens and <anything>``: expressions no unmarked item can satisfy.
 _ONLY_LENS = re.compile(r"\s*(?:lens|\(\s*lens\s*\))(?:\s+and\s+.+)?\s*", re.DOTALL)
 
-# Each a word (the text before it is no letter, digit or underscore), searched in the lower-cased source; every
-# pattern starts with a literal, which lets ``re`` skip ahead (one alternation of them all scans ~1 MB/s).
-#: The mark as a word in any spelling (``.lens``, ``"lens"``, ``LENS = ...``), and the fixtures that make a test a
-#: LENS question (``lens_adapter`` and ``lens_run`` need ``lens_case``; the others are named for good measure).
-_SAYS_LENS = (r"lens(?:_case|_run|_adapter|_session|_runtime)?\b",)
+# Each a word (the text before it is no letter, digit, underscore or hyphen), searched in the lower-cased source;
+# every pattern starts with a literal, which lets ``re`` skip ahead (one alternation of them all scans ~1 MB/s).
+#: The mark as a name in code (``.lens``, ``@m.lens``, ``LENS = ...``). A string ``"lens"`` (a data path, a suite name)
+#: marks a test only through a computed mark (``add_marker``, ``getattr(pytest.mark, ...)``, ``Mark(...)``), which is
+#: searched for itself: this one is looked for in the code with every string blanked out.
+_LENS_NAME = r"lens\b"
+#: The fixtures that make a test using them (or a fixture built on them) a LENS question (``lens_adapter`` and
+#: ``lens_run`` need ``lens_case``; the others are named for good measure); also as one-word strings (``usefixtures``).
+_LENS_FIXTURES = r"lens_(?:case|run|adapter|session|runtime)\b"
 #: A mark by a computed name, or plugins that this module loads (they could add any mark anywhere).
 _COMPUTES_MARKS = (r"getattr\s*\(\s*[\w.]*mark\b", r"mark(?:decorator)?\s*\(", r"add_marker\b", r"own_markers\b", r"pytest_plugins\b")
-#: What a conftest or plugin module can add marks with, besides saying ``lens``.
+#: What else a conftest or plugin module can reach other modules' tests with: saying ``lens`` alone (a path, a fixture
+#: ``lens_scope``) marks nothing there.
 _ADDS_MARKS = (
     r"pytestmark\b",
     r"pluginmanager\b",
     r"pytest_(?:collection\w*|itemcollected|generate_tests|pycollect_\w+|collect_file|collect_directory|make_collect_report)\b",
 )
 
-#: The fixtures that make a test using them (or a fixture built on them) a LENS question.
-_LENS_FIXTURES = (r"lens_(?:case|run|adapter|session|runtime)\b",)
 
-#: Said in code, not in a string: ``lens`` as a name (``.lens``, ``LENS = ...``); a string ``"lens"`` marks a test only
-#: through a computed mark (``add_marker``, ``getattr(pytest.mark, ...)``, ``Mark(...)``), which is searched for itself.
-_BARE_LENS = (re.compile(r"lens\b"),)
-_TEST_MODULE = tuple(re.compile(pattern) for pattern in (*_SAYS_LENS, *_COMPUTES_MARKS))
-_NAMED_IN_TEST_MODULE = tuple(re.compile(pattern) for pattern in (*_LENS_FIXTURES, *_COMPUTES_MARKS))
-# A conftest or plugin reaches other modules' tests only through collection hooks, marks it adds, plugins it loads
-# and fixtures built on the LENS fixtures: saying ``lens`` alone (a path, a fixture ``lens_scope``) marks nothing.
-_MARKING_MODULE = tuple(re.compile(pattern) for pattern in (*_LENS_FIXTURES, *_COMPUTES_MARKS, *_ADDS_MARKS))
+def _compiled(*patterns: str) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(pattern) for pattern in patterns)
+
+
+#: Anything a test module may hold a LENS test by, searched first in its whole source (comments and strings too).
+_TEST_MODULE = _compiled(_LENS_NAME, _LENS_FIXTURES, *_COMPUTES_MARKS)
+#: Then: in its code with comments and prose strings blanked out, and the mark's name with every string blanked out.
+_NAMED_IN_TEST_MODULE = _compiled(_LENS_FIXTURES, *_COMPUTES_MARKS)
+_BARE_LENS = _compiled(_LENS_NAME)
+_MARKING_MODULE = _compiled(_LENS_FIXTURES, *_COMPUTES_MARKS, *_ADDS_MARKS)
 
 
 def selects_only_lens(markexpr: str | None) -> bool:
