@@ -33,7 +33,7 @@ from pytest_lens.records.options import (
 from pytest_lens.records.options import __all__ as _table_names
 from pytest_lens.records.settings import AdapterSpec, LensSettings, parse_adapter_spec, parse_option_value
 
-__all__ = [*_table_names, "add_options", "lens_requested", "read_options", "read_settings", "register"]
+__all__ = [*_table_names, "add_options", "given_fields", "lens_requested", "read_options", "read_settings", "register"]
 
 GROUP = ("lens", "LENS memory benchmark (pytest-lens)")
 
@@ -107,10 +107,15 @@ def read_options(config: pytest.Config, rows: Iterable[Option]) -> dict[str, Any
     return values
 
 
+def given_fields(values: dict[str, Any], rows: Iterable[Option]) -> dict[str, Any]:
+    """The values :func:`read_options` found, by the settings field each row fills (rows without one left out)."""
+    return {row.field: values[row.flag] for row in rows if row.field is not None and row.flag in values}
+
+
 def read_settings(config: pytest.Config) -> LensSettings:
     """Read every option once; :class:`pytest.UsageError` names the option at fault."""
     values = read_options(config, OPTIONS)
-    fields = {row.field: values[row.flag] for row in OPTIONS if row.field is not None and row.flag in values}
+    fields = given_fields(values, OPTIONS)
     llm = {name.removeprefix("llm."): value for name, value in fields.items() if name.startswith("llm.")}
     settings = {name: value for name, value in fields.items() if not name.startswith("llm.")}
     settings["adapters"] = _adapter_specs(list(values.get(ADAPTER, ())), list(values.get(ADAPTER_OPTION, ())))

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from pytest_lens.plugin.options import read_options, register
+from pytest_lens.plugin.options import given_fields, read_options, register
 from pytest_lens.records.options import Option
 
 __all__ = [
@@ -93,7 +93,7 @@ def add_options(parser: pytest.Parser) -> None:
 def read_conformance_settings(config: pytest.Config) -> ConformanceSettings:
     """Read the conformance options; :class:`pytest.UsageError` names the option at fault."""
     values = read_options(config, OPTIONS)
-    fields = {row.field: values[row.flag] for row in OPTIONS if row.field is not None and row.flag in values}
+    fields = given_fields(values, OPTIONS)
     # Later entries win: the command line's over the ini file's, as one parse_ceilings over all of them would.
     ceilings = {method: seconds for entry in values.get(LATENCY_CEILING, ()) for method, seconds in entry.items()}
     return ConformanceSettings(**fields, latency_ceilings=ceilings)
