@@ -14,6 +14,7 @@ from pytest_lens.datasets.models import KeyFact
 from pytest_lens.execution.bridge import RefAliases, ToolBridge
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
 from pytest_lens.execution.runner import LensRuntime
+from pytest_lens.execution.watchdog import current_question
 from pytest_lens.llm.errors import LLMError
 from pytest_lens.llm.repetition import at_repetition
 from pytest_lens.records.budget import BudgetTracker
@@ -80,6 +81,23 @@ def answer_case(
     ``caller`` is ``None`` when the adapter could not be constructed (``stream_faults`` say why).
     ``context`` is the adapter's block of context at the checkpoint (``context()``, fetched when it was prepared).
     """
+    asking = current_question.set(list(case.item_key))  # which question a call stuck holding the GIL belongs to
+    try:
+        return _answer_case(case, caller, stream_faults, agent, aliases, started=started, context=context)
+    finally:
+        current_question.reset(asking)
+
+
+def _answer_case(
+    case: LensCase,
+    caller: AdapterCaller | None,
+    stream_faults: Sequence[AdapterFault],
+    agent: Agent,
+    aliases: RefAliases,
+    *,
+    started: float | None,
+    context: MemoryContext | None,
+) -> AnsweredCase:
     started = time.perf_counter() if started is None else started
     faults = list(stream_faults)
     tracker = BudgetTracker(case.budget)

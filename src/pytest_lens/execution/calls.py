@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from pytest_lens.contract.adapter import CapabilityManifest, Document, SearchResult
 from pytest_lens.contract.checks import as_counters, as_document, as_search_results, optional_text, validate_manifest
+from pytest_lens.execution import watchdog
 from pytest_lens.execution.deadline import CallClock, running_on
 from pytest_lens.records.results import AdapterFault
 
@@ -240,7 +241,7 @@ class AdapterCaller:
         """``thunk`` under the call timeout, on the adapter's thread (a thread-safe adapter's concurrent calls: one each)."""
         if self.timeout_s is None:
             return thunk()
-        call = _Call(thunk, CallClock(self.timeout_s))
+        call = _Call(thunk, CallClock(self.timeout_s), self.label, method)
         if self._offload_timeouts and threading.current_thread() is not threading.main_thread():
             result: T = call.on_new_thread(f"lens-adapter-{self.label}-{method}")  # they overlap: each abandoned alone
             return result
@@ -270,9 +271,11 @@ STUCK = "the call did not end when its timeout was raised inside it (the adapter
 class _Call:
     """One adapter call handed to another thread: the thunk, its clock, and how it ended."""
 
-    def __init__(self, thunk: Callable[[], Any], clock: CallClock) -> None:
+    def __init__(self, thunk: Callable[[], Any], clock: CallClock, adapter: str = "", method: str = "__init__") -> None:
         self.thunk = thunk
         self.clock = clock
+        self.adapter = adapter
+        self.method = method
         self.context = contextvars.copy_context()  # LLM requests made inside count for the question that asked
         self.thread_id: int | None = None
         self.value: Any = None
@@ -297,12 +300,17 @@ class _Call:
         return self.value
 
     def wait(self) -> bool:
-        """Wait for the call; ``False`` when it outlived its clock and did not end once the timeout was raised inside it."""
-        if self.clock.wait():
-            return True
-        self.late = True
-        self.clock.unless_finished(self._raise_inside)
-        return self.clock.wait_more(ABANDON_GRACE_S)
+        """Wait for the call; ``False`` when it outlived its clock and did not end once the timeout was raised inside it.
+
+        Meanwhile the watchdog (:mod:`~pytest_lens.execution.watchdog`) ends the run should the call hold the GIL past
+        its timeout and grace: then no thread of this process, this one included, can run to give up on it.
+        """
+        with watchdog.watching(self.clock.timeout_s, ABANDON_GRACE_S, self.adapter, self.method):
+            if self.clock.wait():
+                return True
+            self.late = True
+            self.clock.unless_finished(self._raise_inside)
+            return self.clock.wait_more(ABANDON_GRACE_S)
 
     def _raise_inside(self) -> None:
         """As ``SIGALRM`` did: a Python loop that does not catch BaseException ends (a C call ends first)."""

@@ -6,6 +6,7 @@ nothing to a run and imports nothing heavy.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -315,6 +316,10 @@ def lens_runtime(
     While a scope is ingested it prints progress lines (not under ``-q``).
     """
     runtime = lens_session.new_runtime(tmp_path_factory.mktemp("lens-storage"))
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    # Started outside pytest's output capture: what the watchdog says when it ends a stuck run reaches the terminal.
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        lens_session.watch_calls(rescue=not _is_worker(pytestconfig))
     from pytest_lens.plugin.terminal_progress import progress_interval, progress_sink
 
     sink = progress_sink(pytestconfig)

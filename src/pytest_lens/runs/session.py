@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pytest_lens.records.cases import LensCase
     from pytest_lens.records.settings import LensSettings
     from pytest_lens.reports.views.worst import WorstQuestions
+    from pytest_lens.runs.watch import RunRescue
 
 __all__ = ["LensConfigError", "LensSession"]
 
@@ -45,6 +46,8 @@ class LensSession:
         self._planned: list[LensCase] = []
         self._plan_by_budget = False
         self._runners: dict[int, ConcurrentRunner] = {}
+        #: The watchdog for calls that hold the GIL, and its journal (:meth:`watch_calls`).
+        self._rescue: RunRescue | None = None
 
     @classmethod
     def open(cls, settings: LensSettings) -> LensSession:
@@ -114,6 +117,19 @@ class LensSession:
         for runner in self._runners.values():
             runner.plan(self._planned, by_budget=by_budget)
 
+    def watch_calls(self, *, rescue: bool) -> None:
+        """With a call timeout, start the watchdog that ends the run should an adapter call hold the GIL past it.
+
+        ``rescue``: it writes the run's outputs first (the process that reports the run; not an xdist worker,
+        whose controller records the crash). See :mod:`pytest_lens.runs.rescue`.
+        """
+        if self._rescue is not None or not self.settings.call_timeout or self.settings.call_timeout <= 0:
+            return
+        from pytest_lens.runs.watch import RunRescue
+
+        ledger = self.ledger
+        self._rescue = RunRescue.start(self.settings, list(ledger.expected.values()), list(ledger.results.values()), rescue=rescue)
+
     def settle(self, runtime: LensRuntime) -> None:
         """Let every question being answered on ``runtime`` finish, so its adapters can be used directly."""
         runner = self._runners.get(id(runtime))
@@ -128,7 +144,10 @@ class LensSession:
         return runtime.close()
 
     def close(self) -> None:
-        """Release what the session holds open (the LLM request cache's connection)."""
+        """Release what the session holds open (the LLM request cache's connection, the watchdog)."""
+        if self._rescue is not None:
+            self._rescue.close()
+            self._rescue = None
         self.setup.llm.close()
 
     def _runner(self, runtime: LensRuntime) -> ConcurrentRunner:
@@ -150,11 +169,16 @@ class LensSession:
     # -- collecting --------------------------------------------------------------------------
     def expect(self, cases: Iterable[LensCase]) -> None:
         """The cases selected to run; results missing at the end make the run incomplete."""
+        cases = list(cases)
         self.ledger.expect(cases)
+        if self._rescue is not None:
+            self._rescue.expect(cases)
 
     def record(self, result: QuestionResult) -> None:
         """Keep one question's result (one answer of it, with ``--lens-repeat``)."""
         self.ledger.record(result)
+        if self._rescue is not None:
+            self._rescue.record(result)
 
     def add_problems(self, problems: Iterable[str]) -> None:
         """Run-level problems found outside the results; each fails the verdict."""

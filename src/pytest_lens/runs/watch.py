@@ -1,0 +1,88 @@
+"""The run's side of the watchdog for calls that hold the GIL: the watcher process and the journal it rescues from.
+
+See :mod:`pytest_lens.execution.watchdog` (why, and how a stuck process is told) and :mod:`pytest_lens.runs.rescue`
+(what the watcher writes before it ends such a run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_lens.execution.watchdog import Watchdog
+    from pytest_lens.records.cases import LensCase
+    from pytest_lens.records.results import QuestionResult
+    from pytest_lens.records.settings import LensSettings
+
+__all__ = ["JOURNAL", "SETTINGS", "RunRescue"]
+
+#: The run's settings, pickled: the watcher opens the same run from them.
+SETTINGS = "settings.pickle"
+#: One JSON line per selected-questions list and per recorded result.
+JOURNAL = "journal.jsonl"
+
+
+class RunRescue:
+    """The run's side: the watcher process and the journal it rescues the run from."""
+
+    def __init__(self, directory: Path, watchdog: Watchdog, rescue: bool) -> None:
+        self.directory = directory
+        self.watchdog = watchdog
+        self.rescue = rescue
+        self._journal = (directory / JOURNAL).open("a", encoding="utf-8") if rescue else None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def start(cls, settings: LensSettings, expected: list[LensCase], results: list[QuestionResult], *, rescue: bool) -> RunRescue:
+        """Start watching this process; ``rescue``: write the run's outputs when it is stuck (not in an xdist worker)."""
+        from pytest_lens.execution import watchdog
+
+        directory = Path(tempfile.mkdtemp(prefix="lens-watch-"))
+        if rescue:
+            with (directory / SETTINGS).open("wb") as file:
+                pickle.dump(settings, file)
+        paths = [str(Path(entry).resolve()) for entry in sys.path if entry and Path(entry).is_dir()]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+        command = [sys.executable, "-m", "pytest_lens.runs.rescue", str(os.getpid()), str(directory), "rescue" if rescue else "kill"]
+        guard = watchdog.Watchdog(command, env)
+        started = cls(directory, guard, rescue)
+        started.expect(expected)
+        for result in results:
+            started.record(result)
+        guard.start()
+        watchdog.install(guard)
+        return started
+
+    def expect(self, cases: list[LensCase]) -> None:
+        """The selected questions (the rescue names those without a result as incomplete)."""
+        self._write({"expect": [list(case.item_key) for case in cases]})
+
+    def record(self, result: QuestionResult) -> None:
+        """One recorded result."""
+        self._write({"result": result.model_dump(mode="json")})
+
+    def close(self) -> None:
+        """The run ended: stop the watcher and remove the journal."""
+        from pytest_lens.execution import watchdog
+
+        watchdog.install(None)
+        self.watchdog.close()
+        with self._lock:
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        with self._lock:
+            if self._journal is not None:
+                self._journal.write(json.dumps(entry) + "\n")
+                self._journal.flush()
