@@ -6,6 +6,10 @@ Each runs pytest in a subprocess of its own: these runs are killed, signalled or
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -15,6 +19,22 @@ from pytest_lens.plugin import options
 from tests.integration.test_baseline_gating import needle_dataset
 
 NO_CACHE = ("-p", "no:cacheprovider")
+
+SLOW_MEMORY = """
+import time
+
+from lens_fixtures.adapters.bm25 import BM25Adapter
+
+
+class Slow(BM25Adapter):
+    def search(self, query, filters=None, limit=None):
+        time.sleep(0.3)
+        return super().search(query, filters, limit)
+
+
+class SlowThreadSafe(Slow):
+    lens_thread_safe = True
+"""
 
 REGEX_MEMORY = """
 import re
@@ -73,3 +93,50 @@ def test_a_call_holding_the_gil_ends_the_run_with_what_it_had(pytester: pytest.P
     result.stderr.fnmatch_lines(["pytest-lens: adapter 'rx' search() held Python's interpreter lock*"])
     result.stdout.fnmatch_lines(["*LENS summary (written by the watchdog)*", "LENS verdict: FAIL*"])
     assert not list((pytester.path / ".lens").glob("*/*.json"))  # an incomplete run is never a baseline
+
+
+def signalled_run(pytester: pytest.Pytester, args: list[str], signals: list[signal.Signals], *, gap_s: float = 0.0) -> int:
+    """Run pytest in a session of its own, signal its process group once a question passed; its exit status."""
+    log = pytester.path / "log.txt"
+    with log.open("wb") as out:
+        process = pytester.popen(
+            [sys.executable, "-m", "pytest", "-v", *args, *NO_CACHE], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + 240
+        while b"PASSED" not in log.read_bytes() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert process.poll() is None, log.read_text()
+        for index, number in enumerate(signals):
+            if index:
+                time.sleep(gap_s)
+            os.killpg(process.pid, number)
+        try:
+            return process.wait(timeout=240)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def assert_kept_not_saved(pytester: pytest.Pytester) -> None:
+    document = artifact(pytester)
+    assert document["results"]  # what ran is kept
+    assert document["incomplete"]  # and the rest is missing, said so
+    assert not list((pytester.path / ".lens").glob("*/*.json"))  # nothing saved as a baseline
+
+
+def test_sigterm_to_a_concurrent_run_keeps_the_artifact(pytester: pytest.Pytester) -> None:
+    # Issue 32: SIGTERM with --lens-concurrency=8 lost everything (no artifact).
+    pytester.makepyfile(slow_memory=SLOW_MEMORY)
+    dataset = f"{options.DATASET}={needle_dataset(pytester.path / 'n12.json', count=12)}"
+    args = ["--lens-adapter=slow=slow_memory:SlowThreadSafe", dataset, "--lens-concurrency=8", "--lens-json=out.json"]
+    assert signalled_run(pytester, [*args, f"{options.SAVE}=main"], [signal.SIGTERM]) == pytest.ExitCode.INTERRUPTED
+    assert_kept_not_saved(pytester)
+
+
+def test_sigterm_to_an_xdist_save_run_keeps_the_artifact(pytester: pytest.Pytester) -> None:
+    # Issue 32: SIGTERM to `-n 2 --lens-save` lost everything; the process group is signalled, as a CI cancel does.
+    pytester.makepyfile(slow_memory=SLOW_MEMORY)
+    dataset = f"{options.DATASET}={needle_dataset(pytester.path / 'n12.json', count=12)}"
+    args = ["--lens-adapter=a=slow_memory:Slow", "--lens-adapter=b=slow_memory:Slow", dataset, "-n", "2", "--lens-json=out.json"]
+    assert signalled_run(pytester, [*args, f"{options.SAVE}=main"], [signal.SIGTERM]) == pytest.ExitCode.INTERRUPTED
+    assert_kept_not_saved(pytester)

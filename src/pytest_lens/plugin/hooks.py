@@ -94,6 +94,11 @@ def pytest_configure(config: pytest.Config) -> None:
         xdist = LensXdist(session, config)
         config.pluginmanager.register(xdist, "lens-xdist")
     config.pluginmanager.register(LensPlugin(session, config, xdist), "lens-session")
+    from pytest_lens.plugin.signals import RunSignals
+
+    signals = RunSignals()
+    signals.install()  # SIGTERM ends the run as Ctrl-C does: the artifact keeps what ran
+    config.add_cleanup(signals.restore)
     from pytest_lens.plugin import gc_tuning
 
     # Registered before the other plugins' cleanups (pytest's unraisable-exception check collects garbage in its
