@@ -228,18 +228,26 @@ class LLMEndpoint:
                 except ImportError:
                     raise LLMError("LLM requests need the openai package: pip install 'pytest-lens[llm]'") from None
                 self._api_key = read_api_key(self.api_key_env) or _NO_KEY
-                self._client = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout_s, max_retries=0)
-                self._response_class = _http_response_class(openai)
+                from pytest_lens.llm.deadline import deadline_http_client
+
+                library = _http_library(openai)
+                self._client = openai.OpenAI(
+                    base_url=self.base_url,
+                    api_key=self._api_key,
+                    timeout=self.timeout_s,
+                    max_retries=0,
+                    http_client=deadline_http_client(openai, library, self.timeout_s),  # the timeout bounds a whole response
+                )
+                self._response_class = library.Response
             return self._client, self._response_class
 
 
-def _http_response_class(openai: Any) -> type:
-    """The response class of the SDK's HTTP library (``httpx``; ``httpx2`` in later releases), for ``cast_to``.
+def _http_library(openai: Any) -> Any:
+    """The SDK's HTTP library (``httpx``; ``httpx2`` in later releases), for its transport and response class.
 
     Read from the SDK's own default client class, so it is the library this ``openai`` release sends with.
     """
-    library = openai.DefaultHttpxClient.__mro__[1].__module__.partition(".")[0]
-    return importlib.import_module(library).Response  # type: ignore[no-any-return]
+    return importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.partition(".")[0])
 
 
 def _completion_json(http: Any) -> dict[str, Any]:

@@ -253,3 +253,41 @@ def test_every_request_carries_max_tokens(server: OpenAITestServer, tmp_path: Pa
     assert [body.get("tool_choice") for body in bodies] == [None, None, None, "auto", None]
     with pytest.raises(ValueError, match="max_tokens must be at least 1"):
         client.with_max_tokens(0)
+
+
+def test_the_llm_timeout_bounds_a_whole_response_not_each_read() -> None:
+    # Issue 32, defect 3: with --lens-llm-timeout=5, a 270-byte body sent one byte per 0.5 s took 135 s.
+    import json
+    import socket
+    import threading
+    import time
+
+    body = json.dumps({"id": "x", "object": "chat.completion", "choices": []}).encode().ljust(270)
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body))
+            for byte in body:
+                if stop.wait(0.1):
+                    return
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    server = threading.Thread(target=drip, daemon=True)
+    server.start()
+    endpoint = LLMEndpoint(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", api_key_env="LENS_TEST_KEY", timeout_s=1.0, retries=0)
+    endpoint.connect()  # importing openai is not the request's time
+    started = time.monotonic()
+    try:
+        with pytest.raises(LLMRequestError, match=r"APITimeoutError"):
+            endpoint.create({"model": "m", "messages": [{"role": "user", "content": "hi"}]}, LLMStats())
+    finally:
+        stop.set()
+        listener.close()
+    assert time.monotonic() - started < 3.0  # the drip would take 27 s

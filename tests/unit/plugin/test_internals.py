@@ -85,12 +85,16 @@ def test_gc_freeze_moves_objects_out_of_the_collectors_reach() -> None:
 
 
 def test_openais_default_http_client_derives_from_its_http_librarys_client() -> None:
-    # llm/client.py: _http_response_class reads the HTTP library from DefaultHttpxClient's first base class.
+    # llm/client.py: _http_library reads the HTTP library from DefaultHttpxClient's first base class; llm/deadline.py
+    # wraps its transport and body stream, and sets the SDK's connection limits on the transport it makes.
     openai = pytest.importorskip("openai")
-    from pytest_lens.llm.client import _http_response_class
+    from pytest_lens.llm.client import _http_library
 
-    response: Any = _http_response_class(openai)
-    assert response.__name__ == "Response" and response.__module__.partition(".")[0] in ("httpx", "httpx2")
+    library: Any = _http_library(openai)
+    assert library.__name__ in ("httpx", "httpx2")
+    for name in ("Response", "HTTPTransport", "BaseTransport", "SyncByteStream", "ReadTimeout"):
+        assert isinstance(getattr(library, name), type), name
+    assert isinstance(openai.DEFAULT_CONNECTION_LIMITS, library.Limits)
 
 
 def test_pytests_module_collector_filters_names_through_two_overridable_methods() -> None:
