@@ -61,7 +61,7 @@ def test_a_report_that_cannot_be_written_loses_nothing(pytester: pytest.Pytester
     result = pytester.runpytest(
         "--lens-adapter=bm25", f"--lens-dataset={COLD_CHAIN_DEMO}", "--lens-json=run.json", "--lens-html=blocked/report.html", *NO_CACHE
     )
-    result.stdout.fnmatch_lines(["*LENS verdict: PASS*", "could not write the HTML report blocked/report.html: *Error: *"])
+    result.stdout.fnmatch_lines(["*LENS verdict: PASS*", "could not write the HTML report blocked/report.html: File exists"])
     assert result.ret == 1  # asked for a report and did not get one
     assert len(json.loads((pytester.path / "run.json").read_text())["results"]) == 8
 

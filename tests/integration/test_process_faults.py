@@ -140,3 +140,33 @@ def test_sigterm_to_an_xdist_save_run_keeps_the_artifact(pytester: pytest.Pytest
     args = ["--lens-adapter=a=slow_memory:Slow", "--lens-adapter=b=slow_memory:Slow", dataset, "-n", "2", "--lens-json=out.json"]
     assert signalled_run(pytester, [*args, f"{options.SAVE}=main"], [signal.SIGTERM]) == pytest.ExitCode.INTERRUPTED
     assert_kept_not_saved(pytester)
+
+
+def test_a_full_disk_leaves_no_partial_outputs_and_the_rest_of_the_run_survives(pytester: pytest.Pytester, few_needles: str) -> None:
+    # Issue 32, defect 6: --lens-json on a full disk was INTERNALERROR (exit 3) with a 0-byte .partial left; the HTML
+    # report left a truncated file and the summary still said "open ...out.html". /dev/full fails every write (ENOSPC).
+    for name in ("out.json.partial", "out.html.partial"):
+        (pytester.path / name).symlink_to("/dev/full")
+    result = pytester.runpytest(
+        "--lens-adapter=bm25",
+        few_needles,
+        "--lens-json=out.json",
+        "--lens-html=out.html",
+        f"{options.SAVE}=main",
+        "--junitxml=junit.xml",
+        *NO_CACHE,
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "could not write the run artifact out.json: No space left on device",
+            "saved run: *0001_main.json",
+            "could not write the HTML report out.html: *No space left on device",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*open out.html*")
+    result.stdout.no_fnmatch_line("*lens show out.json*")
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+    assert sorted(path.name for path in pytester.path.iterdir() if path.name.startswith("out")) == []
+    assert (pytester.path / "junit.xml").stat().st_size > 0  # the rest of the run's output survives
+    assert len(json.loads(next((pytester.path / ".lens").glob("*/0001_main.json")).read_text())["results"]) == 6

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +11,7 @@ from pytest_lens import __version__
 from pytest_lens.records.results import RunArtifact
 from pytest_lens.runs.analysis import RunAnalysis
 from pytest_lens.runs.evidence import collect_evidence
-from pytest_lens.runs.storage import SavedRunError, commit_info, machine_info
+from pytest_lens.runs.storage import SavedRunError, commit_info, machine_info, write_whole
 
 __all__ = ["PENDING", "build_artifact", "save_run", "write_artifact"]
 
@@ -60,14 +59,8 @@ def build_artifact(analysis: RunAnalysis, *, statistics: bool = True) -> RunArti
 
 
 def write_artifact(path: Path, artifact: RunArtifact) -> None:
-    """Write ``artifact`` as indented JSON.
-
-    Written to a temporary file first, then renamed: a process that dies meanwhile leaves the earlier copy whole.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(artifact.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    """Write ``artifact`` as indented JSON, whole or not at all (:func:`~pytest_lens.runs.storage.write_whole`)."""
+    write_whole(path, (artifact.model_dump_json(indent=2) + "\n").encode("utf-8"))
 
 
 def save_run(analysis: RunAnalysis, artifact: Callable[[], RunArtifact]) -> Path | None:

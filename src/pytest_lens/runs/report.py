@@ -17,6 +17,7 @@ from pytest_lens.reports.terminal import LensReport, ReportSection
 from pytest_lens.reports.views.transcript import build_transcripts
 from pytest_lens.reports.views.worst import SUMMARY_WORST, WorstQuestions, worst
 from pytest_lens.runs.analysis import RunAnalysis
+from pytest_lens.runs.storage import write_whole
 
 __all__ = ["Line", "RunNotes", "RunOutcome", "RunReport", "cut_answer_notes", "llm_agent_notes", "write_html"]
 
@@ -160,12 +161,19 @@ class RunReport:
         notes.extend(f"skipped {adapter} ({len(keys)} questions): {reason}" for adapter, (keys, reason) in skipped.items())
         return notes
 
-    def worst_questions(self) -> WorstQuestions:
-        """The summary block naming each adapter's worst questions and where their transcripts are."""
+    def worst_questions(self, *, html: bool = True, json: bool = True) -> WorstQuestions:
+        """The summary block naming each adapter's worst questions and where their transcripts are.
+
+        ``html`` / ``json``: whether the HTML report / artifact (when asked for) was written, so worth pointing to.
+        """
         settings = self.setup.settings
         lengths = {scope.scope_id: ScopeEvidence(episodes=len(scope.stream)) for scope in self.setup.scopes}
         items = build_transcripts(self.analysis.ordered_results, lengths, self.setup.scoring.gates)
-        return WorstQuestions(worst(items, SUMMARY_WORST), json_path=settings.json_path, html_path=settings.html_path)
+        return WorstQuestions(
+            worst(items, SUMMARY_WORST),
+            json_path=settings.json_path if json else None,
+            html_path=settings.html_path if html else None,
+        )
 
 
 def write_html(path: Path, artifact: RunArtifact, analysis: RunAnalysis) -> int:
@@ -179,8 +187,7 @@ def write_html(path: Path, artifact: RunArtifact, analysis: RunAnalysis) -> int:
         baseline_name=baseline.info.name if baseline is not None else None,
     )
     data = text.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    write_whole(path, data)  # a full disk leaves no truncated report behind
     return len(data)
 
 

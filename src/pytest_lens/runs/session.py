@@ -257,11 +257,15 @@ class LensSession:
             self.add_problems(found)
         settings = self.settings
         json_path = _under(settings.rootdir, settings.json_path)
-        if json_path is not None:
-            self.write_artifact_first(json_path)
-        verdict = self.verdict()
-        failed = bool(verdict.exit_code)
         notes: list[Line] = []
+        if json_path is not None:
+            try:
+                self.write_artifact_first(json_path)
+            except OSError as exc:  # a full disk, say: no artifact, said so, and the rest of the run's output survives
+                notes.append(Line(f"could not write the run artifact {settings.json_path}: {exc.strerror or exc}", {"red": True}))
+                json_path = None
+        verdict = self.verdict()
+        failed = bool(verdict.exit_code) or bool(notes)
         if json_path is not None:
             try:
                 self.write_artifact(json_path)
@@ -290,11 +294,11 @@ class LensSession:
         from pytest_lens.reports.render import line_markup  # warmed up with the summary's imports
 
         lines = [Line(line, line_markup(line)) for line in self.report(encoding).lines]
-        if settings.json_path is not None:
+        if json_path is not None:
             lines.append(Line(f"run artifact: {settings.json_path}"))
         lines.extend(notes)
         lines.extend(note for note in (saved_note, html_note) if note is not None)
-        if worst := self.worst_questions().lines:
+        if worst := RunReport(self.analysis).worst_questions(html=html_written, json=json_path is not None).lines:
             lines.extend(Line(line) for line in ["", *worst])
         return RunOutcome(lines, int(failed), verdict.reasons)
 
@@ -309,7 +313,9 @@ class LensSession:
         started = time.perf_counter()
         try:
             size = self.write_html(_under(self.settings.rootdir, path) or path)
-        except Exception as exc:  # a report bug or an unwritable path must not cost the run its summary
+        except OSError as exc:  # an unwritable path, a full disk: nothing of the report is left behind
+            return Line(f"could not write the HTML report {path}: {exc.strerror or exc}", {"red": True}), False
+        except Exception as exc:  # a report bug must not cost the run its summary
             return Line(f"could not write the HTML report {path}: {type(exc).__name__}: {exc}", {"red": True}), False
         return Line(f"html report: {path} ({size / 1e6:.1f} MB, {time.perf_counter() - started:.1f} s)"), True
 

@@ -7,6 +7,7 @@ machine, commit and dataset hashes, so a later run can tell what it is compared 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import platform
@@ -23,6 +24,7 @@ from pytest_lens.records.statistics import BaselineInfo
 
 __all__ = [
     "Baseline",
+    "OutputError",
     "RunStore",
     "SavedRun",
     "SavedRunError",
@@ -32,6 +34,7 @@ __all__ = [
     "machine_info",
     "open_baseline",
     "resolve_run",
+    "write_whole",
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -40,6 +43,28 @@ _SAVED = re.compile(r"^(\d{4,})_(.+)\.json$")
 
 class SavedRunError(ValueError):
     """A saved run cannot be written, found or read; the message names the file or name and what to do."""
+
+
+class OutputError(OSError):
+    """An output file (artifact, HTML report, saved run) could not be written; nothing of it was left behind."""
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: a temporary file renamed over it, removed if writing fails.
+
+    A reader (or a parallel CI job) never sees half a file, a process that dies meanwhile leaves the earlier copy
+    whole, and a full disk leaves no truncated file or ``.partial`` behind: :class:`OutputError` says what happened.
+    """
+    partial = path.with_name(path.name + ".partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(partial, "wb") as file:
+            file.write(data)
+        os.replace(partial, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise OutputError(exc.errno, exc.strerror or str(exc), str(path)) from None
 
 
 def machine_info() -> MachineInfo:
@@ -173,10 +198,7 @@ class RunStore:
         self.machine_dir.mkdir(parents=True, exist_ok=True)
         numbers = [int(m.group(1)) for p in self.machine_dir.glob("*.json") if (m := _SAVED.match(p.name))]
         path = self.machine_dir / f"{max(numbers, default=0) + 1:04d}_{name}.json"
-        # Write then rename: a reader (or a parallel CI job) never sees half a file.
-        partial = path.with_suffix(".json.partial")
-        partial.write_text(artifact.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        partial.replace(path)
+        write_whole(path, (artifact.model_dump_json(indent=2) + "\n").encode("utf-8"))
         return path
 
     def find(self, reference: str) -> SavedRun:
