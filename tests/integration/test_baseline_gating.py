@@ -274,15 +274,21 @@ def test_the_same_code_under_another_hash_seed_is_no_change(pytester: pytest.Pyt
 
 
 INTERRUPTING_MEMORY = """
+import os
+import signal
+import time
+
 from lens_fixtures.adapters.bm25 import BM25Adapter
 
 
 class InterruptedAtEmber(BM25Adapter):
-    # Ctrl-C while the fifth needle question (ember) is answered.
+    # Ctrl-C while the fifth needle question (ember) is answered (a KeyboardInterrupt the adapter raises itself is
+    # its fault, not an interrupt).
 
     def search(self, query, filters=None, limit=None):
         if "ember" in query:
-            raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(2)
         return super().search(query, filters, limit)
 """
 

@@ -36,6 +36,34 @@ class SlowThreadSafe(Slow):
     lens_thread_safe = True
 """
 
+ENDING_MEMORY = """
+import os
+import threading
+import time
+
+from lens_fixtures.adapters.bm25 import BM25Adapter
+
+
+class Exits(BM25Adapter):
+    def search(self, query, filters=None, limit=None):
+        if "ember" in query:
+            os._exit(0)
+        return super().search(query, filters, limit)
+
+
+class Interrupts(BM25Adapter):
+    def search(self, query, filters=None, limit=None):
+        if "ember" in query:
+            raise KeyboardInterrupt
+        return super().search(query, filters, limit)
+
+
+class Lingers(BM25Adapter):
+    def __init__(self):
+        super().__init__()
+        threading.Thread(target=time.sleep, args=(600,), name="lingering-flusher", daemon=False).start()
+"""
+
 REGEX_MEMORY = """
 import re
 
@@ -170,3 +198,33 @@ def test_a_full_disk_leaves_no_partial_outputs_and_the_rest_of_the_run_survives(
     assert sorted(path.name for path in pytester.path.iterdir() if path.name.startswith("out")) == []
     assert (pytester.path / "junit.xml").stat().st_size > 0  # the rest of the run's output survives
     assert len(json.loads(next((pytester.path / ".lens").glob("*/0001_main.json")).read_text())["results"]) == 6
+
+
+@pytest.mark.parametrize("timeout", ["0", "30"], ids=["on-the-main-thread", "on-the-adapter-thread"])
+@pytest.mark.parametrize(("adapter", "message"), [("Exits", "os._exit(0)"), ("Interrupts", "KeyboardInterrupt")])
+def test_an_adapter_ending_the_process_or_interrupting_is_a_fault(
+    pytester: pytest.Pytester, few_needles: str, timeout: str, adapter: str, message: str
+) -> None:
+    # Issue 32: os._exit(0) in an adapter ended the run with exit 0, no artifact, no summary (a CI gate passed);
+    # a KeyboardInterrupt raised by an adapter stopped the whole run like Ctrl-C.
+    pytester.makepyfile(ending_memory=ENDING_MEMORY)
+    result = pytester.runpytest_subprocess(
+        f"--lens-adapter=end=ending_memory:{adapter}", few_needles, f"--lens-call-timeout={timeout}", "--lens-json=out.json", *NO_CACHE
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    document = artifact(pytester)
+    assert {question: kinds for question, kinds in faults_by_question(document).items() if kinds} == {"needle_ember": ["exception"]}
+    assert len(document["results"]) == 6  # the questions after it ran too
+    result.stdout.fnmatch_lines([f"*adapter 'end' raised in search(): {message}*"])
+
+
+def test_an_adapter_thread_left_running_fails_the_run_and_does_not_keep_the_process(pytester: pytest.Pytester, few_needles: str) -> None:
+    # Issue 32: a non-daemon thread started by an adapter kept the process alive after the verdict (killed at 120 s).
+    pytester.makepyfile(ending_memory=ENDING_MEMORY)
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess("--lens-adapter=end=ending_memory:Lingers", few_needles, *NO_CACHE, timeout=120)
+    assert time.monotonic() - started < 100
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["LENS verdict: FAIL - 1 non-daemon thread(s) started during the run still ran 2 s after it ('lingering-flusher')*"]
+    )

@@ -11,11 +11,12 @@ import contextvars
 import copy
 import ctypes
 import json
+import os
 import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from pytest_lens.contract.adapter import CapabilityManifest, Document, SearchResult
 from pytest_lens.contract.checks import as_counters, as_document, as_search_results, optional_text, validate_manifest
@@ -24,13 +25,67 @@ from pytest_lens.execution.deadline import CallClock, running_on
 from pytest_lens.records.results import AdapterFault
 
 __all__ = [
+    "INTERRUPTED",
+    "SIGNALS_WATCHED",
     "AdapterCallError",
     "AdapterCaller",
     "AdapterThread",
+    "guard_process_exit",
 ]
 
 
 T = TypeVar("T")
+
+#: Set by the run's SIGINT/SIGTERM handler (:mod:`pytest_lens.plugin.signals`) when the user interrupts the run.
+INTERRUPTED = threading.Event()
+#: Whether that handler is installed, so that a ``KeyboardInterrupt`` without it can be told to be an adapter's.
+SIGNALS_WATCHED = threading.Event()
+_inside = threading.local()
+_real_exit = os._exit
+_owner_pid = os.getpid()
+
+
+class _ProcessExit(SystemExit):
+    """``os._exit`` called inside an adapter call: a fault, not the end of the run (see :func:`guard_process_exit`)."""
+
+
+class _AdapterInterrupt(BaseException):
+    """A ``KeyboardInterrupt`` an adapter raised itself (not the user's Ctrl-C): a fault."""
+
+
+def _in_adapter_call() -> bool:
+    return getattr(_inside, "depth", 0) > 0
+
+
+def _calling(thunk: Callable[[], T]) -> T:
+    """Run ``thunk`` (an adapter call) marked as one, for :func:`guard_process_exit`."""
+    _inside.depth = getattr(_inside, "depth", 0) + 1
+    try:
+        return thunk()
+    finally:
+        _inside.depth -= 1
+
+
+def _guarded_exit(status: int) -> NoReturn:
+    if _in_adapter_call() and os.getpid() == _owner_pid:
+        raise _ProcessExit(status)
+    _real_exit(status)
+
+
+def guard_process_exit() -> Callable[[], None]:
+    """While a run is active: ``os._exit`` called inside an adapter call is an ``exception`` fault of that call.
+
+    Ending the process from an adapter ended a run with exit status 0 and no artifact, and a CI gate passed. A
+    forked child (another process id) and code outside adapter calls still exit at once. Returns the undo.
+    """
+    global _owner_pid
+    _owner_pid = os.getpid()
+    os._exit = _guarded_exit
+
+    def restore() -> None:
+        os._exit = _real_exit
+
+    return restore
 
 
 class AdapterCallError(Exception):
@@ -228,10 +283,20 @@ class AdapterCaller:
             ) from None
         except AdapterCallError:
             raise
+        except _ProcessExit as exc:
+            raise AdapterCallError(
+                self._fault(method, "exception", f"os._exit({exc.code!r}): the adapter tried to end the process", episode_id)
+            ) from None
         except SystemExit as exc:  # an adapter must not end the run: its question fails, the run goes on
             raise AdapterCallError(
                 self._fault(method, "exception", f"SystemExit({exc.code!r}): the adapter tried to end the process", episode_id)
             ) from None
+        except _AdapterInterrupt:
+            raise AdapterCallError(self._fault(method, "exception", "KeyboardInterrupt raised by the adapter", episode_id)) from None
+        except KeyboardInterrupt:
+            if INTERRUPTED.is_set() or not SIGNALS_WATCHED.is_set():
+                raise  # the user's Ctrl-C (or SIGTERM): the run stops, as it should
+            raise AdapterCallError(self._fault(method, "exception", "KeyboardInterrupt raised by the adapter", episode_id)) from None
         except Exception as exc:
             raise AdapterCallError(self._fault(method, "exception", f"{type(exc).__name__}: {exc}", episode_id)) from exc
         finally:
@@ -240,7 +305,7 @@ class AdapterCaller:
     def _run(self, method: str, thunk: Callable[[], T]) -> T:
         """``thunk`` under the call timeout, on the adapter's thread (a thread-safe adapter's concurrent calls: one each)."""
         if self.timeout_s is None:
-            return thunk()
+            return _calling(thunk)
         call = _Call(thunk, CallClock(self.timeout_s), self.label, method)
         if self._offload_timeouts and threading.current_thread() is not threading.main_thread():
             result: T = call.on_new_thread(f"lens-adapter-{self.label}-{method}")  # they overlap: each abandoned alone
@@ -288,7 +353,9 @@ class _Call:
         self.thread_id = threading.get_ident()
         try:
             with running_on(self.clock):
-                self.value = self.context.run(self.thunk)
+                self.value = self.context.run(_calling, self.thunk)
+        except KeyboardInterrupt as exc:  # signals reach the main thread only: on this one, the adapter raised it
+            self.error = _AdapterInterrupt() if threading.current_thread() is not threading.main_thread() else exc
         except BaseException as exc:  # handed back to the waiting thread, whatever it is
             self.error = exc
         finally:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,9 @@ def pytest_configure(config: pytest.Config) -> None:
     signals = RunSignals()
     signals.install()  # SIGTERM ends the run as Ctrl-C does: the artifact keeps what ran
     config.add_cleanup(signals.restore)
+    from pytest_lens.execution.calls import guard_process_exit
+
+    config.add_cleanup(guard_process_exit())  # os._exit inside an adapter call is its fault, not the end of the run
     from pytest_lens.plugin import gc_tuning
 
     # Registered before the other plugins' cleanups (pytest's unraisable-exception check collects garbage in its
@@ -138,6 +142,8 @@ class LensPlugin:
         self.warm_up = RunWarmUp(session)
         #: How the run went (its summary lines and exit code), once :meth:`pytest_sessionfinish` finished it.
         self.outcome: RunOutcome | None = None
+        #: Threads alive before the run: one started since that outlives it is an adapter's (or a test's) leftover.
+        self._threads_before = set(threading.enumerate())
 
     @property
     def _reporting(self) -> bool:
@@ -256,9 +262,13 @@ class LensPlugin:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Finish the run (artifact, HTML report, saved run, verdict) and merge its exit code into pytest's, once."""
+        from pytest_lens.plugin.leftovers import release_leftover_threads
+
+        leftovers = release_leftover_threads(self._threads_before)
         if not self._reporting:
             return
         problems = self.xdist.grouping_problems() if self.xdist is not None else []
+        problems.extend(leftovers)
         self.outcome = self.session.finish(problems, encoding=getattr(sys.stdout, "encoding", None))
         if self.outcome.exit_code and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

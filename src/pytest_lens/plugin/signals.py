@@ -8,7 +8,9 @@ session as interrupted (exit status 2; an interrupted run is never saved as a ba
 A CI cancel sends ``SIGINT``, then ``SIGTERM`` a few seconds later (GitHub Actions: 7.5 s), then ``SIGKILL``.
 A ``SIGTERM`` that arrives once the run is already interrupted must not interrupt the writing of what ran, so it
 is noted and otherwise ignored: the process ends as soon as the artifact is written. A second ``Ctrl-C`` still
-interrupts, as it always did. Handlers are installed only where nobody else installed one (Python's defaults), in
+interrupts, as it always did. A ``KeyboardInterrupt`` that no signal caused was raised by an adapter: with these
+handlers installed it is that adapter call's fault (:class:`~pytest_lens.execution.calls.AdapterCaller`), not the
+end of the run. Handlers are installed only where nobody else installed one (Python's defaults), in
 the main thread, and restored when the run ends.
 """
 
@@ -19,6 +21,8 @@ import signal
 import sys
 import threading
 from types import FrameType
+
+from pytest_lens.execution.calls import INTERRUPTED, SIGNALS_WATCHED
 
 __all__ = ["RunSignals"]
 
@@ -35,14 +39,18 @@ class RunSignals:
         """Install the handlers where the signals still have Python's default handlers (main thread only)."""
         if threading.current_thread() is not threading.main_thread():
             return
+        INTERRUPTED.clear()
         for number, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
             current = signal.getsignal(number)
             if current is default:
                 self._previous[number] = current
                 signal.signal(number, self._handle)
+                if number == signal.SIGINT:
+                    SIGNALS_WATCHED.set()  # a KeyboardInterrupt without Ctrl-C is then an adapter's (a fault)
 
     def restore(self) -> None:
         """Put back the handlers that were there before :meth:`install`."""
+        SIGNALS_WATCHED.clear()
         for number, previous in self._previous.items():
             with contextlib.suppress(ValueError, TypeError):
                 signal.signal(number, previous)  # type: ignore[arg-type]
@@ -53,4 +61,5 @@ class RunSignals:
             print("\npytest-lens: SIGTERM received while the interrupted run writes what ran; ending once written", file=sys.stderr)
             return
         self.interrupted = True
+        INTERRUPTED.set()
         raise KeyboardInterrupt
