@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
@@ -184,6 +185,10 @@ class _Reader:
 
     def raw(self, relative: str) -> bytes | None:
         where = self.path / relative
+        refused = self.refusal(where)
+        if refused is not None:
+            self.error(where, "-", "refused_file", f"not read: {refused}")
+            return None
         if not where.is_file():
             what = "directory" if relative == EPISODES_DIR else "file"
             self.error(where, "-", "missing_file", f"the scope directory has no {relative} {what}")
@@ -195,6 +200,34 @@ class _Reader:
             return None
         self.digest.update(relative.encode() + b"\0" + data + b"\0")
         return data
+
+    def refusal(self, where: Path) -> str | None:
+        """Why ``where`` is not read (``None``: read it, or report it missing).
+
+        Only regular files inside the scope directory are read: a symbolic link is followed only to a regular file
+        inside it (an episode linked to ``/proc/self/environ`` put the process's environment, API keys included,
+        into the artifact), and devices, FIFOs, directories and dangling or looping links are refused by name.
+        """
+        try:
+            real = where.resolve(strict=True)
+        except FileNotFoundError:
+            return "a symbolic link to nothing (it dangles)" if where.is_symlink() else None
+        except (OSError, RuntimeError):
+            return "a symbolic link that loops, or cannot be followed"
+        try:
+            root = self.path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return None
+        if real != root and root not in real.parents:
+            return f"a symbolic link to {real}, outside the scope directory {root}"
+        try:
+            mode = real.stat().st_mode
+        except OSError as exc:
+            return f"cannot be examined: {exc.strerror or exc}"
+        if stat.S_ISREG(mode):
+            return None
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+        return f"{kind}, not a regular file"
 
     def read(self) -> ScopeDirectory:
         spec = self._spec()
@@ -298,8 +331,8 @@ class _Reader:
         files: list[EpisodeFile] = []
         seen: dict[str, str] = {}
         for file in sorted(directory.iterdir()):
-            if file.suffix != ".txt" or not file.is_file():
-                continue  # the reference reads only .txt files
+            if file.suffix != ".txt":
+                continue  # the reference reads only .txt files; one that is not a regular file is refused by name
             data = self.raw(f"{EPISODES_DIR}/{file.name}")
             if data is None:
                 continue

@@ -361,3 +361,52 @@ def test_scope_directories_of_the_first_release_are_skipped_with_a_warning(tmp_p
     assert [s.scope_id for s in second.scopes] == ["16_new"]
     with pytest.raises(DatasetError):
         load_datasets([tmp_path], strict=True)
+
+
+def test_only_regular_files_inside_the_scope_directory_are_read_and_every_other_entry_is_named(tmp_path: Path) -> None:
+    # Issue 32, defect 5: an episode linked to /proc/self/environ put the environment (API keys) into the artifact;
+    # links to /dev/zero, FIFOs, dangling and looping links were skipped without a word.
+    import os
+
+    directory = write_scope_dir(tmp_path, signal=(1, 2, 3))
+    episodes = directory / "generated" / "episodes"
+    inside = episodes / "signal_002.txt"
+    (episodes / "signal_002.txt").rename(directory / "kept_here.txt")
+    inside.symlink_to(directory / "kept_here.txt")  # a link to a regular file inside the scope directory: read
+    (episodes / "signal_004.txt").symlink_to("/proc/self/environ")
+    (episodes / "signal_005.txt").symlink_to("/dev/zero")
+    os.mkfifo(episodes / "signal_006.txt")
+    (episodes / "signal_007.txt").symlink_to(episodes / "nowhere.txt")
+    (episodes / "signal_008.txt").symlink_to(episodes / "signal_008.txt")
+    (episodes / "signal_009.txt").mkdir()
+    with pytest.raises(DatasetError) as info:
+        load_dataset(directory)
+    refused = {Path(issue.path).name: issue.message for issue in info.value.issues if issue.code == "refused_file"}
+    assert refused == {
+        "signal_004.txt": f"not read: a symbolic link to {Path('/proc/self/environ').resolve()}, outside the scope directory {directory}",
+        "signal_005.txt": f"not read: a symbolic link to /dev/zero, outside the scope directory {directory}",
+        "signal_006.txt": "not read: a FIFO, not a regular file",
+        "signal_007.txt": "not read: a symbolic link to nothing (it dangles)",
+        "signal_008.txt": "not read: a symbolic link that loops, or cannot be followed",
+        "signal_009.txt": "not read: a directory, not a regular file",
+    }
+    assert os.environ["PATH"] not in str(info.value)  # the environment was never read
+    for name in refused:
+        os.unlink(episodes / name) if name != "signal_009.txt" else (episodes / name).rmdir()
+    (scope,) = load_dataset(directory).scopes  # the link inside the scope directory is an ordinary episode
+    assert [episode.episode_id for episode in scope.stream if "_ep_" in episode.episode_id] == [
+        "synthetic_01_ep_001",
+        "synthetic_01_ep_002",
+        "synthetic_01_ep_003",
+    ]
+
+
+def test_a_spec_linked_outside_the_scope_directory_is_refused(tmp_path: Path) -> None:
+    directory = write_scope_dir(tmp_path)
+    outside = tmp_path / "elsewhere.yaml"
+    (directory / "spec.yaml").rename(outside)
+    (directory / "spec.yaml").symlink_to(outside)
+    with pytest.raises(DatasetError) as info:
+        load_dataset(directory)
+    assert codes(info.value.issues) == ["refused_file"]
+    assert f"a symbolic link to {outside}, outside the scope directory" in str(info.value)
