@@ -228,3 +228,20 @@ def test_an_adapter_thread_left_running_fails_the_run_and_does_not_keep_the_proc
     result.stdout.fnmatch_lines(
         ["LENS verdict: FAIL - 1 non-daemon thread(s) started during the run still ran 2 s after it ('lingering-flusher')*"]
     )
+
+
+def test_a_summary_that_cannot_import_its_statistics_says_so_and_keeps_the_artifact(pytester: pytest.Pytester, few_needles: str) -> None:
+    # Issue 32: under an address-space limit the summary died with a raw ImportError traceback from numpy.random,
+    # first imported while printing. An import that fails the same way stands in for the limit.
+    pytester.makeconftest('import sys\nsys.modules["numpy.random"] = None\n')
+    result = pytester.runpytest_subprocess("--lens-adapter=bm25", few_needles, "--lens-json=out.json", *NO_CACHE)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "could not compute the LENS summary: ModuleNotFoundError: import of numpy.random halted*"
+            "(the run artifact out.json holds every result)",
+            "run artifact: out.json",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert len(artifact(pytester)["results"]) == 6

@@ -291,9 +291,14 @@ class LensSession:
                 saved_note = Line(f"saved run: {saved}")
         if not (self.ledger.expected or self.ledger.results):
             return RunOutcome([], int(failed))  # no LENS question was selected (e.g. --lens-conformance): nothing to summarise
-        from pytest_lens.reports.render import line_markup  # warmed up with the summary's imports
+        try:
+            from pytest_lens.reports.render import line_markup  # warmed up with the summary's imports
 
-        lines = [Line(line, line_markup(line)) for line in self.report(encoding).lines]
+            lines = [Line(line, line_markup(line)) for line in self.report(encoding).lines]
+        except (ImportError, MemoryError) as exc:  # e.g. numpy under an address-space limit: say so, keep the outputs
+            failed = True
+            kept = f"the run artifact {settings.json_path} holds every result" if json_path is not None else "no artifact was asked for"
+            lines = [Line(f"could not compute the LENS summary: {type(exc).__name__}: {exc} ({kept})", {"red": True})]
         if json_path is not None:
             lines.append(Line(f"run artifact: {settings.json_path}"))
         lines.extend(notes)
