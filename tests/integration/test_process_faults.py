@@ -245,3 +245,29 @@ def test_a_summary_that_cannot_import_its_statistics_says_so_and_keeps_the_artif
     )
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     assert len(artifact(pytester)["results"]) == 6
+
+
+def test_under_xdist_a_call_holding_the_gil_ends_only_its_worker(pytester: pytest.Pytester, few_needles: str) -> None:
+    # The watcher of a worker kills that worker; the controller records the crash and keeps every other result.
+    pytester.makepyfile(regex_memory=REGEX_MEMORY)
+    result = pytester.runpytest_subprocess(
+        "--lens-adapter=rx=regex_memory:RegexHang",
+        few_needles,
+        "--lens-call-timeout=1",
+        "--lens-json=out.json",
+        "-n",
+        "2",
+        *NO_CACHE,
+        timeout=200,
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert sorted(faults_by_question(artifact(pytester))) == [
+        "needle_amber",
+        "needle_basalt",
+        "needle_cobalt",
+        "needle_dune",
+        "needle_fjord",
+    ]
+    result.stdout.fnmatch_lines(
+        ["LENS verdict: FAIL - incomplete: 1 questions missing * crashed their xdist worker: rx-needles-cp006-needle_ember*"]
+    )
