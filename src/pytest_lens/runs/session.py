@@ -128,7 +128,12 @@ class LensSession:
         from pytest_lens.runs.watch import RunRescue
 
         ledger = self.ledger
-        self._rescue = RunRescue.start(self.settings, list(ledger.expected.values()), list(ledger.results.values()), rescue=rescue)
+        try:
+            self._rescue = RunRescue.start(self.settings, list(ledger.expected.values()), list(ledger.results.values()), rescue=rescue)
+        except Exception as exc:  # no watcher (no temporary directory, no process to spare): the run goes on unwatched
+            import warnings
+
+            warnings.warn(f"pytest-lens: adapter calls that hold the GIL will not be watched: {type(exc).__name__}: {exc}", stacklevel=2)
 
     def settle(self, runtime: LensRuntime) -> None:
         """Let every question being answered on ``runtime`` finish, so its adapters can be used directly."""
