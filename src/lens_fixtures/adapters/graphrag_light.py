@@ -245,7 +245,7 @@ class GraphRAGLightAdapter(BM25Adapter):
             for (ref,) in self._db.execute(f"SELECT ref_id FROM graph_entities WHERE key IN ({marks})", keys):
                 weights[ref] = weights.get(ref, 0.0) + 1.0 / (depth + 1)
             rows = self._db.execute(_RELATIONS_OF.format(marks), keys + keys).fetchall()
-            following = set()
+            following: set[str] = set()
             for source_key, target_key, source, relation, target, ref in rows:
                 weights[ref] = weights.get(ref, 0.0) + 1.0 / (depth + 1)
                 line = f"{source} -[{relation}]-> {target}"

@@ -87,7 +87,11 @@ def test_the_graph_at_a_checkpoint_is_the_same_whichever_checkpoints_came_before
         assert stepwise.search(query, None, 5) == at_once.search(query, None, 5)
     early = GraphRAGLightAdapter(str(tmp_path), lens_llm=llm)
     load(early, 1, prepare_at=(1,))  # nothing from episodes 2-4 (not yet streamed) reaches the graph
-    assert early.call_extended_tool("graph_neighbors", {"entity": "vendor-api"}) == {"entity": "vendor-api", "relations": [], "mentioned_in": []}
+    assert early.call_extended_tool("graph_neighbors", {"entity": "vendor-api"}) == {
+        "entity": "vendor-api",
+        "relations": [],
+        "mentioned_in": [],
+    }
     for adapter in (stepwise, at_once, early):
         adapter.close()
 

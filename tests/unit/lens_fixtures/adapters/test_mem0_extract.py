@@ -40,7 +40,9 @@ def server() -> Iterator[OpenAITestServer]:
 
 def loaded(server: OpenAITestServer, tmp_path: Path, hashing: Any, name: str = "a", **options: Any) -> Mem0ExtractAdapter:
     (tmp_path / name).mkdir()
-    adapter = Mem0ExtractAdapter(str(tmp_path / name), lens_llm=client(server, tmp_path / "c.sqlite", options.pop("mode", "record")), embedder=hashing, **options)
+    adapter = Mem0ExtractAdapter(
+        str(tmp_path / name), lens_llm=client(server, tmp_path / "c.sqlite", options.pop("mode", "record")), embedder=hashing, **options
+    )
     adapter.reset("scope")
     for ref, timestamp, text in EPISODES:
         adapter.ingest(ref, "scope", timestamp, text)
@@ -52,7 +54,9 @@ def test_without_an_llm_the_adapter_is_unavailable_and_says_how_to_configure_one
         Mem0ExtractAdapter(embedder=hashing)
 
 
-def test_search_returns_mem0s_extracted_facts_under_the_episode_they_came_from(server: OpenAITestServer, tmp_path: Path, hashing: Any) -> None:
+def test_search_returns_mem0s_extracted_facts_under_the_episode_they_came_from(
+    server: OpenAITestServer, tmp_path: Path, hashing: Any
+) -> None:
     adapter = loaded(server, tmp_path, hashing)
     assert server.count(kind="extraction") == 3  # one extraction per episode, at ingest
     results = adapter.search("pump seven vibration", None, 5)
@@ -83,7 +87,9 @@ def test_a_recorded_stream_replays_with_no_request_and_the_same_memory(server: O
     replayed.close()
 
 
-def test_without_kept_episodes_retrieve_returns_the_facts_and_fails_the_roundtrip(server: OpenAITestServer, tmp_path: Path, hashing: Any) -> None:
+def test_without_kept_episodes_retrieve_returns_the_facts_and_fails_the_roundtrip(
+    server: OpenAITestServer, tmp_path: Path, hashing: Any
+) -> None:
     adapter = loaded(server, tmp_path, hashing, keep_episodes=False)
     assert adapter.retrieve("ep3").text == "On 2024-01-03: 40 cm of snow closed the north road"
     assert adapter.retrieve("ep3").text != EPISODES[2][2]
