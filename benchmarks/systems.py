@@ -40,6 +40,16 @@ SYSTEMS = {
     "mem0-extract": "lens_fixtures.adapters.mem0_extract:Mem0ExtractAdapter",
 }
 
+#: The metric columns shown unless ``--all-metrics``.
+SHOWN_METRICS = [
+    "answer_quality",
+    "fact_recall",
+    "evidence_coverage",
+    "evidence_grounding",
+    "first_search_recall@10",
+    "naive_baseline_advantage",
+]
+
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -79,11 +89,10 @@ def measure(label: str, target: str, dataset: Path, llm: Any, storage: Path) -> 
                 adapter.prepare(scope.scope_id, len(scope.stream))
             ingest_s += time.perf_counter() - started
             episodes += len(scope.stream)
-            for question in data.questions:
-                if question.scope_id == scope.scope_id:
-                    started = time.perf_counter()
-                    adapter.search(question.prompt, None, 10)
-                    searches.append(time.perf_counter() - started)
+            for question in scope.questions:
+                started = time.perf_counter()
+                adapter.search(question.prompt, None, 10)
+                searches.append(time.perf_counter() - started)
         stats = adapter.lens_stats() if hasattr(adapter, "lens_stats") else {}
     finally:
         if hasattr(adapter, "close"):
@@ -124,10 +133,14 @@ def estimate(value: dict[str, Any] | None) -> str:
     return f"{value['value']:.3f} [{value['low']:.2f}, {value['high']:.2f}]"
 
 
-def rows(systems: list[str], artifact: dict[str, Any], timings: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
-    labels = {SYSTEMS[name]: name for name in systems}
+def rows(
+    systems: list[str], artifact: dict[str, Any], timings: dict[str, dict[str, Any]], *, all_metrics: bool = False
+) -> tuple[list[str], list[list[str]]]:
+    # A run labels an adapter given as module:Class by its class name.
+    labels = {SYSTEMS[name].rpartition(":")[2]: name for name in systems}
     adapters = (artifact.get("statistics") or {}).get("adapters", {})
-    metric_names = sorted({m for summary in artifact["summary"].values() for m in summary["metrics"]})
+    measured = sorted({m for summary in artifact["summary"].values() for m in summary["metrics"]})
+    metric_names = measured if all_metrics else [m for m in SHOWN_METRICS if m in measured]
     headers = ["system", "headline", "composite", *metric_names, "ingest ms/ep", "search p50 ms", "p95 ms"]
     headers += ["ingest LLM calls", "ingest tokens", "answer LLM calls", "answer tokens"]
     table = []
@@ -178,6 +191,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, from {', '.join(SYSTEMS)}")
     parser.add_argument("--cache", type=Path, help="the request cache (default: a fresh one)")
     parser.add_argument("--cache-mode", default="record", choices=["record", "replay"])
+    parser.add_argument("--all-metrics", action="store_true", help="a column for every metric the run measured")
     args = parser.parse_args(argv)
     systems = [name.strip() for name in args.systems.split(",") if name.strip()]
     unknown = [name for name in systems if name not in SYSTEMS]
@@ -204,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"slice: {args.dataset.name}; model: {model}; cache: {cache} ({args.cache_mode})")
         if server is not None:
             print(f"requests the LENS run sent: {server.count() - (before or 0)}")
-        print(markdown(*rows(systems, artifact, timings)))
+        print(markdown(*rows(systems, artifact, timings, all_metrics=args.all_metrics)))
 
 
 if __name__ == "__main__":
