@@ -24,6 +24,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -175,7 +176,11 @@ class Mem0Adapter(MemoryAdapter):
                 shutil.rmtree(self._owned_dir, ignore_errors=True)
 
 
-def _open_memory(root: Path, embedder: CachedEmbedder) -> Any:
+def _open_memory(root: Path, embedder: CachedEmbedder, llm: Callable[[Any], Any] | None = None) -> Any:
+    """mem0 ``Memory`` over local Qdrant and ``embedder``; ``llm`` (given mem0's LLM config) builds the model it calls.
+
+    Without ``llm`` mem0 holds the placeholder at 127.0.0.1:9 (the ``infer=False`` adapter never calls it).
+    """
     # mem0 reads these when first imported; a user's explicit MEM0_TELEMETRY / MEM0_DIR wins.
     telemetry_asked = os.environ.get("MEM0_TELEMETRY", "").strip().lower() in ("true", "1", "yes")
     os.environ.setdefault("MEM0_TELEMETRY", "False")
@@ -215,7 +220,24 @@ def _open_memory(root: Path, embedder: CachedEmbedder) -> Any:
     }
     memory = Memory.from_config(config)
     memory.embedding_model = LensEmbedding(memory.embedding_model.config)
+    if llm is not None:
+        memory.llm = llm(memory.llm.config)
+    _no_model_downloads()
     return memory
+
+
+def _no_model_downloads() -> None:
+    """Where spaCy is installed without ``en_core_web_sm``, mem0 would download it on first use: mark it unavailable instead.
+
+    mem0 then skips entity linking and lemmatisation, as it does when spaCy is absent (the ``infer=False`` path never
+    needs them; extraction stores the same memories without entity links).
+    """
+    if importlib.util.find_spec("spacy") is None or importlib.util.find_spec("en_core_web_sm") is not None:
+        return
+    import mem0.utils.spacy_models
+
+    mem0.utils.spacy_models._load_failed_full = True
+    mem0.utils.spacy_models._load_failed_lemma = True
 
 
 def _epoch(timestamp: str, *, end_of_day: bool = False) -> float | None:

@@ -20,6 +20,7 @@ the compaction adapter's summariser, and the memory policies' folds (:class:`Fol
 returns deterministic hashed bag-of-words vectors.
 """
 
+from lens_fixtures.openai_server.extraction import ExtractionPolicy
 from lens_fixtures.openai_server.faults import Fault
 from lens_fixtures.openai_server.folds import FoldPolicy
 from lens_fixtures.openai_server.policies import (
@@ -46,6 +47,7 @@ __all__ = [
     "CONTEXT_ERROR_STYLES",
     "BaselinePolicy",
     "ChatRequest",
+    "ExtractionPolicy",
     "FactCheckPolicy",
     "Fault",
     "FoldPolicy",

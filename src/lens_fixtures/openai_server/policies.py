@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from lens_fixtures.openai_server.extraction import ExtractionPolicy, extraction_kind
 from lens_fixtures.openai_server.folds import FoldPolicy, policy_kind
 from lens_fixtures.openai_server.requests import ChatRequest, Policy, Reply, json_value
 from pytest_lens.citations import parse_citations, split_sentences
@@ -44,7 +45,8 @@ def classify(request: ChatRequest) -> str:
     """The role a request asks the model to play.
 
     ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``lme_judge`` (LongMemEval's), ``baseline``,
-    ``summary``, ``policy`` (the memory policies' folds), ``fact_judge`` and ``support_judge`` (LENS V2's
+    ``summary``, ``policy`` (the memory policies' folds), ``extraction`` (mem0's and GraphRAG-light's),
+    ``fact_judge`` and ``support_judge`` (LENS V2's
     per-fact and evidence-support judges) or ``other``.
     """
     from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
@@ -58,6 +60,8 @@ def classify(request: ChatRequest) -> str:
         return "agent"
     if policy_kind(system) is not None:
         return "policy"
+    if extraction_kind(request) is not None:
+        return "extraction"
     if request.first_user.startswith("You are comparing two analyst responses"):
         return "judge"
     if request.first_user.startswith("You are checking whether an analyst's answer contains"):
@@ -467,6 +471,7 @@ class LensPolicy:
     baseline: Policy = field(default_factory=BaselinePolicy)
     summary: Policy = field(default_factory=SummaryPolicy)
     policy: Policy = field(default_factory=lambda: _fold_policy())
+    extraction: Policy = field(default_factory=ExtractionPolicy)
     other: Policy = field(default_factory=lambda: lambda request: Reply(content="OK"))
 
     def __call__(self, request: ChatRequest) -> Reply:

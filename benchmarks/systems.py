@@ -1,0 +1,225 @@
+"""The LLM-built memories next to the baselines on one slice: scores with CIs, ingest and search cost, LLM use.
+
+    python benchmarks/systems.py                                   # the scripted test server (CI-style numbers)
+    python benchmarks/systems.py --base-url http://127.0.0.1:8090/v1 --model gemma3-270m --cache systems.sqlite
+    python benchmarks/systems.py --base-url ... --cache systems.sqlite --cache-mode replay   # 0 requests
+
+For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, mem0-extract by default) it
+first streams the slice in-process through a fresh adapter on the run's endpoint and request cache,
+timing every ``ingest`` (and the final ``prepare``, where graphrag-light builds its graph) and a
+search for each question; then one ``pytest`` LENS run of every system together on the same cache
+gives the headline, composite and metric means with their bootstrap CIs. LLM use at ingestion is the
+adapters' own ``lens_stats`` (extraction and summary calls and tokens); at answering, the agent's and
+judge's requests and the agent's tokens, from the run's artifact.
+
+Without ``--base-url`` the project's scripted server stands in for the model: its extraction replies are
+well formed by construction, so those rows measure the adapters and the harness, not a model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+#: Labels for the adapters this script names by module (their entry points need a reinstall of the package).
+SYSTEMS = {
+    "null": "null",
+    "bm25": "bm25",
+    "sqlite-hybrid": "sqlite-hybrid",
+    "compaction": "compaction",
+    "graphrag-light": "lens_fixtures.adapters.graphrag_light:GraphRAGLightAdapter",
+    "mem0-extract": "lens_fixtures.adapters.mem0_extract:Mem0ExtractAdapter",
+}
+
+#: The metric columns shown unless ``--all-metrics``.
+SHOWN_METRICS = [
+    "answer_quality",
+    "fact_recall",
+    "evidence_coverage",
+    "evidence_grounding",
+    "first_search_recall@10",
+    "naive_baseline_advantage",
+]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
+
+
+def chat_client(base_url: str, model: str, cache: Path, mode: str) -> Any:
+    from pytest_lens.llm.cache import RequestCache
+    from pytest_lens.llm.client import ChatClient, LLMEndpoint
+    from pytest_lens.llm.stats import LLMStats
+
+    return ChatClient(LLMEndpoint(base_url, api_key_env="LENS_LLM_API_KEY"), model, cache=RequestCache(cache, mode), stats=LLMStats())  # type: ignore[arg-type]
+
+
+def measure(label: str, target: str, dataset: Path, llm: Any, storage: Path) -> dict[str, Any]:
+    """Ingest (and final prepare) seconds per episode, search p50/p95 over the questions, the adapter's counters."""
+    from pytest_lens.contract.adapter import AdapterUnavailable
+    from pytest_lens.datasets.loader import load_dataset
+    from pytest_lens.execution.runner import construct_adapter
+    from pytest_lens.records.settings import AdapterSpec
+
+    data = load_dataset(dataset)
+    try:
+        adapter = construct_adapter(AdapterSpec(label, target, {}), storage, lens_llm=llm)
+    except AdapterUnavailable as exc:
+        return {"unavailable": str(exc)}
+    ingest_s = 0.0
+    episodes = 0
+    searches: list[float] = []
+    try:
+        for scope in data.scopes:
+            adapter.reset(scope.scope_id)
+            started = time.perf_counter()
+            for episode in scope.stream:
+                adapter.ingest(episode.episode_id, scope.scope_id, episode.iso_timestamp, episode.text, dict(episode.meta))
+            if hasattr(adapter, "prepare"):
+                adapter.prepare(scope.scope_id, len(scope.stream))
+            ingest_s += time.perf_counter() - started
+            episodes += len(scope.stream)
+            for question in scope.questions:
+                started = time.perf_counter()
+                adapter.search(question.prompt, None, 10)
+                searches.append(time.perf_counter() - started)
+        stats = adapter.lens_stats() if hasattr(adapter, "lens_stats") else {}
+    finally:
+        if hasattr(adapter, "close"):
+            adapter.close()
+    return {
+        "ingest_ms_per_episode": 1000 * ingest_s / max(1, episodes),
+        "search_p50_ms": 1000 * percentile(searches, 0.5),
+        "search_p95_ms": 1000 * percentile(searches, 0.95),
+        "stats": stats,
+    }
+
+
+def lens_run(systems: list[str], dataset: Path, base_url: str, model: str, cache: Path, mode: str, workdir: Path) -> dict[str, Any]:
+    """One pytest LENS run of every system; its JSON artifact."""
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "no:randomly"]
+    command += [f"--lens-adapter={SYSTEMS[name]}" for name in systems]
+    command += [
+        f"--lens-dataset={dataset}",
+        "--lens-agent=llm",
+        f"--lens-agent-model={model}",
+        "--lens-judge=llm",
+        f"--lens-llm-base-url={base_url}",
+        f"--lens-llm-cache={cache}",
+        f"--lens-llm-cache-mode={mode}",
+        f"--lens-json={workdir / 'run.json'}",
+    ]
+    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False)
+    if not (workdir / "run.json").is_file():
+        raise SystemExit(f"the LENS run wrote no artifact ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
+    return json.loads((workdir / "run.json").read_text())  # type: ignore[no-any-return]
+
+
+def estimate(value: dict[str, Any] | None) -> str:
+    if not value:
+        return "-"
+    if value.get("low") is None:
+        return f"{value['value']:.3f}"
+    return f"{value['value']:.3f} [{value['low']:.2f}, {value['high']:.2f}]"
+
+
+def rows(
+    systems: list[str], artifact: dict[str, Any], timings: dict[str, dict[str, Any]], *, all_metrics: bool = False
+) -> tuple[list[str], list[list[str]]]:
+    # A run labels an adapter given as module:Class by its class name.
+    labels = {SYSTEMS[name].rpartition(":")[2]: name for name in systems}
+    adapters = (artifact.get("statistics") or {}).get("adapters", {})
+    measured = sorted({m for summary in artifact["summary"].values() for m in summary["metrics"]})
+    metric_names = measured if all_metrics else [m for m in SHOWN_METRICS if m in measured]
+    headers = ["system", "headline", "composite", *metric_names, "ingest ms/ep", "search p50 ms", "p95 ms"]
+    headers += ["ingest LLM calls", "ingest tokens", "answer LLM calls", "answer tokens"]
+    table = []
+    for key, summary in artifact["summary"].items():
+        name = labels.get(summary["adapter"], summary["adapter"])
+        stats = next((s for k, s in adapters.items() if k.startswith(summary["adapter"])), {})
+        results = [r for r in artifact["results"] if r["adapter"] == summary["adapter"] and not r.get("skipped")]
+        adapter_calls = sum(r.get("adapter_stats", {}).get("extraction_calls", 0) for r in results)
+        answer_calls = sum((r.get("llm") or {}).get("requests", 0) for r in results) - adapter_calls
+        answer_tokens = sum(r.get("agent_tokens", 0) for r in results)
+        timing = timings.get(name, {})
+        counters = timing.get("stats", {})
+        ingest_calls = counters.get("extraction_calls", "-" if name not in ("compaction",) else "in answers")
+        ingest_tokens = counters.get("extraction_prompt_tokens", 0) + counters.get("extraction_completion_tokens", 0)
+        if "unavailable" in timing:
+            table.append([name, "unavailable: " + timing["unavailable"][:60], *[""] * (len(headers) - 2)])
+            continue
+        table.append(
+            [
+                name,
+                f"{summary['headline']:.3f} ({summary['headline_name']})",
+                estimate(stats.get("composite")) if stats else f"{summary['composite']:.3f}",
+                *[estimate((stats.get("metrics") or {}).get(m)) if stats else f"{summary['metrics'].get(m, 0):.3f}" for m in metric_names],
+                f"{timing.get('ingest_ms_per_episode', 0):.1f}",
+                f"{timing.get('search_p50_ms', 0):.1f}",
+                f"{timing.get('search_p95_ms', 0):.1f}",
+                str(ingest_calls),
+                str(ingest_tokens or "-"),
+                str(answer_calls),
+                str(answer_tokens),
+            ]
+        )
+        del key
+    return headers, table
+
+
+def markdown(headers: list[str], table: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(row) + " |" for row in table]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: the scripted test server)")
+    parser.add_argument("--model", default="scripted")
+    parser.add_argument("--dataset", type=Path, default=REPO / "examples" / "cold_chain_demo.json")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, from {', '.join(SYSTEMS)}")
+    parser.add_argument("--cache", type=Path, help="the request cache (default: a fresh one)")
+    parser.add_argument("--cache-mode", default="record", choices=["record", "replay"])
+    parser.add_argument("--all-metrics", action="store_true", help="a column for every metric the run measured")
+    args = parser.parse_args(argv)
+    systems = [name.strip() for name in args.systems.split(",") if name.strip()]
+    unknown = [name for name in systems if name not in SYSTEMS]
+    if unknown:
+        parser.error(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
+    with ExitStack() as stack:
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lens-systems-")))
+        base_url = args.base_url
+        server = None
+        if base_url is None:
+            from lens_fixtures.openai_server import OpenAITestServer
+
+            server = stack.enter_context(OpenAITestServer())
+            base_url = server.base_url
+        cache = (args.cache or workdir / "cache.sqlite").resolve()
+        timings = {}
+        for name in systems:
+            storage = workdir / f"store-{name}"
+            timings[name] = measure(name, SYSTEMS[name], args.dataset, chat_client(base_url, args.model, cache, args.cache_mode), storage)
+            shutil.rmtree(storage, ignore_errors=True)
+        before = server.count() if server else None
+        artifact = lens_run(systems, args.dataset, base_url, args.model, cache, args.cache_mode, workdir)
+        model = "the scripted test server" if server else f"{args.model} at {base_url}"
+        print(f"slice: {args.dataset.name}; model: {model}; cache: {cache} ({args.cache_mode})")
+        if server is not None:
+            print(f"requests the LENS run sent: {server.count() - (before or 0)}")
+        print(markdown(*rows(systems, artifact, timings, all_metrics=args.all_metrics)))
+
+
+if __name__ == "__main__":
+    main()
