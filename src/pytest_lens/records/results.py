@@ -17,6 +17,7 @@ from pytest_lens.records.statistics import BaselineComparison, RepetitionVarianc
 
 __all__ = [
     "ANSWER_CHARS",
+    "ARGUMENT_CHARS",
     "ARTIFACT_SCHEMA_VERSION",
     "LENS",
     "SNIPPET_CHARS",
@@ -98,6 +99,9 @@ class AdapterFault(_Record):
 #: Characters of an agent's answer kept in its result (artifact, transcripts, reports); a longer answer is scored whole,
 #: stored cut, and its full length recorded in :attr:`QuestionResult.answer_chars`.
 ANSWER_CHARS = 20_000
+
+#: Characters of a tool call's arguments (as JSON) kept in its record; longer ones are kept as their start and length.
+ARGUMENT_CHARS = 20_000
 
 #: Characters of each returned text kept in a tool-call record (the full texts of cited and required
 #: episodes are kept once per run, in :attr:`RunArtifact.evidence`).
