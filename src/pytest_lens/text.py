@@ -1,11 +1,11 @@
-"""Word-level text helpers shared by the offline agent, matching and the reference adapters."""
+"""Word-level text helpers shared by the offline agent, matching and the reference adapters; text made safe for a terminal."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 
-__all__ = ["STOPWORDS", "content_terms", "normalize", "words"]
+__all__ = ["STOPWORDS", "content_terms", "normalize", "terminal_safe", "words"]
 
 # fmt: off
 STOPWORDS = frozenset({
@@ -49,3 +49,25 @@ def normalize(text: str) -> str:
         text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
         text = _PUNCT.sub(" ", text)
     return _SPACE.sub(" ", text).strip()
+
+
+#: Characters a terminal acts on rather than shows: C0 controls but tab and newline (ESC starts every escape sequence;
+#: carriage return and backspace overwrite what was printed), DEL, the C1 controls (U+009B is a one-byte CSI), and the
+#: bidirectional overrides and isolates that make text display in another order than it reads.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    r"""``text`` with every control character shown as its escape (ESC as ``\x1b``) instead of acting on the terminal.
+
+    Whatever a dataset, an adapter or a model wrote reaches the terminal through this: an episode that holds
+    ``ESC[2J`` must not clear the screen, nor print a fake verdict over the real one.
+    """
+    if _TERMINAL_CONTROLS.search(text) is None:
+        return text
+    return _TERMINAL_CONTROLS.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -111,3 +111,114 @@ def test_mask_keys_hides_every_key_read_and_every_known_key(monkeypatch: pytest.
     assert mask_keys("Bearer sk-custom-key-0042 / sk-embedding-key") == "Bearer *** / ***"
     monkeypatch.setenv("SHORT_KEY_ENV", "ab")
     assert read_api_key("SHORT_KEY_ENV") == "ab" and mask_keys("about a tab") == "about a tab"
+
+
+# -- issue 32: secrets in URLs, options and answers -------------------------------------------------------------
+URL_PASSWORD = "pw-lens-userinfo-61c0ffee"
+QUERY_KEY = "qk-lens-query-0b5e55ed"
+OPTION_KEY = "ok-lens-option-5ca1ab1e"
+
+LEAKY_ADAPTER = '''
+from lens_fixtures.adapters.bm25 import BM25Adapter
+
+
+class LeakyAdapter(BM25Adapter):
+    """Takes an api_key option and, like careless client libraries, quotes it in an error on its first search."""
+
+    def __init__(self, api_key: str, storage_dir: str | None = None) -> None:
+        super().__init__(storage_dir=storage_dir)
+        self.api_key = api_key
+        self.searched = False
+
+    def search(self, query, filters=None, limit=None):
+        if not self.searched:
+            self.searched = True
+            raise RuntimeError(f"login refused for key {self.api_key}")
+        return super().search(query, filters, limit)
+'''
+
+
+def assert_secrets_nowhere(pytester: pytest.Pytester, result: pytest.RunResult, secrets: tuple[str, ...], cache_dir: Path) -> None:
+    printed = "\n".join(result.outlines + result.errlines)
+    written = [pytester.path / name for name in ("out.json", "junit.xml", "report.html")]
+    assert all(path.is_file() for path in written)
+    written += [path for root in (pytester.path / ".lens", cache_dir) for path in root.rglob("*") if path.is_file()]
+    assert any(path.name == "llm-cache.sqlite" for path in written)
+    for secret in secrets:
+        assert secret not in printed, secret
+        for path in written:
+            assert secret.encode() not in path.read_bytes(), (secret, path)
+
+
+def test_secret_in_artifacts_user_info_options_and_quoted_keys_are_masked_everywhere(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, cache_dir: Path
+) -> None:
+    from lens_fixtures.openai_server import LensPolicy, ScriptedAgentPolicy
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    pytester.makepyfile(leaky=LEAKY_ADAPTER)
+    script = [[("memory_search", {"query": "freezer FR-3"})], f"Sure, the key is {SECRET} and {OPTION_KEY}."]
+    policy = LensPolicy(agent=ScriptedAgentPolicy(script))
+    with OpenAITestServer(policy) as server:
+        base = server.base_url.replace("http://", f"http://lens:{URL_PASSWORD}@")
+        result = pytester.runpytest(
+            "--lens-adapter=leaky:LeakyAdapter",
+            f"--lens-adapter-option=api_key={OPTION_KEY}",
+            "--lens-agent=llm",
+            "--lens-agent-model=scripted",
+            f"--lens-llm-base-url={base}",
+            "--lens-llm-retries=0",
+            *OUTPUTS,
+            *QUIET,
+        )
+    assert server.count(kind="agent", status=200) >= 1  # the user-info URL reached the server
+    assert result.parseoutcomes()["failed"] >= 1  # the first search's error quoting the option's key fails its question
+    assert_secrets_nowhere(pytester, result, (SECRET, URL_PASSWORD, OPTION_KEY), cache_dir)
+    artifact = (pytester.path / "out.json").read_text()
+    assert "login refused for key ***" in artifact and "Sure, the key is *** and ***." in artifact
+    assert '"api_key": "***"' in artifact
+
+
+def test_secret_in_artifacts_a_key_in_the_base_url_query_is_masked_everywhere(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, cache_dir: Path
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with OpenAITestServer() as server:
+        base = server.base_url
+        result = pytester.runpytest(
+            "--lens-adapter=bm25",
+            "--lens-agent=llm",
+            "--lens-agent-model=scripted",
+            f"--lens-llm-base-url={base}?api_key={QUERY_KEY}",
+            "--lens-llm-retries=0",
+            *OUTPUTS,
+            *QUIET,
+        )
+    assert f"{base}?api_key=***" in result.stdout.str()  # the agent line, and each failure naming the endpoint
+    assert_secrets_nowhere(pytester, result, (SECRET, QUERY_KEY), cache_dir)
+
+
+def test_secret_in_artifacts_an_embedding_endpoints_user_info_query_and_basic_header_are_masked(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, cache_dir: Path
+) -> None:
+    import base64
+
+    monkeypatch.delenv("LENS_EMBEDDING_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with echoing_server("embedding") as server:
+        base = server.base_url.replace("http://", f"http://lens:{URL_PASSWORD}@") + f"?api_key={QUERY_KEY}"
+        result = pytester.runpytest(
+            "--lens-adapter=sqlite-hybrid",
+            f"--lens-adapter-option=embedding_base_url={base}",
+            "--lens-adapter-option=embedding_model=echo-embed",
+            *OUTPUTS,
+            *QUIET,
+        )
+    result.assert_outcomes(failed=2)
+    basic = base64.b64encode(f"lens:{URL_PASSWORD}".encode()).decode()
+    printed = "\n".join(result.outlines + result.errlines)
+    assert "embedding endpoint http://***@127.0.0.1" in printed
+    for secret in (URL_PASSWORD, QUERY_KEY, basic):
+        assert secret not in printed, secret
+        for name in ("out.json", "junit.xml", "report.html"):
+            assert secret.encode() not in (pytester.path / name).read_bytes(), (secret, name)

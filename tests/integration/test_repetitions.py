@@ -136,7 +136,7 @@ def test_a_deterministic_agent_repeats_itself_and_the_report_says_so(pytester: p
     assert artifact["statistics"]["adapters"] == once["statistics"]["adapters"]  # same information, same CIs
 
 
-@pytest.mark.parametrize("value", ["0", "-2", "three"])
+@pytest.mark.parametrize("value", ["0", "-2", "three", "10000000"])
 def test_a_bad_repeat_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
     result = pytester.runpytest("--lens-adapter=bm25", f"--lens-repeat={value}", *QUIET) if value != "three" else None
     if result is None:
@@ -144,7 +144,7 @@ def test_a_bad_repeat_is_a_usage_error(pytester: pytest.Pytester, value: str) ->
         result = pytester.runpytest("--lens-adapter=bm25", *QUIET)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     where = "--lens-repeat (ini lens_repeat in *)" if value == "three" else "--lens-repeat"
-    result.stderr.fnmatch_lines([f"*{where}: must be a whole number of answers per question, at least 1; got '{value}'*"])
+    result.stderr.fnmatch_lines([f"*{where}: must be a whole number of answers per question, from 1 to 1,000; got '{value}'*"])
 
 
 def test_meme_cannot_be_repeated(pytester: pytest.Pytester) -> None:

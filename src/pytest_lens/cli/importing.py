@@ -39,6 +39,7 @@ def run_import(args: argparse.Namespace) -> int:
     """Import, validate, report and write."""
     from pytest_lens.datasets.importers import ImportFormatError, import_document, parse_document
     from pytest_lens.datasets.importers.mab import import_mab
+    from pytest_lens.datasets.json_document import read_input
     from pytest_lens.datasets.validator import Severity, validate_dataset
     from pytest_lens.suites.dump import dump_dataset
 
@@ -49,7 +50,7 @@ def run_import(args: argparse.Namespace) -> int:
             return 2
     else:
         try:
-            document = parse_document(args.path.read_bytes(), args.path)
+            document = parse_document(read_input(args.path), args.path)
         except (OSError, ValueError) as exc:
             print(f"{args.path}: cannot read: {exc}")
             return 2

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.text import terminal_safe
+
 __all__ = ["add_show", "run_show"]
 
 #: More matches than this are listed rather than printed in full (``--all`` prints them anyway).
@@ -77,7 +79,7 @@ def run_show(args: argparse.Namespace) -> int:
     if not selected or (len(chosen) > MAX_TRANSCRIPTS and not args.all):
         print(f"{run.info.name}: {len(chosen)} of {len(items)} questions" + (" match" if selected else ""))
         for item in chosen:
-            print(f"  {item.result.composite:.3f} {item.outcome:<7} {item.test_id}")
+            print(terminal_safe(f"  {item.result.composite:.3f} {item.outcome:<7} {item.test_id}"))
         print("show one with: lens show RUN QUESTION (a question id or test id), or narrow with -k EXPR; --all prints every transcript")
         return 0
     width = min(140, shutil.get_terminal_size((100, 24)).columns)
@@ -85,5 +87,5 @@ def run_show(args: argparse.Namespace) -> int:
         if index:
             print()
         for line in transcript_lines(item, width=width, episode_texts=args.episodes):
-            print(line)
+            print(terminal_safe(line))  # episodes, answers and tool results are the dataset's and the model's text
     return 0

@@ -10,15 +10,56 @@ on our files.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "JsonDocumentError", "read_json", "read_json_lines"]
+__all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES_ENV", "JsonDocumentError", "max_input_bytes", "read_input", "read_json", "read_json_lines"]
 
 #: How deep arrays and objects may nest (pydantic-core's limit; LENS datasets and run artifacts nest seven levels).
 MAX_DEPTH = 200
 _BOM = b"\xef\xbb\xbf"
 _AT = re.compile(r" at line (\d+) column (\d+)$")
+
+
+#: The environment variable that raises (or lowers) the largest input file read, in bytes.
+MAX_INPUT_BYTES_ENV = "LENS_MAX_INPUT_BYTES"
+#: The largest input file read by default: 4 GiB (LongMemEval's largest file is 2.7 GB).
+_DEFAULT_MAX_INPUT_BYTES = 4 << 30
+
+
+def max_input_bytes() -> int:
+    """The largest input file read: ``$LENS_MAX_INPUT_BYTES`` when set to a positive whole number, else 4 GiB."""
+    text = os.environ.get(MAX_INPUT_BYTES_ENV, "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else _DEFAULT_MAX_INPUT_BYTES
+
+
+def read_input(path: Path) -> bytes:
+    """The bytes of a dataset or import file, bounded.
+
+    A device, pipe or directory, or a file over :func:`max_input_bytes`, is a :class:`JsonDocumentError`
+    (``not_a_file``, ``too_large``) before anything is read; ``OSError`` when the file cannot be opened or read.
+    """
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        kind = (
+            "a directory"
+            if stat.S_ISDIR(info.st_mode)
+            else "a device"
+            if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+            else ("a named pipe" if stat.S_ISFIFO(info.st_mode) else "not a regular file")
+        )
+        raise JsonDocumentError("not_a_file", f"{path} is {kind}, not a file")
+    limit = max_input_bytes()
+    with path.open("rb") as handle:
+        data = handle.read(limit + 1)  # the file may have grown since stat
+    if len(data) > limit or info.st_size > limit:
+        raise JsonDocumentError(
+            "too_large", f"{path} is larger than {limit:,} bytes, the most read (set {MAX_INPUT_BYTES_ENV} to read larger files)"
+        )
+    return data
 
 
 class JsonDocumentError(ValueError):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from pytest_lens.datasets.json_document import JsonDocumentError, read_input
 from pytest_lens.datasets.labels import LabelsError, is_labels_file, labels_path, meta_labels, read_labels
 from pytest_lens.datasets.models import Dataset, Episode, KeyFact, Question
 from pytest_lens.datasets.scope_dir import (
@@ -183,9 +184,11 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
         return _load_scope_dir(path, strict=strict)
     where = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_input(path)
     except OSError as exc:
         raise DatasetError([DatasetIssue(where, "-", "unreadable", str(exc), Severity.ERROR)]) from None
+    except JsonDocumentError as exc:
+        raise DatasetError([DatasetIssue(where, "-", exc.code, str(exc), Severity.ERROR)]) from None
     try:
         document = parse_document(raw, path)
     except DocumentError as exc:

@@ -55,6 +55,8 @@ __all__ = [
 ]
 
 SPEC_FILE = "spec.yaml"
+#: The most values ``spec.yaml`` may stand for with its YAML aliases expanded (a spec has a few hundred).
+MAX_SPEC_VALUES = 100_000
 QUESTIONS_FILE = "generated/questions.json"
 EPISODES_DIR = "generated/episodes"
 
@@ -247,6 +249,18 @@ class _Reader:
         distractors = tuple(sorted((f for f in files if f.is_distractor), key=lambda f: (f.ordinal, f.episode_id)))
         self._check_files(spec, signal, distractors)
         phases = self._phases(spec)
+        slots = max([file.ordinal for file in signal] + [len(distractors)], default=1)
+        try:
+            start + (slots - 1) * interval + min(_DISTRACTOR_OFFSET, interval / 2)
+        except OverflowError:
+            self.error(
+                self.path / SPEC_FILE,
+                "episodes.timeline",
+                "invalid_timeline",
+                f"{slots} slots from {start.isoformat()} every {_shown(spec['episodes']['timeline'].get('interval'))} run past "
+                f"the year {datetime.max.year}, the last date a timestamp can hold",
+            )
+            raise self.fail() from None
         episodes = self._episodes(scope_id, start, interval, signal, distractors, phases)
         questions = self._questions(questions_doc, scope_id, signal, distractors, spec)
         if self.errors:
@@ -262,8 +276,22 @@ class _Reader:
         if raw is None:
             return None
         where = self.path / SPEC_FILE
+        loader = yaml.SafeLoader(raw)
         try:
-            spec = yaml.safe_load(raw)
+            node = loader.get_single_node()
+            expanded = _expanded_size(node)
+            if expanded > MAX_SPEC_VALUES:
+                # Aliases (``*a``) repeat a node wherever they appear: a few lines can stand for billions of values,
+                # which printing or walking the spec would then build.
+                self.error(
+                    where,
+                    "-",
+                    "too_large",
+                    f"expands to more than {MAX_SPEC_VALUES:,} values through YAML aliases (a spec has a few hundred); "
+                    "write the values out or use fewer aliases",
+                )
+                return None
+            spec = loader.construct_document(node) if node is not None else None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "-"
@@ -273,6 +301,8 @@ class _Reader:
         except RecursionError:  # PyYAML composes nested collections recursively: depth is bounded by the stack
             self.error(where, "-", "too_deep", "nested too deeply (a spec nests a few levels)")
             return None
+        finally:
+            loader.dispose()
         if not isinstance(spec, dict):
             self.error(where, "-", "invalid_spec", f"expected a mapping at the top level, got {type(spec).__name__}")
             return None
@@ -281,7 +311,7 @@ class _Reader:
     def _scope_id(self, spec: Mapping[str, Any]) -> str:
         scope_id = spec.get("scope_id", self.path.name)
         if not isinstance(scope_id, str) or not scope_id.strip():
-            self.error(self.path / SPEC_FILE, "scope_id", "invalid_spec", f"expected a non-empty string, got {scope_id!r}")
+            self.error(self.path / SPEC_FILE, "scope_id", "invalid_spec", f"expected a non-empty string, got {_shown(scope_id)}")
             return self.path.name
         return scope_id
 
@@ -294,14 +324,15 @@ class _Reader:
             return None, None
         start = _start(timeline.get("start"))
         if start is None:
-            self.error(where, "episodes.timeline.start", "invalid_timeline", f"expected a date or date-time, got {timeline.get('start')!r}")
+            problem = f"expected a date or date-time, got {_shown(timeline.get('start'))}"
+            self.error(where, "episodes.timeline.start", "invalid_timeline", problem)
         interval = _interval(timeline.get("interval"))
         if interval is None:
             self.error(
                 where,
                 "episodes.timeline.interval",
                 "invalid_timeline",
-                f"expected a positive duration like '4d', '12h', '1w' or '30m', got {timeline.get('interval')!r}",
+                f"expected a positive duration like '4d', '12h', '1w' or '30m', got {_shown(timeline.get('interval'))}",
             )
         return start, interval
 
@@ -521,7 +552,53 @@ def _interval(value: Any) -> timedelta | None:
     if match is None or int(match.group("count")) < 1:
         return None
     unit = _UNITS[match.group("unit")[0].lower()]
-    return timedelta(**{unit: int(match.group("count"))})
+    try:
+        return timedelta(**{unit: int(match.group("count"))})
+    except OverflowError:  # past timedelta's 999,999,999 days
+        return None
+
+
+def _shown(value: Any) -> str:
+    """``value`` as an error message quotes it: short, whatever it holds (a spec's value may be huge)."""
+    import reprlib
+
+    return reprlib.repr(value)
+
+
+def _expanded_size(root: Any) -> int:
+    """How many values a YAML node stands for once its aliases are expanded (capped just past :data:`MAX_SPEC_VALUES`).
+
+    An alias is the node it names, so a node reached twice counts twice: the count of what constructing, printing or
+    walking the document would touch. Counted once per distinct node, so a bomb costs no more than its text.
+    """
+    import yaml
+
+    if root is None:
+        return 0
+    too_many = MAX_SPEC_VALUES + 1
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, counted_children = stack.pop()
+        key = id(node)
+        children = [] if isinstance(node, yaml.ScalarNode) else _node_children(node)
+        if counted_children:
+            open_nodes.discard(key)
+            sizes[key] = min(too_many, 1 + sum(sizes.get(id(child), too_many) for child in children))
+        elif key in open_nodes:  # the node contains itself (``&a [*a]``): endless once expanded
+            sizes[key] = too_many
+        elif key not in sizes:
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+    return sizes[id(root)]
+
+
+def _node_children(node: Any) -> list[Any]:
+    import yaml
+
+    return [item for pair in node.value for item in pair] if isinstance(node, yaml.MappingNode) else list(node.value)
 
 
 def _file_of(episode: Episode, files: tuple[EpisodeFile, ...]) -> str:

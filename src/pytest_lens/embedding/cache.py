@@ -14,6 +14,7 @@ import os
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,17 @@ import numpy as np
 from pytest_lens.embedding.base import Embedder, Vectors
 from pytest_lens.progress import report_embeddings
 
-__all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "CacheStats", "CachedEmbedder", "EmbeddingCache", "default_cache_dir", "text_digest"]
+__all__ = [
+    "CACHE_DIR_ENV",
+    "CACHE_FILE",
+    "CacheStats",
+    "CachedEmbedder",
+    "EmbeddingCache",
+    "EmbeddingCacheWarning",
+    "default_cache_dir",
+    "text_digest",
+    "usable_vector",
+]
 
 #: Environment variable naming the cache directory (default ``~/.cache/pytest-lens``).
 CACHE_DIR_ENV = "LENS_CACHE_DIR"
@@ -42,9 +53,22 @@ def default_cache_dir() -> Path:
     return Path(base).expanduser() / "pytest-lens"
 
 
+def usable_vector(vector: Vectors) -> bool:
+    """A vector the cache may hold and hand out: every component finite, and not all zero.
+
+    Embedders return normalised rows; a NaN row or a zero row (a tampered or half-written cache, a broken
+    endpoint) would score every similarity as NaN or 0 and turn a run's headline into 0.000 without a fault.
+    """
+    return bool(np.isfinite(vector).all()) and bool(np.any(vector))
+
+
 def text_digest(text: str) -> str:
     """The cache key of a text: hex sha256 of its UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCacheWarning(UserWarning):
+    """Cached vectors were unusable (NaN, zero or torn) and were recomputed."""
 
 
 class EmbeddingCache:
@@ -70,6 +94,8 @@ class EmbeddingCache:
                 f"(set {CACHE_DIR_ENV} or the adapter option cache_dir to another directory, or cache=false)"
             ) from exc
         self._lock = threading.Lock()
+        #: Entries found unusable and not yet overwritten: (model id, digest).
+        self.corrupted: set[tuple[str, str]] = set()
 
     def get_many(self, model_id: str, digests: Iterable[str]) -> dict[str, Vectors]:
         """The cached vectors among ``digests`` (missing ones are absent), as 1-row-per-vector float32."""
@@ -83,21 +109,32 @@ class EmbeddingCache:
                     f"SELECT digest, dim, vector FROM embeddings WHERE model = ? AND digest IN ({marks})", [model_id, *part]
                 ).fetchall()
                 for digest, dim, blob in rows:
-                    vector = np.frombuffer(blob, dtype=np.float32)
-                    if vector.shape[0] == dim:  # a torn or foreign row is treated as a miss
+                    vector = np.frombuffer(blob, dtype=np.float32) if isinstance(blob, bytes) and len(blob) % 4 == 0 else None
+                    if vector is not None and vector.shape[0] == dim and usable_vector(vector):
                         found[digest] = vector
+                    else:  # torn, foreign or poisoned (NaN, zero): a miss, recomputed and overwritten
+                        self.corrupted.add((model_id, digest))
         return found
 
     def put_many(self, model_id: str, items: Sequence[tuple[str, Vectors]]) -> None:
         """Store vectors; an entry another process wrote first is kept (same model and text give the same vector)."""
         if not items:
             return
-        rows = [(model_id, digest, int(vector.shape[0]), np.asarray(vector, dtype=np.float32).tobytes()) for digest, vector in items]
+        # A vector that could never be read back (NaN, zero) is not stored: it would be a miss every time.
+        rows = [
+            (model_id, digest, int(vector.shape[0]), np.asarray(vector, dtype=np.float32).tobytes())
+            for digest, vector in items
+            if usable_vector(vector)
+        ]
         with self._lock:
             connection = self._db
             connection.execute("BEGIN IMMEDIATE")
             try:
-                connection.executemany("INSERT OR IGNORE INTO embeddings (model, digest, dim, vector) VALUES (?, ?, ?, ?)", rows)
+                replaced = [row for row in rows if (model_id, row[1]) in self.corrupted]
+                fresh = [row for row in rows if (model_id, row[1]) not in self.corrupted]
+                connection.executemany("INSERT OR IGNORE INTO embeddings (model, digest, dim, vector) VALUES (?, ?, ?, ?)", fresh)
+                connection.executemany("INSERT OR REPLACE INTO embeddings (model, digest, dim, vector) VALUES (?, ?, ?, ?)", replaced)
+                self.corrupted.difference_update((model_id, row[1]) for row in replaced)
             except BaseException:
                 connection.execute("ROLLBACK")
                 raise
@@ -123,10 +160,13 @@ class CacheStats:
     hits: int = 0
     misses: int = 0
     encode_seconds: float = 0.0
+    #: Cached vectors found unusable (NaN, zero, torn) and recomputed.
+    corrupted: int = 0
 
     def as_counters(self) -> dict[str, int]:
-        """Integer counters for reports (``lens_stats``)."""
-        return {"embed_cache_hits": self.hits, "embed_cache_misses": self.misses, "embed_ms": round(self.encode_seconds * 1000)}
+        """Integer counters for reports (``lens_stats``); ``embed_cache_corrupted`` only when some were."""
+        counters = {"embed_cache_hits": self.hits, "embed_cache_misses": self.misses, "embed_ms": round(self.encode_seconds * 1000)}
+        return counters | ({"embed_cache_corrupted": self.corrupted} if self.corrupted else {})
 
 
 class CachedEmbedder:
@@ -161,6 +201,15 @@ class CachedEmbedder:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
         digests = [text_digest(text) for text in texts]
         known = self.cache.get_many(self.model_id, digests) if self.cache is not None else {}
+        if self.cache is not None and (poisoned := sum((self.model_id, d) in self.cache.corrupted for d in set(digests))):
+            self.stats.corrupted += poisoned
+            warnings.warn(
+                EmbeddingCacheWarning(
+                    f"embedding cache {self.cache.path}: {poisoned} unusable vector(s) of {self.model_id} "
+                    "(NaN, zero or torn) ignored and recomputed"
+                ),
+                stacklevel=2,
+            )
         missing = {digest: text for digest, text in zip(digests, texts, strict=True) if digest not in known}
         report_embeddings(cached=len(texts) - len(missing))
         pending = list(missing.items())
@@ -172,6 +221,8 @@ class CachedEmbedder:
             self.stats.encode_seconds += time.perf_counter() - began
             if fresh.shape[0] != len(chunk):
                 raise ValueError(f"embedder {self.model_id} returned {fresh.shape[0]} vectors for {len(chunk)} texts")
+            if not np.isfinite(fresh).all():
+                raise ValueError(f"embedder {self.model_id} returned vectors with NaN or infinite components")
             computed = {digest: vector for (digest, _), vector in zip(chunk, fresh, strict=True)}
             if self.cache is not None:
                 self.cache.put_many(self.model_id, list(computed.items()))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pytest_lens.embedding.base import Vectors, normalize_rows
-from pytest_lens.llm.api_keys import mask_keys, read_api_key
+from pytest_lens.llm.api_keys import mask_secrets, read_api_key, remember_url
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -36,6 +36,7 @@ class OpenAIEmbedder:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.model = model
         self.base_url = base_url.rstrip("/")
+        remember_url(self.base_url)  # its password and key parameters are masked in every message from now on
         self.batch_size = batch_size
         self.timeout = timeout
         self.max_retries = max_retries
@@ -43,8 +44,8 @@ class OpenAIEmbedder:
 
     @property
     def model_id(self) -> str:
-        """``openai:<base_url>:<model>``."""
-        return f"openai:{self.base_url}:{self.model}"
+        """``openai:<base_url>:<model>``, the URL's secrets masked (it keys the embedding cache and is printed)."""
+        return f"openai:{mask_secrets(self.base_url)}:{self.model}"
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in order; a wrong-sized or malformed response is an error naming the endpoint."""
@@ -55,7 +56,7 @@ class OpenAIEmbedder:
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         if len({len(row) for row in rows}) != 1:
-            raise ValueError(f"embedding endpoint {self.base_url} returned vectors of different lengths for model {self.model!r}")
+            raise ValueError(f"embedding endpoint {self.model_id} returned vectors of different lengths")
         return normalize_rows(np.asarray(rows, dtype=np.float32))
 
     def _request(self, batch: list[str]) -> list[list[float]]:
@@ -65,11 +66,11 @@ class OpenAIEmbedder:
         except Exception as exc:
             # The server's error body may echo the request, key included: mask it, and leave the
             # unmasked exception out of the chain (tracebacks print causes).
-            problem = mask_keys(f"embedding endpoint {self.base_url} (model {self.model!r}) failed: {type(exc).__name__}: {exc}")
+            problem = mask_secrets(f"embedding endpoint {self.base_url} (model {self.model!r}) failed: {type(exc).__name__}: {exc}")
             raise RuntimeError(problem) from None
         data = sorted(response.data, key=lambda item: item.index)
         if len(data) != len(batch):
-            raise ValueError(f"embedding endpoint {self.base_url} returned {len(data)} vectors for {len(batch)} texts")
+            raise ValueError(f"embedding endpoint {mask_secrets(self.base_url)} returned {len(data)} vectors for {len(batch)} texts")
         return [list(item.embedding) for item in data]
 
     def _connect(self) -> OpenAI:

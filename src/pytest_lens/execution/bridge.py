@@ -21,7 +21,7 @@ from pytest_lens.contract.adapter import CapabilityManifest
 from pytest_lens.contract.schema import schema_error
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
 from pytest_lens.records.budget import BudgetTracker
-from pytest_lens.records.results import SNIPPET_CHARS, AdapterFault, MemoryContext, RefHit, ToolCallRecord
+from pytest_lens.records.results import ARGUMENT_CHARS, SNIPPET_CHARS, AdapterFault, MemoryContext, RefHit, ToolCallRecord
 
 __all__ = ["RefAliases", "ToolBridge", "ToolOutcome", "ToolSpec"]
 
@@ -170,7 +170,7 @@ class ToolBridge:
             index=index,
             turn=self.tracker.turns,
             name=name,
-            arguments=args,
+            arguments=stored_arguments(args),
             status=status,  # type: ignore[arg-type]
             result_tokens=tokens,
             returned_refs=returned,
@@ -383,3 +383,15 @@ def _collect_refs(value: Any, into: dict[str, RefHit]) -> None:
     elif isinstance(value, list):
         for item in value:
             _collect_refs(item, into)
+
+
+def stored_arguments(args: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as its record keeps them: whole up to :data:`ARGUMENT_CHARS` characters of JSON.
+
+    Longer arguments (a model may send megabytes) are kept as the start of their JSON text and its full length,
+    as answers are (:data:`~pytest_lens.records.results.ANSWER_CHARS`); the call itself got them whole.
+    """
+    text = json.dumps(args, ensure_ascii=False, default=str)
+    if len(text) <= ARGUMENT_CHARS:
+        return args
+    return {"_cut": text[:ARGUMENT_CHARS], "_chars": len(text)}

@@ -7,8 +7,9 @@ timeout, and one short transaction per write. Every entry carries a checksum ove
 key, request and response; an entry that fails it is ignored with a warning and, in
 ``record`` mode, overwritten by a fresh response.
 
-Requests never hold credentials (the API key travels in an HTTP header the cache
-never sees), so nothing secret is written.
+Requests never hold credentials: the API key travels in an HTTP header the cache never sees, the
+endpoint enters keys with its user-info and key parameters masked, and the client masks every
+secret in a request and its response before they are stored (:mod:`pytest_lens.llm.api_keys`).
 """
 
 from __future__ import annotations

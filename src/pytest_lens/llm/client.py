@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from pytest_lens.llm.api_keys import mask_keys, read_api_key
+from pytest_lens.llm.api_keys import mask_data, mask_keys, mask_secrets, read_api_key, remember_url
 from pytest_lens.llm.cache import RequestCache, request_key
 from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError
 from pytest_lens.llm.limiter import ConnectionLimiter
@@ -143,6 +143,7 @@ class LLMEndpoint:
         max_connections: int = 16,
     ) -> None:
         self.base_url = base_url.rstrip("/") if base_url else None
+        remember_url(self.base_url)  # its password and key parameters are masked in every message from now on
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
         self.retries = max(0, retries)
@@ -163,8 +164,8 @@ class LLMEndpoint:
 
     @property
     def cache_identity(self) -> str:
-        """The endpoint as it enters cache keys (the default OpenAI URL when none is given)."""
-        return self.base_url or "https://api.openai.com/v1"
+        """The endpoint as it enters cache keys, its secrets masked (the default OpenAI URL when none is given)."""
+        return mask_secrets(self.base_url) if self.base_url else "https://api.openai.com/v1"
 
     def create(self, request: Mapping[str, Any], stats: LLMStats) -> dict[str, Any]:
         """Send one chat-completion request, retrying transient failures; the response as JSON data.
@@ -438,6 +439,7 @@ class ChatClient:
         keyed = {"base_url": self.endpoint.cache_identity, **request}
         if (repetition := current_repetition()) > 0:  # --lens-repeat: each repetition records and replays its own answer
             keyed["repetition"] = repetition
+        keyed = mask_data(keyed)  # the cache stores the request: no secret quoted in a message goes with it
         key = request_key(keyed)
         self.stats.add(requests=1)
         corrupted_before = self.cache.corrupted
@@ -458,7 +460,7 @@ class ChatClient:
         except LLMError:
             self.stats.add(failures=1)
             raise
-        self.cache.put(key, keyed, response, purpose=purpose)
+        self.cache.put(key, keyed, mask_data(response), purpose=purpose)
         return ChatReply.from_response(response)
 
     def _describe(self, purpose: str, messages: Sequence[Mapping[str, Any]]) -> str:

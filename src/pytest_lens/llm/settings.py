@@ -83,13 +83,10 @@ class LLMSettings:
 
 
 def display_url(url: str | None) -> str:
-    """``url`` for reports: user-info (``user:secret@``) removed; the OpenAI default when ``None``."""
+    """``url`` for reports, its secrets masked (user-info, key-like query parameters); the OpenAI default when ``None``."""
     if not url:
         return "https://api.openai.com/v1 (default)"
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    host, slash, path = rest.partition("/")
-    if "@" in host:
-        host = host.rpartition("@")[2]
-    return f"{scheme}://{host}{slash}{path}"
+    from pytest_lens.llm.api_keys import mask_secrets, remember_url
+
+    remember_url(url)
+    return mask_secrets(url)

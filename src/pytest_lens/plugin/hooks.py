@@ -282,9 +282,11 @@ class LensPlugin:
         outcome = self.outcome
         if outcome is None or not outcome.lines:
             return
+        from pytest_lens.text import terminal_safe  # lines quote datasets, adapters and models: no escape acts
+
         terminalreporter.write_sep("=", "LENS summary")
         for line in outcome.lines:
-            terminalreporter.write_line(line.text, **line.markup)
+            terminalreporter.write_line(terminal_safe(line.text), **line.markup)
         if outcome.reasons:
             # pytest's closing line would otherwise say only "N passed" above an exit status of 1.
             noun = "LENS gate failed" if len(outcome.reasons) == 1 else "LENS gates failed"
@@ -359,15 +361,16 @@ def lens_run(request: pytest.FixtureRequest, lens_session: LensSession, lens_run
 
     def run(case: LensCase) -> QuestionResult:
         from pytest_lens.plugin.junit import junit_properties
+        from pytest_lens.text import terminal_safe  # pytest prints sections and failures as they are
 
         result = lens_session.run(case, lens_runtime)
         request.node.user_properties.append((RESULT_PROPERTY, result.model_dump(mode="json")))
         request.node.user_properties.extend(junit_properties(result))
         if result.skipped is not None:
             pytest.skip(result.skipped)
-        request.node.add_report_section("call", "lens", _trace(result))
+        request.node.add_report_section("call", "lens", terminal_safe(_trace(result)))
         if result.failed:
-            pytest.fail(result.failure_message(), pytrace=False)
+            pytest.fail(terminal_safe(result.failure_message()), pytrace=False)
         return result
 
     return run
@@ -383,7 +386,10 @@ def lens_adapter(lens_case: LensCase, lens_session: LensSession, lens_runtime: L
     faults = lens_runtime.advance(lens_case.adapter, lens_case.scope, lens_case.checkpoint)
     caller = lens_runtime.slot(lens_case.adapter).caller
     if caller is None or caller.abandoned is not None:
-        pytest.fail("\n".join(fault.describe() for fault in faults), pytrace=False)
+        from pytest_lens.llm.api_keys import mask_secrets
+        from pytest_lens.text import terminal_safe
+
+        pytest.fail(terminal_safe(mask_secrets("\n".join(fault.describe() for fault in faults))), pytrace=False)
     return caller.adapter
 
 

@@ -195,7 +195,10 @@ def _adapter_specs(texts: list[str], option_texts: list[str]) -> tuple[AdapterSp
         if not sep or not key:
             raise pytest.UsageError(f"{ADAPTER_OPTION}={text!r}: expected [LABEL.]KEY=VALUE")
         scope_label, dot, name = key.rpartition(".")
-        value = parse_option_value(raw)
+        try:
+            value = parse_option_value(raw)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{ADAPTER_OPTION} {key}: {exc}") from None
         if dot and scope_label in options:
             options[scope_label][name] = value
         elif dot:

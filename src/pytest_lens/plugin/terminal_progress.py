@@ -60,7 +60,9 @@ def progress_sink(config: pytest.Config) -> ProgressSink | None:
             # The running test's prefix (its file without -v, its node id with -v), written when it started:
             # written again after the line, so that its result still follows it.
             prefix = reporter.currentfspath
-            reporter.write_line(line, cyan=True)
+            from pytest_lens.text import terminal_safe  # labels and scope ids come from the user's data
+
+            reporter.write_line(terminal_safe(line), cyan=True)
             if isinstance(prefix, Path):
                 reporter.currentfspath = prefix
                 reporter.write(os.path.relpath(prefix, reporter.startpath) + " ")

@@ -56,6 +56,7 @@ __all__ = [
     "MAX_DROP",
     "MAX_FAULT_RATE",
     "MAX_NOT_MEASURED",
+    "MAX_REPEAT",
     "MUTANTS",
     "NO_BUILTIN",
     "OPAQUE_REFS",
@@ -167,16 +168,17 @@ def _rate(text: str) -> float:
     return rate
 
 
-def _whole(low: int | None = None, unit: str = "") -> Callable[[str], int]:
-    """A whole number (of ``unit``), at least ``low``."""
-    what = f"a whole number{f' of {unit}' if unit else ''}{f', at least {low}' if low is not None else ''}"
+def _whole(low: int | None = None, unit: str = "", high: int | None = None) -> Callable[[str], int]:
+    """A whole number (of ``unit``), at least ``low`` and at most ``high``."""
+    bounds = f", from {low} to {high:,}" if low is not None and high is not None else f", at least {low}" if low is not None else ""
+    what = f"a whole number{f' of {unit}' if unit else ''}{bounds}"
 
     def parse(text: str) -> int:
         try:
             number: int | None = int(text.strip())
         except ValueError:
             number = None
-        if number is None or (low is not None and number < low):
+        if number is None or (low is not None and number < low) or (high is not None and number > high):
             raise ValueError(f"must be {what}; got {text!r}")
         return number
 
@@ -296,6 +298,8 @@ MAX_NOT_MEASURED = "--lens-max-not-measured"
 CONCURRENCY = "--lens-concurrency"
 MAX_CONNECTIONS = "--lens-max-connections"
 REPEAT = "--lens-repeat"
+#: The most answers per question ``--lens-repeat`` takes: each is a test item, and ten million of them exhaust memory.
+MAX_REPEAT = 1_000
 
 _LLM = DEFAULTS.llm
 _SCORING_CHOICES = ("paper", "v2")
@@ -705,7 +709,7 @@ OPTIONS: tuple[Option, ...] = (
         f"answer each question M times (one test each, distinct seeds); statistics use per-question means (default {DEFAULTS.repeat}).",
         "answers per question, as for --lens-repeat.",
         field="repeat",
-        parse=_whole(low=1, unit="answers per question"),
+        parse=_whole(low=1, unit="answers per question", high=MAX_REPEAT),
         metavar="M",
     ),
 )

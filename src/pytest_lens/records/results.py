@@ -6,9 +6,9 @@ can carry them to the controller) and end up in the ``--lens-json`` artifact.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.records.identity import RunIdentity
@@ -17,6 +17,7 @@ from pytest_lens.records.statistics import BaselineComparison, RepetitionVarianc
 
 __all__ = [
     "ANSWER_CHARS",
+    "ARGUMENT_CHARS",
     "ARTIFACT_SCHEMA_VERSION",
     "LENS",
     "SNIPPET_CHARS",
@@ -41,6 +42,20 @@ __all__ = [
 LENS = "lens"
 
 ARTIFACT_SCHEMA_VERSION = 1
+
+
+def _no_booleans(value: Any) -> Any:
+    """Scores are numbers: ``true`` in an artifact is no 1.0 (pydantic would read it as one)."""
+    items = value.items() if isinstance(value, dict) else [("score", value)]
+    for name, item in items:
+        if isinstance(item, bool):
+            raise ValueError(f"{name} is {str(item).lower()}, a boolean; scores are numbers")
+    return value
+
+
+#: A score, or scores by metric name, as read from a run artifact: numbers only.
+Score = Annotated[float, BeforeValidator(_no_booleans)]
+Scores = Annotated[dict[str, float], BeforeValidator(_no_booleans)]
 
 
 class _Record(BaseModel):
@@ -84,6 +99,9 @@ class AdapterFault(_Record):
 #: Characters of an agent's answer kept in its result (artifact, transcripts, reports); a longer answer is scored whole,
 #: stored cut, and its full length recorded in :attr:`QuestionResult.answer_chars`.
 ANSWER_CHARS = 20_000
+
+#: Characters of a tool call's arguments (as JSON) kept in its record; longer ones are kept as their start and length.
+ARGUMENT_CHARS = 20_000
 
 #: Characters of each returned text kept in a tool-call record (the full texts of cited and required
 #: episodes are kept once per run, in :attr:`RunArtifact.evidence`).
@@ -179,11 +197,11 @@ class QuestionResult(_Record):
     #: Tool calls the agent got wrong (bad JSON, unknown tool, bad arguments, unknown ref id); each got an error result.
     malformed_tool_calls: int = 0
     defects: list[str] = Field(default_factory=list)
-    metrics: dict[str, float] = Field(default_factory=dict)
+    metrics: Scores = Field(default_factory=dict)
     #: Metrics the data cannot support on this question, and why (absent from ``metrics``, never scored 0).
     absent_metrics: dict[str, str] = Field(default_factory=dict)
     #: The paper's composite of this question (its weights, renormalised over the metrics present; gates applied).
-    composite: float = 0.0
+    composite: Score = 0.0
     gated: bool = False
     #: Per-scorer extras (e.g. a judge's per-fact verdicts), keyed by scorer name.
     scorer_details: dict[str, Any] = Field(default_factory=dict)
@@ -245,10 +263,10 @@ class GroupSummary(_Record):
     """Means over a group of questions (one adapter, or one question type of it)."""
 
     n: int
-    composite: float
-    metrics: dict[str, float]
+    composite: Score
+    metrics: Scores
     #: The run's headline over this group (the composite when that is the headline).
-    headline: float = 0.0
+    headline: Score = 0.0
 
     _default_headline = model_validator(mode="before")(_headline_defaults_to_composite)
 
@@ -260,15 +278,15 @@ class AdapterSummary(_Record):
     budget: str
     n_questions: int
     #: The paper's composite: its weights over the metric means, renormalised, zeroed by the hard gates.
-    composite: float
+    composite: Score
     #: ``composite (tier-1 only)`` when no judge-based (tier 2-3) metric was measured, else ``composite``.
     composite_label: str = "composite"
     #: The run's headline score (:mod:`pytest_lens.scoring.headline`): what CIs, paired tests, baselines and
     #: ``--lens-fail-under`` are about. A sibling suite's headline is its own score (in ``composite`` too).
-    headline: float = 0.0
+    headline: Score = 0.0
     #: ``retrieval_score`` or ``composite`` (a sibling suite's score is its ``composite``).
     headline_name: str = "composite"
-    metrics: dict[str, float]
+    metrics: Scores
     #: Metrics the data could not support on some questions, and why (see ``QuestionResult.absent_metrics``).
     absent_metrics: dict[str, str] = Field(default_factory=dict)
     gated: bool

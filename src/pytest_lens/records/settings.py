@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pytest_lens.llm.settings import LLMSettings
 
-__all__ = ["AdapterSpec", "ControlRole", "LensSettings", "Mutation", "parse_adapter_spec", "parse_option_value"]
+__all__ = ["MAX_OPTION_DEPTH", "AdapterSpec", "ControlRole", "LensSettings", "Mutation", "parse_adapter_spec", "parse_option_value"]
 
 
 @dataclass(frozen=True)
@@ -124,11 +124,43 @@ def parse_adapter_spec(text: str) -> tuple[str | None, str]:
     return None, text
 
 
+#: How deep an adapter option's JSON value may nest (``[[[...]]]``); deeper is an error, never a ``RecursionError``.
+MAX_OPTION_DEPTH = 100
+
+
 def parse_option_value(raw: str) -> Any:
-    """Adapter option values: JSON when they parse as JSON (numbers, booleans, lists), else the string."""
+    """Adapter option values: JSON when they parse as JSON (numbers, booleans, lists), else the string.
+
+    ``ValueError`` when the JSON nests deeper than :data:`MAX_OPTION_DEPTH` levels.
+    """
     import json
 
+    depth = _nesting(raw)
+    if depth > MAX_OPTION_DEPTH:
+        raise ValueError(f"the JSON value nests {depth} levels deep; at most {MAX_OPTION_DEPTH} are allowed")
     try:
         return json.loads(raw)
     except ValueError:
         return raw
+
+
+def _nesting(raw: str) -> int:
+    """How deep ``[`` and ``{`` nest in ``raw``, outside JSON strings (an upper bound for text that is not JSON)."""
+    deepest = depth = 0
+    in_string = escaped = False
+    for char in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return deepest

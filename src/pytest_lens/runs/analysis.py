@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pytest_lens.analysis.gates import GateCheck, GatePolicy, check_gates
 from pytest_lens.analysis.repetitions import collapse_repetitions, repetition_variance, summarize_repeated
 from pytest_lens.analysis.summary import mark_not_comparable, not_measured_counts, summarize
+from pytest_lens.llm.api_keys import masked_options
 from pytest_lens.llm.settings import display_url
 from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.records.identity import AgentIdentity, RunIdentity
@@ -252,7 +253,8 @@ class RunAnalysis:
             llm=self._llm_identity(),
             budgets=[vars(budget) for budget in setup.budgets],
             adapters=[
-                {"label": s.label, "target": s.target, "options": dict(s.options)} | ({"control": vars(s.control)} if s.control else {})
+                {"label": s.label, "target": s.target, "options": masked_options(s.options)}
+                | ({"control": vars(s.control)} if s.control else {})
                 for s in setup.adapter_specs
             ],
             datasets=[

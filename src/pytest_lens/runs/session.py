@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pytest_lens.answering.engine import run_case
 from pytest_lens.execution.runner import LensRuntime
+from pytest_lens.llm.api_keys import mask_data
 from pytest_lens.llm.stats import LLMCounts, counting
 from pytest_lens.records.results import AdapterFault, AdapterSummary, QuestionResult, RunArtifact
 from pytest_lens.reports.terminal import LensReport, Verdict
@@ -169,7 +170,8 @@ class LensSession:
     def _finish(self, case: LensCase, result: QuestionResult, used: LLMCounts) -> QuestionResult:
         """``result`` with the judge that scored it and the LLM requests it made."""
         judge = self.setup.judge_name(case) if result.skipped is None else None
-        return result.model_copy(update={"judge": judge, "llm": used or None, "control": self.setup.controls.get(case.adapter)})
+        result = result.model_copy(update={"judge": judge, "llm": used or None, "control": self.setup.controls.get(case.adapter)})
+        return masked_result(result)
 
     # -- collecting --------------------------------------------------------------------------
     def expect(self, cases: Iterable[LensCase]) -> None:
@@ -335,3 +337,14 @@ def _under(rootdir: Path, path: Path | None) -> Path | None:
     if path is None:
         return None
     return path if path.is_absolute() else rootdir / path
+
+
+def masked_result(result: QuestionResult) -> QuestionResult:
+    """``result`` with every secret in it masked (an answer quoting a key, an error echoing one, an option's value).
+
+    Every output of a question (the pytest report and its sections, JUnit, the artifact, the HTML report, saved runs)
+    is made from this record, so this is where a question's secrets are masked once for all of them.
+    """
+    data = result.model_dump(mode="json")
+    masked = mask_data(data)
+    return result if masked == data else QuestionResult.model_validate(masked)

@@ -15,6 +15,7 @@ from pytest_lens.contract.registry import AdapterLoadError, accepts_keyword, loa
 from pytest_lens.controls.plan import ControlsError, plan_controls
 from pytest_lens.datasets.importers import resolve_dataset_path
 from pytest_lens.datasets.loader import DatasetError, LoadedDataset, LoadedScope, load_datasets
+from pytest_lens.llm.api_keys import remember_options
 from pytest_lens.llm.errors import LLMCacheError
 from pytest_lens.llm.services import LLMServices
 from pytest_lens.records.budget import Budget, parse_budget
@@ -62,6 +63,8 @@ class RunSetup:
         self.suites = SuiteRun.for_datasets(datasets, llm_judge=self.llm.judge_client() if settings.llm.judge == "llm" else None)
         #: The user's adapters, then what ``--lens-controls`` adds (null, random, mutants), each with its own label.
         self.adapter_specs: tuple[AdapterSpec, ...] = self._plan_adapters()
+        for spec in self.adapter_specs:  # an adapter's key, or its endpoint's, is masked in whatever quotes it
+            remember_options(spec.options)
         self.controls: dict[str, ControlRole] = {spec.label: spec.control for spec in self.adapter_specs if spec.control is not None}
         self.cases: list[LensCase] = build_cases([a.label for a in self.adapter_specs], self.scopes, budgets, settings.repeat)
         #: The ``--lens-baseline`` run, loaded by :func:`open_run`.

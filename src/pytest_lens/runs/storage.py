@@ -228,9 +228,27 @@ def resolve_run(reference: str, store: RunStore, search_dirs: tuple[Path, ...] =
         if path.is_file():
             return path, path.name
     if candidate.suffix == ".json" or os.sep in reference:
+        for path in paths:
+            if path.exists():  # there, but not a file a run could be read from: say what it is
+                raise SavedRunError(f"baseline {reference!r} is {_kind_of(path)} ({path}), not a run artifact file")
         raise SavedRunError(f"baseline file {reference!r} does not exist (looked in: {', '.join(str(p) for p in paths)})")
     saved = store.find(reference)
     return saved.path, saved.label
+
+
+def _kind_of(path: Path) -> str:
+    """What a path that is not a regular file is, in words."""
+    import stat
+
+    mode = path.stat().st_mode
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    return next((words for test, words in kinds if test(mode)), "not a regular file")
 
 
 @dataclass(frozen=True)

@@ -110,3 +110,30 @@ def test_an_unreadable_parquet_file_is_a_clear_dataset_error(tmp_path: Path, mon
         load_dataset(broken)
     assert caught.value.issues[0].message == "reading parquet needs pyarrow: pip install 'pytest-lens[mab]'"
     assert main(["import", "mab", str(broken), "--out", str(tmp_path / "o.json")]) == 2
+
+
+def test_lens_import_of_a_device_says_so_without_reading_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 32: `lens import locomo /dev/zero` read until MemoryError.
+    assert main(["import", "locomo", "/dev/zero", "--out", str(tmp_path / "out.json")]) == 2
+    assert capsys.readouterr().out.strip() == "/dev/zero: cannot read: /dev/zero is a device, not a file"
+
+
+def test_lens_import_of_a_file_over_the_limit_names_the_limit_and_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "lme.json"
+    source.write_text(json.dumps([instance()]), encoding="utf-8")
+    monkeypatch.setenv("LENS_MAX_INPUT_BYTES", "100")
+    assert main(["import", "longmemeval", str(source), "--out", str(tmp_path / "out.json")]) == 2
+    assert capsys.readouterr().out.strip() == (
+        f"{source}: cannot read: {source} is larger than 100 bytes, the most read (set LENS_MAX_INPUT_BYTES to read larger files)"
+    )
+    monkeypatch.setenv("LENS_MAX_INPUT_BYTES", str(source.stat().st_size))  # at the limit: read
+    assert main(["import", "longmemeval", str(source), "--out", str(tmp_path / "out.json")]) == 0
+
+
+def test_a_dataset_that_is_a_device_is_a_dataset_error() -> None:
+    from pytest_lens.datasets.loader import DatasetError
+
+    with pytest.raises(DatasetError, match="/dev/zero is a device, not a file"):
+        load_dataset(Path("/dev/zero"))

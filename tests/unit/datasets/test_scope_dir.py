@@ -178,6 +178,12 @@ def test_the_same_scope_twice_is_a_clash(tmp_path: Path) -> None:
     assert codes(info.value.issues) == ["duplicate_scope_id"]
 
 
+#: Nine levels of nine aliases: 9**9 (387 million) strings once expanded, from 500 bytes of YAML.
+ALIAS_BOMB = "a: &a ['lol', 'lol', 'lol', 'lol', 'lol', 'lol', 'lol', 'lol', 'lol']\n" + "".join(
+    f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]\n" for previous, name in zip("abcdefgh", "bcdefghi", strict=True)
+) + "scope_id: *i\n"
+
+
 @pytest.mark.parametrize(
     ("breakage", "code", "file", "field"),
     [
@@ -189,6 +195,12 @@ def test_the_same_scope_twice_is_a_clash(tmp_path: Path) -> None:
         ("no_timeline", "missing_timeline", "spec.yaml", "episodes.timeline"),
         ("bad_interval", "invalid_timeline", "spec.yaml", "episodes.timeline.interval"),
         ("bad_start", "invalid_timeline", "spec.yaml", "episodes.timeline.start"),
+        # issue 32: out-of-range timelines were OverflowError tracebacks
+        ("huge_interval", "invalid_timeline", "spec.yaml", "episodes.timeline.interval"),
+        ("last_day_start", "invalid_timeline", "spec.yaml", "episodes.timeline"),
+        # issue 32: alias bombs expanded into memory and into the error message
+        ("alias_bomb", "too_large", "spec.yaml", "-"),
+        ("recursive_alias", "too_large", "spec.yaml", "-"),
         ("bad_json", "invalid_json", "questions.json", "-"),
         ("bad_question", "schema", "questions.json", "[1].checkpoint_after"),
         ("zero_checkpoint", "unreachable_checkpoint", "questions.json", "[0].checkpoint_after"),
@@ -214,14 +226,18 @@ def test_unusable_scope_directories_name_the_file_and_field(tmp_path: Path, brea
         spec.write_text("scope_id: x\nepisodes:\n  count: [1, 2\n", encoding="utf-8")
     elif breakage == "spec_list":
         spec.write_text("- just\n- a list\n", encoding="utf-8")
-    elif breakage in ("no_timeline", "bad_interval", "bad_start"):
+    elif breakage in ("no_timeline", "bad_interval", "bad_start", "huge_interval", "last_day_start"):
         text = spec.read_text()
         text = {
             "no_timeline": text.replace("  timeline:\n    start: '2025-01-06'\n    interval: 2d\n", ""),
             "bad_interval": text.replace("interval: 2d", "interval: fortnightly"),
             "bad_start": text.replace("start: '2025-01-06'", "start: soon"),
+            "huge_interval": text.replace("interval: 2d", "interval: 99999999999w"),
+            "last_day_start": text.replace("start: '2025-01-06'", "start: '9999-12-31'"),
         }[breakage]
         spec.write_text(text, encoding="utf-8")
+    elif breakage in ("alias_bomb", "recursive_alias"):
+        spec.write_text(ALIAS_BOMB if breakage == "alias_bomb" else "scope_id: &a [x, *a]\n", encoding="utf-8")
     elif breakage == "bad_json":
         questions.write_text("[{", encoding="utf-8")
     elif breakage == "bad_question":
@@ -410,3 +426,32 @@ def test_a_spec_linked_outside_the_scope_directory_is_refused(tmp_path: Path) ->
         load_dataset(directory)
     assert codes(info.value.issues) == ["refused_file"]
     assert f"a symbolic link to {outside}, outside the scope directory" in str(info.value)
+
+
+def test_an_alias_bomb_is_refused_at_once_with_a_short_message_naming_the_limit(tmp_path: Path) -> None:
+    import time
+
+    from pytest_lens.datasets.scope_dir import MAX_SPEC_VALUES
+
+    directory = write_scope_dir(tmp_path)
+    (directory / "spec.yaml").write_text(ALIAS_BOMB, encoding="utf-8")
+    started = time.perf_counter()
+    with pytest.raises(DatasetError) as info:
+        load_dataset(directory)
+    assert time.perf_counter() - started < 5
+    message = str(info.value)
+    assert f"expands to more than {MAX_SPEC_VALUES:,} values through YAML aliases" in message and len(message) < 1000
+    # A spec that uses a few aliases, as specs do, still loads.
+    fine = write_scope_dir(tmp_path / "fine")
+    spec = fine / "spec.yaml"
+    spec.write_text(spec.read_text() + "defaults: &d {density: low}\nother: *d\n", encoding="utf-8")
+    assert load_dataset(fine).scopes[0].scope_id == "synthetic_01"
+
+
+def test_a_huge_scope_id_is_quoted_short_in_its_error(tmp_path: Path) -> None:
+    directory = write_scope_dir(tmp_path)
+    (directory / "spec.yaml").write_text("scope_id: [" + ", ".join(["'lol'"] * 50_000) + "]\n", encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        load_dataset(directory)
+    assert "expected a non-empty string, got ['lol', 'lol', 'lol', 'lol', 'lol', 'lol', ...]" in str(info.value)
+    assert len(str(info.value)) < 1000

@@ -140,3 +140,15 @@ def test_refused_calls_record_no_hits(small_scope: LoadedScope) -> None:
     bridge.call("memory_search", {"query": "pump pressure"})
     refused = bridge.call("memory_search", {"query": "pump"}).record
     assert refused.status == "refused" and refused.hits == [] and refused.result_tokens_left == 0
+
+
+def test_huge_tool_call_arguments_are_stored_cut_like_answers(small_scope: LoadedScope) -> None:
+    # Issue 32: 20 MB of arguments were stored whole in the record (and so in the artifact and report).
+    from pytest_lens.records.results import ARGUMENT_CHARS
+
+    bridge = make_bridge(small_scope)
+    query = "pump pressure " + "x" * 20_000_000
+    outcome = bridge.call("memory_search", json.dumps({"query": query}))
+    assert outcome.record.arguments == {"_cut": json.dumps({"query": query})[:ARGUMENT_CHARS], "_chars": len(query) + 13}
+    small = bridge.call("memory_search", {"query": "pump pressure"})
+    assert small.record.arguments == {"query": "pump pressure"}  # short ones are kept as they came

@@ -166,7 +166,8 @@ BAD = [
     (options.FAIL_UNDER, "2", "must be a number between 0 and 1, got '2'"),
     (options.MAX_FAULT_RATE, "150%", "must be a fraction between 0 and 1 (or a percentage like 5%), got '150%'"),
     (options.SEED, "x", "must be a whole number; got 'x'"),
-    (options.REPEAT, "0", "must be a whole number of answers per question, at least 1; got '0'"),
+    (options.REPEAT, "0", "must be a whole number of answers per question, from 1 to 1,000; got '0'"),
+    (options.REPEAT, "10000000", "must be a whole number of answers per question, from 1 to 1,000; got '10000000'"),
     (options.AGENT_MAX_TOKENS, "lots", "must be a positive number of tokens (e.g. 512 or 8k), got 'lots'"),
     (options.CALL_TIMEOUT, "soon", "must be a number of seconds (0 disables), got 'soon'"),
     (options.LLM_TIMEOUT, "-1", "must be a positive number of seconds, got '-1'"),
@@ -200,3 +201,21 @@ def test_lens_compare_gives_the_same_message(
         options.read_settings(pytester.parseconfig(f"{flag}={text}"))
     assert main(["compare", "base", "current", twin, text]) == 2
     assert capsys.readouterr().err.strip() == f"lens compare: {twin}: {str(caught.value).removeprefix(f'{flag}: ')}"
+
+
+def test_an_adapter_option_nested_past_the_limit_is_a_usage_error_naming_it(pytester: pytest.Pytester) -> None:
+    # Issue 32: 60,000 nested lists were a RecursionError (INTERNALERROR) from the JSON parser.
+    from pytest_lens.records.settings import MAX_OPTION_DEPTH
+
+    deep = "[" * 60_000 + "]" * 60_000
+    with pytest.raises(pytest.UsageError) as caught:
+        options.read_settings(pytester.parseconfig("--lens-adapter=bm25", f"--lens-adapter-option=filters={deep}"))
+    assert str(caught.value) == (
+        f"--lens-adapter-option filters: the JSON value nests 60000 levels deep; at most {MAX_OPTION_DEPTH} are allowed"
+    )
+    nested = "[" * MAX_OPTION_DEPTH + "]" * MAX_OPTION_DEPTH  # at the limit: read as JSON
+    settings = options.read_settings(pytester.parseconfig("--lens-adapter=bm25", f"--lens-adapter-option=filters={nested}"))
+    assert settings.adapters[0].options["filters"] == eval(nested)
+    quoted = '"' + "[" * 500 + '"'  # brackets inside a JSON string do not nest
+    settings = options.read_settings(pytester.parseconfig("--lens-adapter=bm25", f"--lens-adapter-option=note={quoted}"))
+    assert settings.adapters[0].options["note"] == "[" * 500

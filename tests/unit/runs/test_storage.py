@@ -130,3 +130,40 @@ def test_machine_and_commit_info(tmp_path: Path) -> None:
     here = commit_info(Path(__file__).parent)
     if here is not None:  # a source checkout (CI clones are): the commit is a 40-hex id
         assert len(here.id) == 40
+
+
+@pytest.mark.parametrize(
+    ("reference", "kind"),
+    [("runs/", "a directory"), ("/dev/null", "a character device"), ("/dev/zero", "a character device")],
+)
+def test_a_baseline_that_is_not_a_file_says_what_it_is(tmp_path: Path, reference: str, kind: str) -> None:
+    # Issue 32: each of these was "baseline file ... does not exist"; /dev/zero must not be read either.
+    (tmp_path / "runs").mkdir()
+    store = RunStore(tmp_path / ".lens", machine_id="m")
+    with pytest.raises(SavedRunError) as caught:
+        open_baseline(reference, store, (tmp_path,))
+    assert str(caught.value).startswith(f"baseline {reference!r} is {kind} (")
+    assert str(caught.value).endswith("not a run artifact file")
+
+
+@pytest.mark.parametrize("where", ["result metric", "result composite", "summary metric", "summary headline"])
+def test_a_boolean_score_is_refused_not_read_as_one(
+    tmp_path: Path, example_run: RunArtifact, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    # Issue 32: lens compare and lens report read a metric of `true` as 1.0.
+    from pytest_lens.cli.main import main
+
+    document = json.loads(example_run.model_dump_json())
+    target = document["results"][0] if where.startswith("result ") else next(iter(document["summary"].values()))
+    if where.endswith("metric"):
+        target["metrics"][next(iter(target["metrics"]))] = True
+    else:
+        target[where.split()[1]] = True
+    path = tmp_path / "bool.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(SavedRunError, match=r"is true, a boolean; scores are numbers"):
+        load_run(path)
+    good = tmp_path / "good.json"
+    good.write_text(example_run.model_dump_json())
+    assert main(["compare", str(good), str(path)]) == 2
+    assert "a boolean; scores are numbers" in capsys.readouterr().err

@@ -322,8 +322,10 @@ class _OutcomeCollector:
 
         terminalreporter.write_sep("=", "LENS conformance")
         outcomes = sorted(self.state.outcomes.values(), key=lambda o: (o.adapter, _clause_order(o.clause)))
+        from pytest_lens.text import terminal_safe
+
         for line in conformance_lines(outcomes, self.state.settings.latency_ceilings, self.state.settings.enforce_latency):
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(terminal_safe(line))
 
 
 def _clause_order(clause_id: str) -> int:

@@ -137,3 +137,46 @@ def test_several_processes_write_one_cache_at_once(tmp_path: Path) -> None:
         [sys.executable, "-c", _WRITER, str(path), "1"], capture_output=True, text=True, env=env, timeout=120, check=True
     )
     assert rerun.stdout.split() == ["200", "0"]
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [np.full(64, np.nan, dtype=np.float32).tobytes(), np.zeros(64, dtype=np.float32).tobytes(), b"\x00\x01\x02"],
+    ids=["nan", "zero", "torn"],
+)
+def test_poisoned_cached_vectors_are_detected_recomputed_and_reported(tmp_path: Path, make_hashing: Any, poison: bytes) -> None:
+    # Issue 32, defect 7: NaN vectors in the cache turned a 0.878 headline into 0.000 with no fault and no warning.
+    from pytest_lens.embedding.cache import EmbeddingCacheWarning
+
+    path = tmp_path / "e.sqlite"
+    honest = CachedEmbedder(make_hashing(), EmbeddingCache(path)).encode(["freezer FR-3 warming", "forklift charging"])
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE embeddings SET vector = ? WHERE digest = ?", [poison, text_digest("freezer FR-3 warming")])
+    model = make_hashing()
+    embedder = CachedEmbedder(model, EmbeddingCache(path))
+    with pytest.warns(
+        EmbeddingCacheWarning, match=r"1 unusable vector\(s\) of test:hashing:64 \(NaN, zero or torn\) ignored and recomputed"
+    ):
+        again = embedder.encode(["freezer FR-3 warming", "forklift charging"])
+    np.testing.assert_array_equal(again, honest)
+    assert model.calls == [["freezer FR-3 warming"]]  # only the poisoned entry was recomputed
+    assert embedder.stats.as_counters()["embed_cache_corrupted"] == 1
+    # ... and overwritten: the next process reads the good vector from the cache.
+    fresh_model = make_hashing()
+    np.testing.assert_array_equal(CachedEmbedder(fresh_model, EmbeddingCache(path)).encode(["freezer FR-3 warming"])[0], honest[0])
+    assert fresh_model.calls == []
+
+
+def test_an_embedder_returning_nan_is_an_error_and_nothing_is_cached(tmp_path: Path) -> None:
+    from pytest_lens.embedding import Vectors
+
+    class Broken:
+        model_id = "test:broken"
+
+        def encode(self, texts: list[str]) -> Vectors:
+            return np.full((len(texts), 4), np.nan, dtype=np.float32)
+
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    with pytest.raises(ValueError, match="embedder test:broken returned vectors with NaN or infinite components"):
+        CachedEmbedder(Broken(), cache).encode(["a"])
+    assert cache.count() == 0
