@@ -84,6 +84,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except LensConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = session
+    if session.slice is not None and _is_worker(config):
+        from pytest_lens.plugin.xdist import SLICE_KEY
+
+        session.slice.follow(config.workerinput.get(SLICE_KEY, {}))  # type: ignore[attr-defined]  # set by xdist on workers
     xdist = None
     # xdist's hooks exist whichever way it was loaded (entry point "xdist", or "-p xdist.plugin").
     if hasattr(config.hook, "pytest_xdist_make_scheduler"):
@@ -145,7 +149,8 @@ class LensPlugin:
         budgets = ", ".join(budget.name for budget in s.budgets)
         repeat = s.settings.repeat
         asked = f"{len(s.cases) // repeat} questions x {repeat} answers" if repeat > 1 else f"{len(s.cases)} questions"
-        return [f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {asked} in {len(s.scopes)} scope(s)"]
+        lines = [f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {asked} in {len(s.scopes)} scope(s)"]
+        return lines + (self.session.slice.header() if self.session.slice is not None else [])
 
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
         """Under ``-m lens``, skip test files that hold no LENS test (never one named on the command line)."""
@@ -164,6 +169,8 @@ class LensPlugin:
         xdist_controller = self.xdist is not None and not _is_worker(self.config) and self.config.getvalue("dist") != "no"
         if not self.config.option.collectonly and not xdist_controller:
             self.warm_up.start(llm=True, summary=False)
+        if self._reporting:
+            self.session.reuse_kept()  # --lens-resume: the kept results stand for their questions, which are deselected
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Parametrize every test that asks for ``lens_case`` over all cases."""
@@ -185,12 +192,31 @@ class LensPlugin:
             # Report them like any collected module, so counts ("collected N items") and plugins see them.
             session.ihook.pytest_collectreport(report=pytest.CollectReport(BUILTIN_NODEID, "passed", None, list(collected)))
             items.extend(collected)
+        if self.session.slice is not None:
+            self._keep_slice(items)
         for item in items:
             case = _case_of(item)
             if case is not None:
                 item.add_marker(pytest.mark.lens)
                 if self.xdist is not None:  # used by an explicit --dist loadgroup; our own scheduler needs no marks
                     item.add_marker(pytest.mark.xdist_group(case.group))
+
+    def _keep_slice(self, items: list[pytest.Item]) -> None:
+        """``--lens-shard``/``--lens-resume``: deselect other shards' questions and those a kept result stands for.
+
+        Tests that are not LENS questions run in shard 1 only, so that N shards run the suite once.
+        """
+        part = self.session.slice
+        assert part is not None
+        first = part.shard is None or part.shard[0] == 1
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in items:
+            case = _case_of(item)
+            (kept if (first if case is None else self.session.keeps(case)) else dropped).append(item)
+        if dropped:
+            self.config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Remember which questions were selected, to detect missing results, and plan concurrent answering."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pytest_lens.records.cases import LensCase
     from pytest_lens.records.settings import LensSettings
     from pytest_lens.reports.views.worst import WorstQuestions
+    from pytest_lens.runs.slicing import RunSlice
 
 __all__ = ["LensConfigError", "LensSession"]
 
@@ -45,11 +46,34 @@ class LensSession:
         self._planned: list[LensCase] = []
         self._plan_by_budget = False
         self._runners: dict[int, ConcurrentRunner] = {}
+        #: ``--lens-shard`` / ``--lens-resume``: which cases this process runs and which kept results it reuses.
+        self.slice: RunSlice | None = None
+        #: ``lens merge``: the shards this run was joined from.
+        self.merged_from: list[str] | None = None
 
     @classmethod
     def open(cls, settings: LensSettings) -> LensSession:
         """Validate adapters, budgets and datasets; :class:`LensConfigError` on anything unusable."""
-        return cls(open_run(settings))
+        session = cls(open_run(settings))
+        if settings.shard is not None or settings.resume_dir is not None:
+            from pytest_lens.runs.slicing import plan_slice
+
+            try:
+                session.slice = plan_slice(session.setup)
+            except ValueError as exc:  # an unreadable --lens-shard-durations artifact
+                raise LensConfigError(f"--lens-shard-durations: {exc}") from None
+        return session
+
+    def keeps(self, case: LensCase) -> bool:
+        """Whether this process runs ``case`` (its shard's, and no kept result of ``--lens-resume`` stands for it)."""
+        return self.slice is None or self.slice.keeps(case)
+
+    def reuse_kept(self) -> int:
+        """Record the kept results ``--lens-resume`` reuses (on the process that reports); how many."""
+        reused = [result for results in (self.slice.reused.values() if self.slice is not None else ()) for result in results]
+        for result in reused:
+            self.record(result)
+        return len(reused)
 
     # -- what the plugin reads ---------------------------------------------------------------
     @property
@@ -76,7 +100,7 @@ class LensSession:
     def analysis(self) -> RunAnalysis:
         """The figures over the results recorded so far (a new analysis once they change)."""
         if self._analysis is None or self._analysis.version != self.ledger.version:
-            self._analysis = RunAnalysis(self.setup, self.ledger)
+            self._analysis = RunAnalysis(self.setup, self.ledger, self.slice, self.merged_from)
             self._artifact = None
         return self._analysis
 
@@ -153,8 +177,10 @@ class LensSession:
         self.ledger.expect(cases)
 
     def record(self, result: QuestionResult) -> None:
-        """Keep one question's result (one answer of it, with ``--lens-repeat``)."""
+        """Keep one question's result (one answer of it, with ``--lens-repeat``); ``--lens-resume`` keeps each finished unit."""
         self.ledger.record(result)
+        if self.slice is not None:
+            self.slice.note(result, self.ledger)
 
     def add_problems(self, problems: Iterable[str]) -> None:
         """Run-level problems found outside the results; each fails the verdict."""
