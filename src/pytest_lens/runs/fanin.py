@@ -22,6 +22,7 @@ from pytest_lens.records.settings import AdapterSpec, LensSettings
 from pytest_lens.runs.report import RunOutcome
 from pytest_lens.runs.session import LensSession
 from pytest_lens.runs.setup import LensConfigError, open_run
+from pytest_lens.runs.slicing import code_revision
 
 __all__ = ["MergedRun", "ShardError", "check_shards", "merge_shards", "settings_from_record"]
 
@@ -133,6 +134,12 @@ def merge_shards(
 ) -> MergedRun:
     """Join checked shards into one run, finished as a single run is (``out``: its artifact; ``html``: its report)."""
     record = check_shards(shards)
+    here = code_revision(rootdir)
+    if here is not None and record.get("code") is not None and here["id"] != record["code"].get("id"):
+        raise ShardError(
+            f"the fan-in's checkout {rootdir} is at commit {here['id'][:12]}, the shards ran at {str(record['code'].get('id'))[:12]}: "
+            "merge in a checkout of the shards' commit (the run is set up again from it)"
+        )
     settings = settings_from_record(record["settings"], rootdir=rootdir, invocation_dir=rootdir, json_path=out, html_path=html)
     try:
         session = LensSession(open_run(settings))

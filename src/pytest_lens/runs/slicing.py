@@ -21,6 +21,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -144,9 +145,17 @@ def _digest(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+@cache
+def _distributions() -> Mapping[str, list[str]]:
+    """Top-level import names -> the distributions providing them (reading every installed distribution's files: once)."""
+    from importlib.metadata import packages_distributions
+
+    return packages_distributions()
+
+
 def adapter_version(target: str, import_paths: Sequence[Path]) -> str | None:
     """The installed version of the distribution that provides adapter ``target`` (``None``: not installed, e.g. a local module)."""
-    from importlib.metadata import PackageNotFoundError, packages_distributions, version
+    from importlib.metadata import PackageNotFoundError, version
 
     from pytest_lens.contract.registry import AdapterLoadError, load_adapter_class
 
@@ -154,7 +163,7 @@ def adapter_version(target: str, import_paths: Sequence[Path]) -> str | None:
         module = load_adapter_class(target, tuple(import_paths)).__module__
     except AdapterLoadError:
         return None
-    for distribution in packages_distributions().get(module.partition(".")[0], []):
+    for distribution in _distributions().get(module.partition(".")[0], []):
         try:
             return f"{distribution} {version(distribution)}"
         except PackageNotFoundError:
