@@ -28,6 +28,7 @@ def add_merge(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("shards", nargs="+", type=Path, metavar="SHARD", help="a shard's run artifact (.json)")
     parser.add_argument("--out", type=Path, required=True, metavar="RUN.json", help="where to write the merged run's artifact")
     parser.add_argument("--html", type=Path, default=None, metavar="PATH", help="also write the HTML report (needs pytest-lens[html])")
+    parser.add_argument("--save", metavar="NAME", default=None, help="also save the merged run under NAME (as --lens-save does)")
     parser.add_argument(
         "--rootdir", type=Path, default=Path.cwd(), help="the checkout the shards ran in (datasets, adapters; default: here)"
     )
@@ -41,7 +42,9 @@ def run_merge(args: argparse.Namespace) -> int:
 
     try:
         shards = [(str(path), load_run(path)) for path in args.shards]
-        merged = merge_shards(shards, rootdir=args.rootdir.resolve(), out=args.out, html=args.html, encoding=sys.stdout.encoding)
+        merged = merge_shards(
+            shards, rootdir=args.rootdir.resolve(), out=args.out, html=args.html, save=args.save, encoding=sys.stdout.encoding
+        )
     except (ShardError, SavedRunError) as exc:
         print(f"lens merge: {exc}", file=sys.stderr)
         return 2

@@ -130,9 +130,10 @@ def merge_shards(
     rootdir: Path,
     out: Path | None,
     html: Path | None = None,
+    save: str | None = None,
     encoding: str | None = "utf-8",
 ) -> MergedRun:
-    """Join checked shards into one run, finished as a single run is (``out``: its artifact; ``html``: its report)."""
+    """Join checked shards into one run, finished as a single run is (``out``: its artifact; ``html``: its report; ``save``: its name)."""
     record = check_shards(shards)
     here = code_revision(rootdir)
     if here is not None and record.get("code") is not None and here["id"] != record["code"].get("id"):
@@ -140,7 +141,9 @@ def merge_shards(
             f"the fan-in's checkout {rootdir} is at commit {here['id'][:12]}, the shards ran at {str(record['code'].get('id'))[:12]}: "
             "merge in a checkout of the shards' commit (the run is set up again from it)"
         )
-    settings = settings_from_record(record["settings"], rootdir=rootdir, invocation_dir=rootdir, json_path=out, html_path=html)
+    settings = settings_from_record(
+        record["settings"], rootdir=rootdir, invocation_dir=rootdir, json_path=out, html_path=html, save_name=save
+    )
     try:
         session = LensSession(open_run(settings))
     except LensConfigError as exc:
