@@ -8,6 +8,7 @@ null control (four stream groups; null fails its hard gate, so the verdict and t
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -183,3 +184,31 @@ def test_shards_of_two_code_revisions_or_settings_are_refused(pytester: pytest.P
     assert status == single.ret == 0, capsys.readouterr()
     merged = json.loads((pytester.path / "run.json").read_text())
     assert comparable(merged) == comparable(json.loads((pytester.path / "single.json").read_text()))
+
+
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "ci" / "lens-shards.sh"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_ci_examples_laptop_script_runs_shards_side_by_side_and_gates_the_merged_run(tmp_path: Path) -> None:
+    from tests.support import COLD_CHAIN_DEMO
+
+    env = {
+        **os.environ,
+        "LENS_VENV": str(Path(sys.executable).parent.parent),  # this environment stands for the one `install` makes
+        "LENS_ADAPTER": "bm25",
+        "LENS_ARGS": f"-p no:hypothesispytest -p no:xdist --lens-adapter=kw=bm25 --lens-dataset={COLD_CHAIN_DEMO}",
+        "LENS_OUT": str(tmp_path / "out"),
+    }
+    env.pop("RUNNER_TEMP", None)
+    done = subprocess.run(["bash", str(SCRIPT), "laptop", "2"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "lens: shard 1/2: 1 of 2 stream groups, 8 questions" in done.stdout
+    assert "lens: shard 2/2: 1 of 2 stream groups, 8 questions" in done.stdout
+    assert "merged 2 shards: 16 results" in done.stdout and "LENS verdict: PASS" in done.stdout
+    artifact = json.loads((tmp_path / "out" / "lens-run.json").read_text())
+    assert len(artifact["results"]) == 16 and (tmp_path / "out" / "lens-report.html").exists()
+    # The fan-in's exit status is the run's: a shard gone missing fails it, naming the shard.
+    (tmp_path / "out" / "shards" / "shard-2-of-2.json").unlink()
+    merged = subprocess.run(["bash", str(SCRIPT), "merge"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert merged.returncode == 2 and "missing shard 2/2" in merged.stderr

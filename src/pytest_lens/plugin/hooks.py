@@ -280,8 +280,13 @@ class LensPlugin:
             return
         problems = self.xdist.grouping_problems() if self.xdist is not None else []
         self.outcome = self.session.finish(problems, encoding=getattr(sys.stdout, "encoding", None))
-        if self.outcome.exit_code and session.exitstatus == pytest.ExitCode.OK:
+        # --lens-resume: a reused result whose test failed when it ran fails this run too, and a run whose every
+        # question was reused ran no test but has a verdict (not pytest's "no tests ran").
+        failed = bool(self.outcome.exit_code) or self.session.reused_failures()
+        if failed and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.slice is not None and self.session.ledger.results:
+            session.exitstatus = pytest.ExitCode.OK
 
     def pytest_unconfigure(self) -> None:
         """Release session resources (the LLM cache connection)."""

@@ -84,7 +84,7 @@ def check_shards(shards: Sequence[tuple[str, RunArtifact]]) -> dict[str, Any]:
     _same("code revision", [(name, record.get("code")) for name, record in records])
     _same("pytest-lens version", [(name, artifact.pytest_lens_version) for name, artifact in shards])
     _same("adapter versions", [(name, record.get("adapter_versions")) for name, record in records])
-    settings = [(name, record.get("settings") or {}) for name, record in records]
+    settings = [(name, _measured_settings(record.get("settings") or {})) for name, record in records]
     for key in dict.fromkeys(key for _, found in settings for key in found):
         _same(f"setting {key!r}", [(name, found.get(key)) for name, found in settings])
     for name, artifact in shards[1:]:
@@ -96,6 +96,18 @@ def check_shards(shards: Sequence[tuple[str, RunArtifact]]) -> dict[str, Any]:
                 raise ShardError(f"stream group {unit} is in both {owner[unit]} and {name}: the shards are not of one split")
             owner[unit] = name
     return records[0][1]
+
+
+#: LLM settings each shard may set its own way: where its request cache is, how many requests it sends at once.
+_PER_PROCESS_LLM = ("cache_path", "max_connections")
+
+
+def _measured_settings(found: Mapping[str, Any]) -> dict[str, Any]:
+    """A shard's settings without what each process may choose for itself."""
+    llm = found.get("llm")
+    if not isinstance(llm, Mapping):
+        return dict(found)
+    return {**found, "llm": {key: value for key, value in llm.items() if key not in _PER_PROCESS_LLM}}
 
 
 def _data(artifact: RunArtifact) -> list[tuple[Any, Any]]:

@@ -68,6 +68,11 @@ class LensSession:
         """Whether this process runs ``case`` (its shard's, and no kept result of ``--lens-resume`` stands for it)."""
         return self.slice is None or self.slice.keeps(case)
 
+    def reused_failures(self) -> bool:
+        """Whether a kept result ``--lens-resume`` reused failed its test when it ran (the run fails, as it did then)."""
+        kept = self.slice.reused.values() if self.slice is not None else ()
+        return any(result.failed and result.skipped is None for results in kept for result in results)
+
     def reuse_kept(self) -> int:
         """Record the kept results ``--lens-resume`` reuses (on the process that reports); how many."""
         reused = [result for results in (self.slice.reused.values() if self.slice is not None else ()) for result in results]

@@ -21,7 +21,6 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +39,9 @@ __all__ = [
     "ResumeStore",
     "RunSlice",
     "Unit",
+    "adapter_versions",
     "assign_shards",
+    "code_revision",
     "estimate_cost",
     "measured_seconds",
     "plan_slice",
@@ -145,30 +146,30 @@ def _digest(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-@cache
-def _distributions() -> Mapping[str, list[str]]:
-    """Top-level import names -> the distributions providing them (reading every installed distribution's files: once)."""
-    from importlib.metadata import packages_distributions
+def adapter_versions(targets: Mapping[str, str]) -> dict[str, str | None]:
+    """Per label, the installed distribution and version that provides its adapter (``None``: not installed, e.g. a local module).
 
-    return packages_distributions()
+    A registered name's distribution is its entry point's; a ``module:Class`` target's is the distribution named like
+    its top-level package, when one is installed (a module of the project under test has none: the code revision
+    covers it).
+    """
+    from importlib.metadata import PackageNotFoundError, entry_points, version
 
+    from pytest_lens.contract.registry import ENTRY_POINT_GROUP
 
-def adapter_version(target: str, import_paths: Sequence[Path]) -> str | None:
-    """The installed version of the distribution that provides adapter ``target`` (``None``: not installed, e.g. a local module)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from pytest_lens.contract.registry import AdapterLoadError, load_adapter_class
-
-    try:
-        module = load_adapter_class(target, tuple(import_paths)).__module__
-    except AdapterLoadError:
-        return None
-    for distribution in _distributions().get(module.partition(".")[0], []):
-        try:
-            return f"{distribution} {version(distribution)}"
-        except PackageNotFoundError:
+    registered = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    found: dict[str, str | None] = {}
+    for label, target in targets.items():
+        point = registered.get(target)
+        if point is not None and point.dist is not None:
+            found[label] = f"{point.dist.name} {point.dist.version}"
             continue
-    return None
+        top = target.partition(":")[0].partition(".")[0]
+        try:
+            found[label] = f"{top} {version(top)}" if ":" in target else None
+        except PackageNotFoundError:
+            found[label] = None
+    return found
 
 
 def code_revision(rootdir: Path) -> dict[str, Any] | None:
@@ -334,9 +335,9 @@ class RunSlice:
         if pending is None:
             return
         pending.discard(result.item_key)
-        if pending or self.store is None or unit in self.reused_units:
-            return
         cases = self._by_unit[unit].cases
+        if pending or self.store is None or len(self.reused.get(unit, ())) == len(cases):  # a unit reused whole is kept already
+            return
         self.store.save(unit, self.keys[unit], [ledger.results[case.item_key] for case in cases])
 
     def header(self) -> list[str]:
@@ -391,7 +392,7 @@ def plan_slice(setup: RunSetup) -> RunSlice | None:
     measured = measured_seconds(_under(settings.rootdir, settings.shard_durations)) if settings.shard_durations else None
     units = units_of(setup.cases, measured)
     code = code_revision(settings.rootdir)
-    versions = {spec.label: adapter_version(spec.target, settings.import_paths) for spec in setup.adapter_specs}
+    versions = adapter_versions({spec.label: spec.target for spec in setup.adapter_specs})
     found = RunSlice(units, code=code, versions=versions, settings=settings_record(settings))
     if settings.shard is not None:
         index, total = settings.shard
