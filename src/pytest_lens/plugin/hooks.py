@@ -86,6 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except LensConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = session
+    if session.slice is not None and _is_worker(config):
+        from pytest_lens.plugin.xdist import SLICE_KEY
+
+        session.slice.follow(config.workerinput.get(SLICE_KEY, {}))  # type: ignore[attr-defined]  # set by xdist on workers
     xdist = None
     # xdist's hooks exist whichever way it was loaded (entry point "xdist", or "-p xdist.plugin").
     if hasattr(config.hook, "pytest_xdist_make_scheduler"):
@@ -157,7 +161,8 @@ class LensPlugin:
         budgets = ", ".join(budget.name for budget in s.budgets)
         repeat = s.settings.repeat
         asked = f"{len(s.cases) // repeat} questions x {repeat} answers" if repeat > 1 else f"{len(s.cases)} questions"
-        return [f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {asked} in {len(s.scopes)} scope(s)"]
+        lines = [f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {asked} in {len(s.scopes)} scope(s)"]
+        return lines + (self.session.slice.header() if self.session.slice is not None else [])
 
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
         """Under ``-m lens``, skip test files that hold no LENS test (never one named on the command line)."""
@@ -176,6 +181,8 @@ class LensPlugin:
         xdist_controller = self.xdist is not None and not _is_worker(self.config) and self.config.getvalue("dist") != "no"
         if not self.config.option.collectonly and not xdist_controller:
             self.warm_up.start(llm=True, summary=False)
+        if self._reporting:
+            self.session.reuse_kept()  # --lens-resume: the kept results stand for their questions, which are deselected
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Parametrize every test that asks for ``lens_case`` over all cases."""
@@ -197,12 +204,31 @@ class LensPlugin:
             # Report them like any collected module, so counts ("collected N items") and plugins see them.
             session.ihook.pytest_collectreport(report=pytest.CollectReport(BUILTIN_NODEID, "passed", None, list(collected)))
             items.extend(collected)
+        if self.session.slice is not None:
+            self._keep_slice(items)
         for item in items:
             case = _case_of(item)
             if case is not None:
                 item.add_marker(pytest.mark.lens)
                 if self.xdist is not None:  # used by an explicit --dist loadgroup; our own scheduler needs no marks
                     item.add_marker(pytest.mark.xdist_group(case.group))
+
+    def _keep_slice(self, items: list[pytest.Item]) -> None:
+        """``--lens-shard``/``--lens-resume``: deselect other shards' questions and those a kept result stands for.
+
+        Tests that are not LENS questions run in shard 1 only, so that N shards run the suite once.
+        """
+        part = self.session.slice
+        assert part is not None
+        first = part.shard is None or part.shard[0] == 1
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in items:
+            case = _case_of(item)
+            (kept if (first if case is None else self.session.keeps(case)) else dropped).append(item)
+        if dropped:
+            self.config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Remember which questions were selected, to detect missing results, and plan concurrent answering."""
@@ -270,8 +296,13 @@ class LensPlugin:
         problems = self.xdist.grouping_problems() if self.xdist is not None else []
         problems.extend(leftovers)
         self.outcome = self.session.finish(problems, encoding=getattr(sys.stdout, "encoding", None))
-        if self.outcome.exit_code and session.exitstatus == pytest.ExitCode.OK:
+        # --lens-resume: a reused result whose test failed when it ran fails this run too, and a run whose every
+        # question was reused ran no test but has a verdict (not pytest's "no tests ran").
+        failed = bool(self.outcome.exit_code) or self.session.reused_failures()
+        if failed and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.slice is not None and self.session.ledger.results:
+            session.exitstatus = pytest.ExitCode.OK
 
     def pytest_unconfigure(self) -> None:
         """Release session resources (the LLM cache connection)."""

@@ -24,8 +24,11 @@ from pytest_lens.records.options import (
     HTML,
     MUTANTS,
     OPTIONS,
+    RERUN,
+    RESUME,
     SAVE,
     SCORING,
+    SHARD,
     WEIGHTS,
     Option,
     option,
@@ -126,6 +129,10 @@ def read_settings(config: pytest.Config) -> LensSettings:
         settings["builtin_tests"] = False
     if COMPARE_FAIL in values and values[COMPARE_FAIL] and BASELINE not in values:
         raise pytest.UsageError(f"{COMPARE_FAIL} needs a baseline: add {BASELINE}=NAME|PATH (a run saved with {SAVE}=NAME)")
+    if SHARD in values and SAVE in values:
+        raise pytest.UsageError(f"{SAVE} saves a whole run, not one shard's part: save the merged run (lens merge ... --save NAME)")
+    if RERUN in values and RESUME not in values:
+        raise pytest.UsageError(f"{RERUN} reruns questions kept by a resumable run: add {RESUME}=DIR (the directory it wrote)")
     if HTML in values:
         _check_html()
     settings.update(_control_settings(values))

@@ -46,6 +46,8 @@ __all__ = [
 THREADS_KEY = "lens_torch_threads"
 #: ``workerinput`` key telling workers whether each (adapter, scope, budget) group runs whole on one worker.
 GROUPS_KEY = "lens_groups_together"
+#: ``workerinput`` key telling workers which kept results of ``--lens-resume`` the controller reuses.
+SLICE_KEY = "lens_slice"
 
 
 def case_id_of(nodeid: str) -> str | None:
@@ -153,6 +155,8 @@ class LensXdist:
         """Tell each worker its share of the cores, and whether stream groups stay whole (concurrent answering relies on it)."""
         node.workerinput[THREADS_KEY] = threads_per_worker(os.cpu_count(), len(node.nodemanager.specs))
         node.workerinput[GROUPS_KEY] = groups_stay_together(str(self.config.getvalue("dist")), self.user_chose_dist)
+        if self.session.slice is not None:
+            node.workerinput[SLICE_KEY] = self.session.slice.worker_plan()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Producer) -> LoadScopeScheduling | None:

@@ -139,8 +139,13 @@ class RunIdentity(_AsRecorded):
     repeat: int | None = None
     python: str | None = None
     platform: str | None = None
-    #: ``lens report A B``: the runs merged into this one.
+    #: ``lens report A B``: the runs merged into this one (``lens merge``: the shards).
     merged_from: list[str] | None = None
+    #: ``--lens-shard=I/N``: which shard, its stream groups, its settings, code and adapter versions, the questions it
+    #: left without a result (``lens merge`` checks and joins shards by these).
+    shard: dict[str, Any] | None = None
+    #: ``--lens-resume``: the directory, how many stream groups were reused, and the questions ``--lens-rerun`` asked again.
+    resumed: dict[str, Any] | None = None
 
     @property
     def headline_name(self) -> str:

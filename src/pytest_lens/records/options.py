@@ -62,9 +62,13 @@ __all__ = [
     "OPAQUE_REFS",
     "OPTIONS",
     "REPEAT",
+    "RERUN",
+    "RESUME",
     "SAVE",
     "SCORING",
     "SEED",
+    "SHARD",
+    "SHARD_DURATIONS",
     "STORAGE",
     "STRICT",
     "SUITE",
@@ -74,6 +78,7 @@ __all__ = [
     "parse_alpha",
     "parse_fraction",
     "parse_seed",
+    "parse_shard",
 ]
 
 #: How the command line takes the option (argparse's ``action``): a value, an on/off switch, or a repeatable value.
@@ -190,6 +195,18 @@ def parse_seed(text: str) -> int:
     return _whole()(text)
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """``I/N``: shard I (counted from 1) of N."""
+    index, sep, total = text.strip().partition("/")
+    try:
+        shard = (int(index), int(total))
+    except ValueError:
+        shard = (0, 0)
+    if not sep or not 1 <= shard[0] <= shard[1]:
+        raise ValueError(f"must be I/N with 1 <= I <= N (e.g. 2/4), got {text!r}")
+    return shard
+
+
 def _tokens(text: str) -> int:
     """A positive token count: ``4096`` or ``8k``."""
     raw = text.strip().lower()
@@ -300,11 +317,16 @@ MAX_CONNECTIONS = "--lens-max-connections"
 REPEAT = "--lens-repeat"
 #: The most answers per question ``--lens-repeat`` takes: each is a test item, and ten million of them exhaust memory.
 MAX_REPEAT = 1_000
+SHARD = "--lens-shard"
+SHARD_DURATIONS = "--lens-shard-durations"
+RESUME = "--lens-resume"
+RERUN = "--lens-rerun"
 
 _LLM = DEFAULTS.llm
 _SCORING_CHOICES = ("paper", "v2")
 _OPAQUE_CHOICES = ("auto", "always", "never")
 _HEADLINE_CHOICES = ("auto", "retrieval", "composite")
+_RERUN_CHOICES = ("not-measured", "faults")
 
 #: In ``pytest --help`` order. Help texts are argparse's (``%%`` is a percent sign).
 OPTIONS: tuple[Option, ...] = (
@@ -711,6 +733,43 @@ OPTIONS: tuple[Option, ...] = (
         field="repeat",
         parse=_whole(low=1, unit="answers per question", high=MAX_REPEAT),
         metavar="M",
+    ),
+    Option(
+        SHARD,
+        None,
+        "run shard I of N: a deterministic, cost-balanced share of the run's stream groups (adapter x scope x budget); "
+        "N shards' artifacts merged with 'lens merge' are the whole run.",
+        field="shard",
+        parse=parse_shard,
+        metavar="I/N",
+    ),
+    Option(
+        SHARD_DURATIONS,
+        "lens_shard_durations",
+        "an earlier run's artifact (--lens-json, or a merged run): its measured durations balance the shards.",
+        "artifact whose durations balance --lens-shard.",
+        field="shard_durations",
+        parse=Path,
+        metavar="PATH",
+    ),
+    Option(
+        RESUME,
+        "lens_resume",
+        "keep each stream group's results in DIR as it finishes, and reuse those whose inputs (data, adapter, agent, "
+        "models, budget, seed, scoring, code) are unchanged.",
+        "directory of resumable results, as for --lens-resume.",
+        field="resume_dir",
+        parse=Path,
+        metavar="DIR",
+    ),
+    Option(
+        RERUN,
+        None,
+        "with --lens-resume: ask again the kept questions that were not measured (endpoint or judge failures) "
+        "or had adapter faults, and replace them.",
+        field="rerun",
+        parse=_one_of(_RERUN_CHOICES),
+        choices=_RERUN_CHOICES,
     ),
 )
 

@@ -108,6 +108,14 @@ class LensSettings:
     concurrency: int | None = None
     #: ``--lens-repeat``: answers per question (each its own test, with its own seed).
     repeat: int = 1
+    #: ``--lens-shard=I/N``: run shard I (from 1) of N, a cost-balanced share of the run's stream groups.
+    shard: tuple[int, int] | None = None
+    #: ``--lens-shard-durations``: an earlier run's artifact whose measured durations balance the shards.
+    shard_durations: Path | None = None
+    #: ``--lens-resume``: the directory keeping each finished stream group's results, reused by a rerun.
+    resume_dir: Path | None = None
+    #: ``--lens-rerun``: with :attr:`resume_dir`, ask again the kept questions that were ``not-measured`` or had ``faults``.
+    rerun: str | None = None
 
     @property
     def import_paths(self) -> tuple[Path, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import platform
 import sys
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_lens.analysis.gates import GateCheck, GatePolicy, check_gates
 from pytest_lens.analysis.repetitions import collapse_repetitions, repetition_variance, summarize_repeated
@@ -26,6 +26,7 @@ from pytest_lens.runs.setup import RunSetup
 
 if TYPE_CHECKING:
     from pytest_lens.records.statistics import BaselineComparison, RepetitionVariance, RunStatistics, Sensitivity
+    from pytest_lens.runs.slicing import RunSlice
 
 __all__ = ["RunAnalysis"]
 
@@ -33,10 +34,13 @@ __all__ = ["RunAnalysis"]
 class RunAnalysis:
     """The run's figures over the ledger as it is now (build a new one when it changes)."""
 
-    def __init__(self, setup: RunSetup, ledger: ResultLedger) -> None:
+    def __init__(self, setup: RunSetup, ledger: ResultLedger, part: RunSlice | None = None, merged_from: list[str] | None = None) -> None:
         self.setup = setup
         self.ledger = ledger
         self.version = ledger.version
+        #: ``--lens-shard`` / ``--lens-resume`` (recorded in the identity), and ``lens merge``'s shards.
+        self.part = part
+        self.merged_from = merged_from
 
     @cached_property
     def ordered_results(self) -> list[QuestionResult]:
@@ -246,6 +250,9 @@ class RunAnalysis:
         """What this run measured and how, as the artifact records it (baseline comparisons check it)."""
         setup = self.setup
         agent, judge = setup.agent, setup.judge
+        extra: dict[str, Any] = {"merged_from": self.merged_from} if self.merged_from else {}
+        if self.part is not None:
+            extra.update(self.part.identity(self.ledger))
         return RunIdentity(
             agent=AgentIdentity(name=agent.name, description=agent.description),
             judge=AgentIdentity(name=judge.name, description=judge.description) if judge is not None else None,
@@ -268,6 +275,7 @@ class RunAnalysis:
             repeat=setup.settings.repeat,
             python=sys.version.split()[0],
             platform=platform.platform(),
+            **extra,
         )
 
     def _llm_identity(self) -> dict[str, object] | None:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pytest_lens.records.settings import LensSettings
     from pytest_lens.reports.views.worst import WorstQuestions
     from pytest_lens.runs.watch import RunRescue
+    from pytest_lens.runs.slicing import RunSlice
 
 __all__ = ["LensConfigError", "LensSession"]
 
@@ -49,11 +50,39 @@ class LensSession:
         self._runners: dict[int, ConcurrentRunner] = {}
         #: The watchdog for calls that hold the GIL, and its journal (:meth:`watch_calls`).
         self._rescue: RunRescue | None = None
+        #: ``--lens-shard`` / ``--lens-resume``: which cases this process runs and which kept results it reuses.
+        self.slice: RunSlice | None = None
+        #: ``lens merge``: the shards this run was joined from.
+        self.merged_from: list[str] | None = None
 
     @classmethod
     def open(cls, settings: LensSettings) -> LensSession:
         """Validate adapters, budgets and datasets; :class:`LensConfigError` on anything unusable."""
-        return cls(open_run(settings))
+        session = cls(open_run(settings))
+        if settings.shard is not None or settings.resume_dir is not None:
+            from pytest_lens.runs.slicing import plan_slice
+
+            try:
+                session.slice = plan_slice(session.setup)
+            except ValueError as exc:  # an unreadable --lens-shard-durations artifact
+                raise LensConfigError(f"--lens-shard-durations: {exc}") from None
+        return session
+
+    def keeps(self, case: LensCase) -> bool:
+        """Whether this process runs ``case`` (its shard's, and no kept result of ``--lens-resume`` stands for it)."""
+        return self.slice is None or self.slice.keeps(case)
+
+    def reused_failures(self) -> bool:
+        """Whether a kept result ``--lens-resume`` reused failed its test when it ran (the run fails, as it did then)."""
+        kept = self.slice.reused.values() if self.slice is not None else ()
+        return any(result.failed and result.skipped is None for results in kept for result in results)
+
+    def reuse_kept(self) -> int:
+        """Record the kept results ``--lens-resume`` reuses (on the process that reports); how many."""
+        reused = [result for results in (self.slice.reused.values() if self.slice is not None else ()) for result in results]
+        for result in reused:
+            self.record(result)
+        return len(reused)
 
     # -- what the plugin reads ---------------------------------------------------------------
     @property
@@ -80,7 +109,7 @@ class LensSession:
     def analysis(self) -> RunAnalysis:
         """The figures over the results recorded so far (a new analysis once they change)."""
         if self._analysis is None or self._analysis.version != self.ledger.version:
-            self._analysis = RunAnalysis(self.setup, self.ledger)
+            self._analysis = RunAnalysis(self.setup, self.ledger, self.slice, self.merged_from)
             self._artifact = None
         return self._analysis
 
@@ -182,10 +211,12 @@ class LensSession:
             self._rescue.expect(cases)
 
     def record(self, result: QuestionResult) -> None:
-        """Keep one question's result (one answer of it, with ``--lens-repeat``)."""
+        """Keep one question's result (one answer of it, with ``--lens-repeat``); ``--lens-resume`` keeps each finished unit."""
         self.ledger.record(result)
         if self._rescue is not None:
             self._rescue.record(result)
+        if self.slice is not None:
+            self.slice.note(result, self.ledger)
 
     def add_problems(self, problems: Iterable[str]) -> None:
         """Run-level problems found outside the results; each fails the verdict."""

@@ -117,6 +117,10 @@ SAMPLES: dict[str, tuple[str, Check, Any]] = {
     options.CONCURRENCY: ("3", lambda s: s.concurrency, 3),
     options.MAX_CONNECTIONS: ("4", lambda s: s.llm.max_connections, 4),
     options.REPEAT: ("2", lambda s: s.repeat, 2),
+    options.SHARD: ("2/3", lambda s: s.shard, (2, 3)),
+    options.SHARD_DURATIONS: ("run.json", lambda s: s.shard_durations, Path("run.json")),
+    options.RESUME: ("kept", lambda s: s.resume_dir, Path("kept")),
+    options.RERUN: ("faults", lambda s: s.rerun, "faults"),
     conformance.CONFORMANCE: ("", lambda c: c.builtin, True),
     conformance.HYPOTHESIS_PROFILE: ("ci", lambda c: c.profile, "ci"),
     conformance.LATENCY_CEILING: ("search=0.2", lambda c: dict(c.latency_ceilings), {"search": 0.2}),
@@ -127,6 +131,7 @@ NEEDS = {
     options.ADAPTER_OPTION: "lens_adapters = bm25",
     options.COMPARE_FAIL: "lens_baseline = main",
     options.MUTANTS: "lens_controls = true",
+    options.RERUN: "lens_resume = kept",
 }
 
 
@@ -175,6 +180,23 @@ BAD = [
     (options.JUDGE, "maybe", "must be one of none, offline, llm, got 'maybe'"),
     (conformance.LATENCY_CEILING, "fast", "'fast': expected SECONDS or METHOD=SECONDS, e.g. 0.5 or search=0.2"),
 ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--lens-shard=1/2", "--lens-save=main"],
+            "--lens-save saves a whole run, not one shard's part: save the merged run (lens merge ... --save NAME)",
+        ),
+        (["--lens-rerun=faults"], "--lens-rerun reruns questions kept by a resumable run: add --lens-resume=DIR (the directory it wrote)"),
+        (["--lens-shard=3/2"], "--lens-shard: must be I/N with 1 <= I <= N (e.g. 2/4), got '3/2'"),
+    ],
+)
+def test_shard_and_rerun_options_that_cannot_work_are_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    with pytest.raises(pytest.UsageError) as caught:
+        options.read_settings(pytester.parseconfig(*args))
+    assert str(caught.value) == message
 
 
 @pytest.mark.parametrize(("flag", "text", "message"), BAD, ids=[flag for flag, _, _ in BAD])

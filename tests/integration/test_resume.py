@@ -1,0 +1,165 @@
+"""Resumable runs (``--lens-resume=DIR``) and reruns of what failed (``--lens-rerun``), end to end.
+
+A run killed with SIGKILL keeps every stream group it finished; run again, it reuses them and its artifact is the
+uninterrupted run's. A dataset file changed by one byte reruns exactly its scope's groups. Questions an endpoint
+failed are asked again, alone, against a working endpoint, and the artifact becomes a clean run's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lens_fixtures.openai_server import Fault, OpenAITestServer
+from tests.integration.test_shards import comparable
+from tests.support import COLD_CHAIN_DEMO
+
+RUN = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:xdist", "--lens-adapter=bm25", "--lens-adapter=null")
+
+
+def pytest_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", *RUN, *args]
+
+
+def kept_files(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.json")) if directory.exists() else []
+
+
+@pytest.fixture
+def two_scopes(tmp_path: Path) -> list[str]:
+    """Copies of two bundled scopes (and their labels), as --lens-dataset arguments: four stream groups with bm25 and null."""
+    from pytest_lens.datasets.bundled import bundled_dataset_paths
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in bundled_dataset_paths()[:2]:
+        shutil.copy(path, data / path.name)
+        shutil.copy(path.with_name(path.stem + ".labels.json"), data / f"{path.stem}.labels.json")
+    return [f"--lens-dataset={data / path.name}" for path in bundled_dataset_paths()[:2]]
+
+
+def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path: Path, two_scopes: list[str]) -> None:
+    subprocess.run(pytest_command("-q", *two_scopes, "--lens-json=reference.json"), cwd=tmp_path, capture_output=True, check=False)
+    reference = json.loads((tmp_path / "reference.json").read_text())
+
+    kept = tmp_path / "kept"
+    args = ("-q", *two_scopes, f"--lens-resume={kept}", "--lens-json=run.json")
+    process = subprocess.Popen(pytest_command(*args), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not kept_files(kept) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)  # the first stream group is kept; the run dies in the middle of the next
+    assert process.wait() == -signal.SIGKILL
+    finished = len(kept_files(kept))
+    assert 1 <= finished < 4 and not (tmp_path / "run.json").exists()
+
+    resumed = subprocess.run(pytest_command(*args[1:]), cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert f"lens: resume {kept}: {finished} of 4 stream groups reused, {4 - finished} to run" in resumed.stdout
+    assert f"{24 * finished} deselected" in resumed.stdout  # the kept questions were not asked again
+    artifact = json.loads((tmp_path / "run.json").read_text())
+    assert artifact["run"]["resumed"]["units_reused"] == finished
+    assert comparable(artifact) == comparable(reference)
+    assert len(kept_files(kept)) == 4
+
+    again = subprocess.run(pytest_command(*args[1:]), cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert "4 of 4 stream groups reused, 0 to run" in again.stdout and "96 deselected" in again.stdout
+    assert comparable(json.loads((tmp_path / "run.json").read_text())) == comparable(reference)
+    assert again.returncode == resumed.returncode == 1  # null fails its hard gate: reused results gate as run ones
+
+
+def test_a_one_byte_dataset_change_reruns_exactly_its_scope(tmp_path: Path, two_scopes: list[str]) -> None:
+    kept = tmp_path / "kept"
+    args = (*two_scopes, f"--lens-resume={kept}")
+    first = subprocess.run(pytest_command(*args), cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert "0 of 4 stream groups reused, 4 to run" in first.stdout and len(kept_files(kept)) == 4
+
+    changed = Path(two_scopes[1].split("=", 1)[1])
+    text = changed.read_bytes()
+    at = text.index(b'"text": "') + len(b'"text": "') + 1
+    changed.write_bytes(text[:at] + (b"X" if text[at : at + 1] != b"X" else b"Y") + text[at + 1 :])  # one byte of one episode
+    scope = json.loads(text)["scopes"][0]["scope_id"]
+
+    second = subprocess.run(pytest_command(*args, "-v"), cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert f"2 of 4 stream groups reused, 2 to run (2 changed: bm25:{scope}:16k, null:{scope}:16k)" in second.stdout
+    ran = {line.split("[", 1)[1].split("]", 1)[0] for line in second.stdout.splitlines() if line.startswith("lens::test_lens[")}
+    assert len(ran) == 48 and all(f"-{scope}-" in case for case in ran)
+    assert "48 deselected" in second.stdout
+
+
+NOT_MEASURED_PROMPTS = ("defrost cycle duration", "root cause of the FR-3")
+
+
+def llm_args(server: OpenAITestServer, *extra: str) -> list[str]:
+    return [
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
+        "-p",
+        "no:xdist",
+        "--lens-adapter=bm25",
+        "--lens-agent=llm",
+        "--lens-agent-model=scripted",
+        f"--lens-llm-base-url={server.base_url}",
+        "--lens-llm-retries=0",
+        "--lens-llm-cache-mode=off",
+        "--lens-max-not-measured=100%",
+        f"--lens-dataset={COLD_CHAIN_DEMO}",
+        *extra,
+    ]
+
+
+def chat_prompts(server: OpenAITestServer) -> list[str]:
+    """Which question each chat request was about (by the prompts above), ``other`` for the rest."""
+    found = []
+    for request in server.requests:
+        if request.path != "/v1/chat/completions":
+            continue
+        body = request.body.decode() if isinstance(request.body, bytes) else json.dumps(request.body)
+        found.append(next((prompt for prompt in NOT_MEASURED_PROMPTS if prompt in body), "other"))
+    return found
+
+
+def test_rerun_not_measured_asks_only_the_failed_questions_again(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    failing = [Fault("status", status=500, permanent=True, only="agent", contains=prompt) for prompt in NOT_MEASURED_PROMPTS]
+    with OpenAITestServer(faults=failing) as broken:
+        first = pytester.runpytest(*llm_args(broken, "--lens-resume=kept", "--lens-json=run.json"))
+    failed = json.loads((pytester.path / "run.json").read_text())
+    assert sorted(r["question_id"] for r in failed["results"] if r["not_measured"]) == [
+        "ccd_q01_null_hypothesis",
+        "ccd_q07_longitudinal",
+    ], first.stdout.str()[-3000:]
+
+    with OpenAITestServer() as working:
+        rerun = pytester.runpytest(*llm_args(working, "--lens-resume=kept", "--lens-rerun=not-measured", "--lens-json=run.json"))
+        asked = chat_prompts(working)
+    rerun.stdout.fnmatch_lines(["*0 of 1 stream groups reused, 1 to run, 2 questions asked again (--lens-rerun=not-measured)*"])
+    rerun.assert_outcomes(passed=2, deselected=6)
+    assert asked and "other" not in asked  # every request was about one of the two failed questions
+
+    clean_dir = pytester.mkdir("clean")
+    with OpenAITestServer() as clean:
+        monkeypatch.chdir(clean_dir)  # a run of its own: its own rootdir, nothing kept
+        pytester.runpytest(*llm_args(clean, "--lens-json=clean.json", f"--rootdir={clean_dir}"))
+        monkeypatch.chdir(pytester.path)
+        clean_asked = chat_prompts(clean)
+    assert sorted(asked) == sorted(prompt for prompt in clean_asked if prompt != "other")  # the same requests for those two
+
+    final, reference = json.loads((pytester.path / "run.json").read_text()), json.loads((clean_dir / "clean.json").read_text())
+    assert final["run"]["resumed"]["questions_rerun"] == [
+        "bm25-cold_chain_demo-cp007-ccd_q01_null_hypothesis",
+        "bm25-cold_chain_demo-cp016-ccd_q07_longitudinal",
+    ]
+    for artifact in (final, reference):  # the two endpoints' addresses differ, and are all that differs
+        artifact["run"]["llm"].pop("base_url")
+        artifact["run"]["agent"]["description"] = artifact["run"]["agent"]["description"].split(" at ")[0]
+    assert comparable(final) == comparable(reference)
+    assert not any(r["not_measured"] for r in final["results"])

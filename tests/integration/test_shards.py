@@ -1,0 +1,214 @@
+"""A run split into shards (``--lens-shard=I/N``, each its own process) and joined with ``lens merge`` is the one run.
+
+The shards run as separate ``python -m pytest`` processes on a bundled scope under two budgets with bm25 and the
+null control (four stream groups; null fails its hard gate, so the verdict and the exit status are a failing run's:
+1), then ``lens merge`` joins their artifacts. Every result and every statistic must equal the single run's, timing fields aside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_lens.cli.main import main as lens_main
+
+TIMING_FIELDS = ("duration_s", "duration_ms", "created")
+RUN = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--lens-adapter=bm25", "--lens-adapter=null")
+
+
+def comparable(artifact: dict[str, Any]) -> dict[str, Any]:
+    """The artifact without wall-clock fields and without the record of how it was made (shards, merge)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in TIMING_FIELDS}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    found: dict[str, Any] = strip(artifact)
+    for key in ("merged_from", "shard", "resumed"):
+        found["run"].pop(key, None)
+    return found
+
+
+def pytest_process(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", *RUN, *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def bundled_two() -> list[str]:
+    """One bundled scope under two budgets: four stream groups of 24 questions."""
+    from pytest_lens.datasets.bundled import bundled_dataset_paths
+
+    return [f"--lens-dataset={bundled_dataset_paths()[0]}", "--lens-budget=8k", "--lens-budget=16k"]
+
+
+@pytest.fixture(scope="module")
+def single_run(tmp_path_factory: pytest.TempPathFactory, bundled_two: list[str]) -> tuple[dict[str, Any], int]:
+    """The reference: the whole run in one process (its artifact and pytest's exit status)."""
+    where = tmp_path_factory.mktemp("single")
+    done = pytest_process(where, "-p", "no:xdist", "-q", *bundled_two, "--lens-json=run.json")
+    return json.loads((where / "run.json").read_text()), done.returncode
+
+
+@pytest.fixture(scope="module")
+def three_shards(tmp_path_factory: pytest.TempPathFactory, bundled_two: list[str]) -> Path:
+    """The same run as shards 1/3, 2/3 and 3/3, each its own process, without xdist."""
+    where = tmp_path_factory.mktemp("shards")
+    for index in (1, 2, 3):
+        done = pytest_process(where, "-p", "no:xdist", *bundled_two, f"--lens-shard={index}/3", f"--lens-json=shard{index}.json")
+        assert f"lens: shard {index}/3: " in done.stdout, done.stdout[-3000:]
+    return where
+
+
+@pytest.mark.parametrize("inner", [("-p", "no:xdist"), ("-n", "2")], ids=["serial_shards", "xdist_two_in_each_shard"])
+def test_three_shards_merged_are_the_single_run(
+    tmp_path: Path,
+    bundled_two: list[str],
+    single_run: tuple[dict[str, Any], int],
+    three_shards: Path,
+    inner: tuple[str, ...],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    reference, status = single_run
+    if inner == ("-p", "no:xdist"):
+        where = three_shards
+    else:
+        where = tmp_path
+        for index in (1, 2, 3):
+            done = pytest_process(where, *inner, *bundled_two, f"--lens-shard={index}/3", f"--lens-json=shard{index}.json")
+            assert "scheduling tests via LensGroupScheduling" in done.stdout or "2 workers" in done.stdout, done.stdout[-3000:]
+    shards = [json.loads((where / f"shard{index}.json").read_text()) for index in (1, 2, 3)]
+    # Each shard ran a part: whole stream groups, none twice, together every group of the run.
+    units = [shard["run"]["shard"]["units"] for shard in shards]
+    assert all(units) and sum(len(u) for u in units) == len({u for found in units for u in found}) == 4
+    assert sum(len(shard["results"]) for shard in shards) == len(reference["results"]) == 2 * 2 * 24
+    monkeypatch.chdir(where)
+    code = lens_main(["merge", "shard1.json", "shard2.json", "shard3.json", "--out", "run.json"])
+    merged = capsys.readouterr()
+    assert code == status == 1, merged.out + merged.err  # null fails its hard gate, in both
+    artifact = json.loads((where / "run.json").read_text())
+    assert artifact["run"]["merged_from"] == ["shard1.json", "shard2.json", "shard3.json"]
+    assert "shard" not in artifact["run"]
+    assert comparable(artifact) == comparable(reference)
+    assert artifact["verdict"] == reference["verdict"] and artifact["statistics"] == reference["statistics"]
+    assert "LENS verdict: FAIL - null@8k: hard gate evidence_grounding" in merged.out and "lens merge: exit status 1" in merged.out
+
+
+# -- refusals ----------------------------------------------------------------------------------------
+
+
+def _merge(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
+    status = lens_main(["merge", *(str(arg) for arg in args)])
+    return status, capsys.readouterr().err
+
+
+def test_a_missing_shard_is_refused_by_name(three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = _merge(capsys, three_shards / "shard1.json", three_shards / "shard3.json", "--out", tmp_path / "run.json")
+    assert status == 2
+    assert "missing shard 2/3 (given: 1/3 (" in err and "every shard is needed" in err
+    assert not (tmp_path / "run.json").exists()
+
+
+def test_a_duplicated_shard_is_refused_by_name(three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = shutil.copy(three_shards / "shard2.json", tmp_path / "shard2-again.json")
+    shards = [three_shards / f"shard{index}.json" for index in (1, 2, 3)]
+    status, err = _merge(capsys, *shards, copy, "--out", tmp_path / "run.json")
+    assert status == 2
+    assert f"duplicated shard: shard 2/3 in {three_shards / 'shard2.json'}, {copy}; give each shard once" in err
+
+
+def test_shards_of_different_splits_are_refused(three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = json.loads((three_shards / "shard3.json").read_text())
+    other["run"]["shard"]["index"], other["run"]["shard"]["total"] = 2, 2
+    (tmp_path / "half.json").write_text(json.dumps(other))
+    status, err = _merge(capsys, three_shards / "shard1.json", tmp_path / "half.json", "--out", tmp_path / "run.json")
+    assert status == 2 and "shards of different splits" in err and "half.json is 2/2" in err
+
+
+def test_an_artifact_that_is_not_a_shard_is_refused(three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = json.loads((three_shards / "shard1.json").read_text())
+    del plain["run"]["shard"]
+    (tmp_path / "plain.json").write_text(json.dumps(plain))
+    status, err = _merge(capsys, tmp_path / "plain.json", three_shards / "shard2.json", "--out", tmp_path / "run.json")
+    assert status == 2 and "plain.json is not a shard's artifact: run each shard with --lens-shard=I/N" in err
+
+
+GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@example.invalid")
+
+
+def test_shards_of_two_code_revisions_or_settings_are_refused(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    # A real git checkout: shard 1 runs at one commit, shard 2 after another commit; then a shard run with another seed.
+    from tests.support import COLD_CHAIN_DEMO
+
+    pytester.makefile(".txt", notes="first")
+    subprocess.run([*GIT, "init", "-q"], cwd=pytester.path, check=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=pytester.path, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "one"], cwd=pytester.path, check=True)
+    args = (
+        "-p",
+        "no:xdist",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--lens-adapter=bm25",
+        "--lens-adapter=kw=bm25",
+        f"--lens-dataset={COLD_CHAIN_DEMO}",
+    )
+    pytester.runpytest(*args, "--lens-shard=1/2", "--lens-json=one.json")
+    pytester.makefile(".txt", notes="second")
+    subprocess.run([*GIT, "commit", "-qam", "two"], cwd=pytester.path, check=True)
+    pytester.runpytest(*args, "--lens-shard=2/2", "--lens-json=two.json")
+    status, err = _merge(capsys, pytester.path / "one.json", pytester.path / "two.json", "--out", pytester.path / "run.json")
+    assert status == 2
+    assert "shards differ in code revision: " in err and "one.json has {'id': '" in err and "two.json has {'id': '" in err
+    # The same commit, but another seed: the setting is named.
+    pytester.runpytest(*args, "--lens-shard=1/2", "--lens-seed=7", "--lens-json=seven.json")
+    status, err = _merge(capsys, pytester.path / "seven.json", pytester.path / "two.json", "--out", pytester.path / "run.json")
+    assert status == 2 and "shards differ in setting 'seed': " in err and "seven.json has 7" in err and "two.json has 42" in err
+    # Shards of the same commit and settings merge, and exit as the single run does: 0, it passes.
+    pytester.runpytest(*args, "--lens-shard=1/2", "--lens-json=one-again.json")
+    single = pytester.runpytest(*args, "--lens-json=single.json")
+    status = lens_main(
+        ["merge", str(pytester.path / "one-again.json"), str(pytester.path / "two.json"), "--out", str(pytester.path / "run.json")]
+    )
+    assert status == single.ret == 0, capsys.readouterr()
+    merged = json.loads((pytester.path / "run.json").read_text())
+    assert comparable(merged) == comparable(json.loads((pytester.path / "single.json").read_text()))
+
+
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "ci" / "lens-shards.sh"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_ci_examples_laptop_script_runs_shards_side_by_side_and_gates_the_merged_run(tmp_path: Path) -> None:
+    from tests.support import COLD_CHAIN_DEMO
+
+    env = {
+        **os.environ,
+        "LENS_VENV": str(Path(sys.executable).parent.parent),  # this environment stands for the one `install` makes
+        "LENS_ADAPTER": "bm25",
+        "LENS_ARGS": f"-p no:hypothesispytest -p no:xdist --lens-adapter=kw=bm25 --lens-dataset={COLD_CHAIN_DEMO}",
+        "LENS_OUT": str(tmp_path / "out"),
+    }
+    env.pop("RUNNER_TEMP", None)
+    done = subprocess.run(["bash", str(SCRIPT), "laptop", "2"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "lens: shard 1/2: 1 of 2 stream groups, 8 questions" in done.stdout
+    assert "lens: shard 2/2: 1 of 2 stream groups, 8 questions" in done.stdout
+    assert "merged 2 shards: 16 results" in done.stdout and "LENS verdict: PASS" in done.stdout
+    artifact = json.loads((tmp_path / "out" / "lens-run.json").read_text())
+    assert len(artifact["results"]) == 16 and (tmp_path / "out" / "lens-report.html").exists()
+    # The fan-in's exit status is the run's: a shard gone missing fails it, naming the shard.
+    (tmp_path / "out" / "shards" / "shard-2-of-2.json").unlink()
+    merged = subprocess.run(["bash", str(SCRIPT), "merge"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert merged.returncode == 2 and "missing shard 2/2" in merged.stderr
