@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from pytest_lens.records.cases import LensCase
     from pytest_lens.records.settings import LensSettings
     from pytest_lens.reports.views.worst import WorstQuestions
-    from pytest_lens.runs.watch import RunRescue
     from pytest_lens.runs.slicing import RunSlice
+    from pytest_lens.runs.watch import RunRescue
 
 __all__ = ["LensConfigError", "LensSession"]
 
