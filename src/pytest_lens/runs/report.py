@@ -15,7 +15,7 @@ from pytest_lens.records.results import ANSWER_CHARS, LENS, QuestionResult, RunA
 from pytest_lens.reports.legend import legend_lines
 from pytest_lens.reports.terminal import LensReport, ReportSection
 from pytest_lens.reports.views.transcript import build_transcripts
-from pytest_lens.reports.views.worst import SUMMARY_WORST, WorstQuestions, worst
+from pytest_lens.reports.views.worst import SUMMARY_WORST, WorstQuestions, agent_gated, worst
 from pytest_lens.runs.analysis import RunAnalysis
 
 __all__ = ["Line", "RunNotes", "RunOutcome", "RunReport", "cut_answer_notes", "llm_agent_notes", "write_html"]
@@ -165,7 +165,9 @@ class RunReport:
         settings = self.setup.settings
         lengths = {scope.scope_id: ScopeEvidence(episodes=len(scope.stream)) for scope in self.setup.scopes}
         items = build_transcripts(self.analysis.ordered_results, lengths, self.setup.scoring.gates)
-        return WorstQuestions(worst(items, SUMMARY_WORST), json_path=settings.json_path, html_path=settings.html_path)
+        return WorstQuestions(
+            worst(items, SUMMARY_WORST), json_path=settings.json_path, html_path=settings.html_path, agent=agent_gated(items)
+        )
 
 
 def write_html(path: Path, artifact: RunArtifact, analysis: RunAnalysis) -> int:
