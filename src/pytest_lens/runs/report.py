@@ -110,7 +110,31 @@ class RunReport:
             "budget: " + "; ".join(budget.describe() for budget in setup.budgets),
             f"data: {len(scopes)} scope(s), {n_episodes} episodes, {n_questions} questions ({names})",
             *self.headline_lines(),
+            *self.bootstrap_lines(),
         ]
+
+    def bootstrap_lines(self) -> list[str]:
+        """How CIs and paired tests resample (``--lens-bootstrap``), named whichever was chosen."""
+        analysis, settings = self.analysis, self.setup.settings
+        if not analysis.lens_results:
+            return []
+        from pytest_lens.analysis.run import MIN_CLUSTERS
+        from pytest_lens.analysis.stats import DEFAULT_RESAMPLES
+
+        scopes = len({r.scope_id for r in analysis.lens_results})
+        how = f"{DEFAULT_RESAMPLES} resamples, seed {settings.seed}"
+        if analysis.clusters is not None:
+            why = f"--lens-bootstrap={settings.bootstrap}" + (f": {MIN_CLUSTERS} or more scopes" if settings.bootstrap == "auto" else "")
+            scheme = (
+                f"two-stage bootstrap ({scopes} scopes, then their questions"
+                if analysis.clusters.two_stage
+                else f"cluster bootstrap ({scopes} whole scopes"
+            )
+            return [f"intervals and paired tests: {scheme}; {how}; {why}); --lens-bootstrap=plain resamples questions alone"]
+        why = f"--lens-bootstrap={settings.bootstrap}" + (
+            f": {scopes} scope(s), fewer than {MIN_CLUSTERS} to resample" if settings.bootstrap == "auto" else ""
+        )
+        return [f"intervals: plain bootstrap over questions ({how}; {why}); paired tests: Wilcoxon signed-rank"]
 
     def headline_lines(self) -> list[str]:
         """What the headline column is, and how the paper's composite is shown beside it."""
