@@ -91,14 +91,14 @@ def test_a_degraded_adapter_fails_against_the_healthy_baseline_and_the_healthy_o
     degraded.stdout.fnmatch_lines(
         [
             f"compared with baseline 0001_healthy ({path}; saved *",
-            "  one-sided Wilcoxon signed-rank for a drop, paired by question, Holm over 1 adapter(s), alpha 0.05",
-            "adapter * n * baseline * this run * delta [[]CI[]] * p (Holm) * effect r * changed * result",
+            "  one-sided Wilcoxon signed-rank for a drop, paired by question, Holm over 1 adapter(s), alpha 0.05; MDE*",
+            "adapter * n * baseline * this run * delta [[]CI[]] * MDE * drop <= * p (Holm) * effect r * changed * result",
             # The retrieval score (the headline without a judge): the needle was ranked first, now it is never returned.
             "bm25 * 12 * 1.000 * 0.000 * -1.000 [[]-1.000, -1.000[]] * 2.4e-04 * -1.00 * 12▼ 0▲ * ▼ regression",
             "  bm25: largest drops: needle_amber -1.000, needle_basalt -1.000, needle_cobalt -1.000",
             "LENS gates:",
             "  FAIL  --lens-compare-fail: vs baseline 0001_healthy: bm25 retrieval_score 1.000 -> 0.000 (-1.000): "
-            "regression p=2.4e-04 (one-sided Wilcoxon, Holm) < alpha 0.05",
+            "regression p=2.4e-04 (one-sided Wilcoxon, Holm) < alpha 0.05*",
             "LENS verdict: FAIL - --lens-compare-fail: *regression p=2.4e-04*",
         ]
     )
@@ -108,7 +108,7 @@ def test_a_degraded_adapter_fails_against_the_healthy_baseline_and_the_healthy_o
     healthy.stdout.fnmatch_lines(
         [
             "bm25 * 12 * 1.000 * 1.000 * +0.000 [[]+0.000, +0.000[]] * 1.000 * +0.00 * 0▼ 0▲ * no significant change",
-            "  pass  --lens-compare-fail: no significant regression vs baseline 0001_healthy (alpha 0.05; 1 adapter(s) compared)",
+            "  pass  --lens-compare-fail: no significant regression vs baseline 0001_healthy (alpha 0.05; 1 adapter(s) compared)*",
             "LENS verdict: PASS",
         ]
     )
@@ -133,7 +133,7 @@ def test_on_the_real_scope_a_small_drop_is_not_significant_but_max_drop_catches_
     assert f"the smallest attainable p is {0.5**changed:.3g}, so no change this small can be significant at 0.05" in text
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # ... but the composite fell by more than --lens-max-drop
     result.stdout.fnmatch_lines(
-        ["LENS verdict: FAIL - --lens-compare-fail: vs baseline main.json: bm25 composite 0.813 -> 0.* > --lens-max-drop=0.005"]
+        ["LENS verdict: FAIL - --lens-compare-fail: vs baseline main.json: bm25 composite 0.813 -> 0.* > --lens-max-drop=0.005*"]
     )
 
 
@@ -224,8 +224,8 @@ def test_two_adapters_are_compared_pairwise_with_kendalls_w_across_scopes(pytest
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # null is hard-gated
     result.stdout.fnmatch_lines(
         [
-            "adapters compared (paired by question; two-sided Wilcoxon signed-rank, Holm over 3 pair(s); delta = second - first, 95% CI):",
-            "pair * n * first * second * delta [[]CI[]] * p (Holm) * effect r * changed * result",
+            "adapters compared (paired by question; two-sided Wilcoxon signed-rank, Holm over 3 pair(s); delta = second - first, 95% CI; *",
+            "pair * n * first * second * delta [[]CI[]] * MDE * p (Holm) * effect r * changed * result",
             "bm25 vs worse * 12 * 1.000 * 0.000 * -1.000 * -1.00 * 12▼ 0▲ * ▼ worse lower",
             "bm25 vs null * 12 * 1.000 * 0.000 *▼ null lower",
             # Returning everything but the evidence ranks no required episode, as returning nothing does.
@@ -316,7 +316,7 @@ def test_an_interrupted_save_does_not_become_the_baseline(pytester: pytest.Pytes
     # main is still the complete run: every question is compared.
     compared = pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.BASELINE}=main", options.COMPARE_FAIL, *NO_CACHE)
     assert compared.ret == 0
-    compared.stdout.fnmatch_lines(["*pass  --lens-compare-fail: no significant regression vs baseline 0001_main*1 adapter(s) compared)"])
+    compared.stdout.fnmatch_lines(["*pass  --lens-compare-fail: no significant regression vs baseline 0001_main*1 adapter(s) compared)*"])
 
 
 def test_a_comparison_covering_fewer_questions_than_either_run_fails_the_gate(pytester: pytest.Pytester, few_needles: str) -> None:

@@ -154,7 +154,7 @@ def test_a_suite_regression_against_the_saved_baseline_fails_the_run(pytester: p
             "compared with baseline 0001_main *",
             "bm25 *21 *0.667 *0.257 *-0.410 [[]*[]] *regression",
             "  FAIL  --lens-compare-fail [[]suite mab[]]: vs baseline 0001_main: bm25 score 0.667 -> 0.257 (-0.410): "
-            "regression p=0.002 (one-sided Wilcoxon, Holm) < alpha 0.05",
+            "regression p=0.002 (one-sided Wilcoxon, Holm) < alpha 0.05*",
         ]
     )
     artifact = json.loads((pytester.path / "degraded.json").read_text())

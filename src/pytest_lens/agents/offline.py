@@ -4,8 +4,10 @@ It measures what a memory surfaces, not how well an LLM reasons:
 capabilities -> search with the question -> retrieve the best refs the budget
 allows (batched when the memory offers ``batch_retrieve``) -> an extractive
 answer made of the retrieved sentences most related to the question, each
-cited. An adapter's block of context (``context()``) is read as the first
-retrieved document. Reports label its scores as coming from this agent.
+cited; when no retrieved sentence shares a word with the question, the first
+claim of each retrieved document in the memory's order (it gives up only when
+nothing was retrieved). An adapter's block of context (``context()``) is read as
+the first retrieved document. Reports label its scores as coming from this agent.
 """
 
 from __future__ import annotations
@@ -119,7 +121,7 @@ class OfflineAgent:
         query = set(content_terms(prompt))
         order = ranked + [ref for ref in documents if ref not in ranked]
         candidates = [cand for rank, ref in enumerate(order) if ref in documents for cand in _candidates(ref, rank, documents[ref])]
-        if not candidates or not query:
+        if not candidates:
             return NO_EVIDENCE_ANSWER
         # Inverse document frequency over the candidate sentences weights rare query terms up.
         frequency = Counter(term for cand in candidates for term in cand.terms & query)
@@ -136,7 +138,10 @@ class OfflineAgent:
                 best[cand.ref_id] = (value, cand)
         chosen = sorted(best.values(), key=lambda item: (item[1].rank, item[1].position))[: self.max_sentences]
         if not chosen:
-            return NO_EVIDENCE_ANSWER
+            # No retrieved sentence repeats a word of the question ("summaries" vs a "Daily Operations Summary"):
+            # the memory still ranked these documents for it, so the agent answers from that ranking (each
+            # document's first claim, best first) rather than give up with the evidence in hand.
+            chosen = [(0.0, cand) for cand in candidates if cand.position == 0][: self.max_sentences]
         # Brackets inside quoted evidence ("[SEVERE]") would read as citations; only ours may use them.
         lines = [f"- {cand.text.rstrip().translate(_NO_BRACKETS)} [{cand.ref_id}]" for _, cand in chosen]
         return "\n".join(lines)

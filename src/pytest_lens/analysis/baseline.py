@@ -13,7 +13,7 @@ from pathlib import PurePath
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.repetitions import collapse_repetitions
-from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests, question_composite, question_state
+from pytest_lens.analysis.run import apply_holm, bootstrap_mode, pair_results, paired_tests, question_composite, question_state
 from pytest_lens.analysis.summary import summary_key
 from pytest_lens.records.identity import AgentIdentity, RunIdentity
 from pytest_lens.records.results import LENS, QuestionResult, RunArtifact
@@ -103,6 +103,8 @@ def compare_with_baseline(
     prepare: Callable[[Sequence[QuestionResult]], list[QuestionResult]] | None = None,
     strata: Callable[[QuestionResult], Hashable] | None = None,
     score: str = "composite",
+    clusters: Callable[[QuestionResult], Hashable] | None = None,
+    margin: float | None = None,
 ) -> BaselineComparison:
     """Compare ``results`` (this run, identity ``run``) with ``baseline``, per (adapter, budget).
 
@@ -153,11 +155,18 @@ def compare_with_baseline(
             group_metrics=group_metrics,
             question_weights=question_weights,
             strata=strata,
+            clusters=clusters,
+            alpha=alpha,
         )
         deltas = [
             (old, new, question_composite(new, per_question, gates) - question_composite(old, per_question, gates)) for old, new in pairs
         ]
         improvement = stats.signed_rank_test([d for _, _, d in deltas], alternative="greater", seed=seed).p_value
+        if regression.bootstrap != "plain":
+            # The clustered test of a rise: the same resamples' upper tail (without ties p_less + p_greater =
+            # 1 + 1/(B+1)); no rise at all is no improvement, whatever the ties.
+            rose = regression.delta.value > 0
+            improvement = min(1.0, 1.0 - regression.p_value + regression.min_p) if rose else 1.0
         entry.flipped = [
             FlippedQuestion(
                 scope_id=new.scope_id,
@@ -193,6 +202,7 @@ def compare_with_baseline(
                 "metrics": metric_family[offset : offset + len(metric_tests)],
                 "status": status,
                 "dropped": max_drop is not None and regression.delta.value < -max_drop,
+                "inferior": margin is not None and regression.drop_bound is not None and regression.drop_bound > margin,
             }
         )
         offset += len(metric_tests)
@@ -203,6 +213,8 @@ def compare_with_baseline(
         baseline=info,
         alpha=alpha,
         max_drop=max_drop,
+        margin=margin,
+        bootstrap=bootstrap_mode(clusters),
         score=score,
         warnings=[
             *(f"baseline {info.name} is an incomplete run ({line}): questions it lacks are not compared" for line in baseline.incomplete),

@@ -13,10 +13,10 @@ from typing import Literal
 
 from pytest_lens.analysis.format import format_p
 from pytest_lens.records.results import AdapterSummary
-from pytest_lens.records.statistics import BaselineComparison
+from pytest_lens.records.statistics import POWER, BaselineComparison, PairedTest
 from pytest_lens.scoring.composite import HardGate
 
-__all__ = ["GateCheck", "GatePolicy", "check_gates", "compare_gate", "coverage_gaps", "rate_gate"]
+__all__ = ["GateCheck", "GatePolicy", "check_gates", "compare_gate", "coverage_gaps", "detectable", "rate_gate"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class GatePolicy:
     compare_fail: bool = False
     alpha: float = 0.05
     max_drop: float | None = None
+    #: ``--lens-margin``: non-inferiority margin on the upper bound of the headline's drop.
+    margin: float | None = None
     #: ``--lens-judge-max-failures`` (``None``: no judge, no gate).
     judge_max_failures: float | None = None
     #: ``--lens-max-not-measured`` (``None``: no LLM configured, no gate).
@@ -183,7 +185,7 @@ def _fail_under(summaries: Mapping[str, AdapterSummary], threshold: float) -> Ga
 def compare_gate(
     comparison: BaselineComparison | None, policy: GatePolicy, name: str = "--lens-compare-fail", subject: str = "composite"
 ) -> GateCheck:
-    """Fails on a regression, a drop over ``policy.max_drop``, nothing compared, or (by default) a partial comparison.
+    """Fails on a regression, a drop over ``max_drop``, a drop bound over ``margin``, nothing compared, or a partial comparison.
 
     A regression is a significant one of any compared adapter. A comparison is partial when it leaves out questions
     of either run (:func:`coverage_gaps`); ``policy.compare_partial`` allows it. Otherwise a baseline saved from an
@@ -203,10 +205,14 @@ def compare_gate(
         change = f"{entry.key} {subject} {test.first:.3f} -> {test.second:.3f} ({test.delta.value:+.3f})"
         causes = []
         if entry.status == "regression":
-            causes.append(f"regression p={format_p(test.p_adjusted)} (one-sided Wilcoxon, Holm) < alpha {policy.alpha:g}")
+            test_name = {"clustered": "cluster bootstrap", "two-stage": "two-stage bootstrap"}.get(test.bootstrap, "Wilcoxon")
+            causes.append(f"regression p={format_p(test.p_adjusted)} (one-sided {test_name}, Holm) < alpha {policy.alpha:g}")
         if entry.dropped and policy.max_drop is not None:
             causes.append(f"drop {-test.delta.value:.3f} > --lens-max-drop={policy.max_drop:g}")
-        failures.append(f"{change}: {' and '.join(causes)}")
+        if entry.inferior and policy.margin is not None and test.drop_bound is not None:
+            bound = f"one-sided {1 - test.alpha:.0%} bound"
+            causes.append(f"drop could be as large as {test.drop_bound:.3f} ({bound}) > --lens-margin={policy.margin:g}")
+        failures.append(f"{change}: {' and '.join(causes)}{detectable(test)}")
     gaps = "; ".join(coverage_gaps(comparison))
     if gaps and not policy.compare_partial:
         failures.append(f"partial comparison, {gaps} (pass {policy.partial_option} to gate on the questions both runs have)")
@@ -214,10 +220,26 @@ def compare_gate(
         return GateCheck(name, False, f"vs baseline {baseline}: " + "; ".join(failures), "compare")
     drop = f", no drop over {policy.max_drop:g}" if policy.max_drop is not None else ""
     partial = f"; partial comparison allowed by {policy.partial_option}: {gaps}" if gaps else ""
+    bounds = [
+        f"{entry.key} drop at most {entry.regression.drop_bound:.3f} <= --lens-margin={policy.margin:g}"
+        for entry in compared
+        if policy.margin is not None and entry.regression is not None and entry.regression.drop_bound is not None
+    ]
+    margin = f"; non-inferior: {', '.join(bounds)} (one-sided {1 - policy.alpha:.0%} bound)" if bounds else ""
+    power = "".join(detectable(entry.regression, entry.key) for entry in compared if entry.regression is not None)
     detail = (
         f"no significant regression vs baseline {baseline} (alpha {policy.alpha:g}{drop}; {len(compared)} adapter(s) compared{partial})"
+        f"{margin}{power}"
     )
     return GateCheck(name, True, detail, "compare")
+
+
+def detectable(test: PairedTest, key: str | None = None) -> str:
+    """``; this run can detect a drop of 0.031 or more (alpha 0.05, 80% power)``: the test's minimum detectable effect."""
+    if not test.mde:  # no spread at all (every question scored alike in both runs): nothing to size
+        return ""
+    who = f" ({key})" if key else ""
+    return f"; this run can detect a drop of {test.mde:.3f} or more{who} (alpha {test.alpha:g}, {POWER:.0%} power)"
 
 
 def coverage_gaps(comparison: BaselineComparison) -> list[str]:

@@ -49,6 +49,8 @@ class CompositeResampler:
         for i, result in enumerate(self.results):
             for name, value in result.metrics.items():
                 values[i, column[name]] = value
+        # One more row, absent everywhere: the padding index ``n`` of a clustered resample (it counts for nothing).
+        values = np.vstack([values, np.full((1, len(self.names)), np.nan)])
         self._present = ~np.isnan(values)
         self._filled = np.where(self._present, values, 0.0)
         self._weights = np.array([max(0.0, self.weights.get(name, 0.0)) for name in self.names])
@@ -81,7 +83,7 @@ class CompositeResampler:
         return means
 
     def composites(self, indices: NDArray[np.intp]) -> NDArray[np.float64]:
-        """The composite of each row of resampled question indices (shape ``(rows, n)``)."""
+        """The composite of each row of resampled question indices (shape ``(rows, n)``; the index ``n`` is padding)."""
         import numpy as np
 
         indices = np.atleast_2d(indices)
@@ -101,7 +103,7 @@ class CompositeResampler:
         return values
 
     def _composite_with_group_metrics(self, row: NDArray[np.intp]) -> float:
-        sample = [self.results[int(i)] for i in row]
+        sample = [self.results[int(i)] for i in row if i < self.n]
         means = metric_means(sample)
         for group_metric in self.group_metrics:
             means.update(group_metric(sample))

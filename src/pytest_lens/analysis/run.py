@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.resample import CompositeResampler
@@ -20,13 +20,20 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = [
+    "MIN_CLUSTERS",
+    "ScopeClusters",
     "adapter_statistics",
     "analyze_run",
     "apply_holm",
+    "bootstrap_mode",
+    "clusters_for",
     "pair_results",
     "paired_tests",
     "question_composite",
     "question_state",
+    "scope_of",
+    "scope_then_question",
+    "use_clusters",
 ]
 
 _DIGITS = 6
@@ -44,10 +51,70 @@ def question_state(result: QuestionResult, gates: Sequence[HardGate]) -> str:
     return "gated" if any(gate.fails(result.metrics) for gate in gates) else "ok"
 
 
-def _estimate(value: float, interval: stats.Interval | None, n: int) -> Estimate:
+def _estimate(value: float, interval: stats.Interval | None, n: int, se: float | None = None) -> Estimate:
     if interval is None:
         return Estimate(value=round(value, _DIGITS), n=n)
-    return Estimate(value=round(value, _DIGITS), low=round(interval.low, _DIGITS), high=round(interval.high, _DIGITS), n=n)
+    return Estimate(
+        value=round(value, _DIGITS),
+        low=round(interval.low, _DIGITS),
+        high=round(interval.high, _DIGITS),
+        n=n,
+        se=None if se is None else round(se, _DIGITS),
+    )
+
+
+#: Fewest clusters (scopes) for which ``--lens-bootstrap=auto`` resamples clusters: below it a cluster
+#: bootstrap has too few distinct resamples to estimate between-scope spread (six scopes give 462).
+MIN_CLUSTERS = 5
+
+
+def use_clusters(results: Sequence[QuestionResult], mode: str = "auto") -> bool:
+    """Whether ``--lens-bootstrap=mode`` resamples scopes for these results.
+
+    ``clustered``/``two-stage``/``plain`` say so; ``auto`` clusters when there are at least :data:`MIN_CLUSTERS`
+    scopes and some scope holds more than one question (otherwise clusters are questions and nothing changes).
+    """
+    scopes = [r.scope_id for r in results]
+    distinct = len(set(scopes))
+    if mode != "auto":
+        # One scope is one cluster: resampling it says nothing, so even a forced clustering falls back to plain.
+        return mode in ("clustered", "two-stage") and distinct > 1
+    return distinct >= MIN_CLUSTERS and distinct < len(scopes)
+
+
+class ScopeClusters:
+    """The cluster of a question: its scope (a LoCoMo conversation is a scope too); called per question.
+
+    ``two_stage``: the questions of each drawn scope are resampled as well (see :mod:`pytest_lens.analysis.stats`).
+    """
+
+    def __init__(self, two_stage: bool = False) -> None:
+        self.two_stage = two_stage
+
+    def __call__(self, result: QuestionResult) -> Hashable:
+        """The question's scope id."""
+        return result.scope_id
+
+
+#: Scopes resampled whole (``--lens-bootstrap=clustered``), and scopes then their questions (``two-stage``).
+scope_of = ScopeClusters()
+scope_then_question = ScopeClusters(two_stage=True)
+
+
+def clusters_for(results: Sequence[QuestionResult], mode: str = "auto") -> ScopeClusters | None:
+    """The clustering ``--lens-bootstrap=mode`` gives these results (``None``: plain)."""
+    if not use_clusters(results, mode):
+        return None
+    return scope_then_question if mode == "two-stage" else scope_of
+
+
+def _two_stage(clusters: Callable[[QuestionResult], Hashable] | None) -> bool:
+    return isinstance(clusters, ScopeClusters) and clusters.two_stage
+
+
+def bootstrap_mode(clusters: Callable[[QuestionResult], Hashable] | None) -> Literal["plain", "clustered", "two-stage"]:
+    """How ``clusters`` resamples, as records name it."""
+    return "plain" if clusters is None else "two-stage" if _two_stage(clusters) else "clustered"
 
 
 def adapter_statistics(
@@ -61,6 +128,7 @@ def adapter_statistics(
     group_metrics: Sequence[GroupMetric] = (),
     question_weights: Mapping[str, float] | None = None,
     strata: Callable[[QuestionResult], Hashable] | None = None,
+    clusters: Callable[[QuestionResult], Hashable] | None = None,
 ) -> AdapterStatistics:
     """Composite, metric means and question-type composites of one (adapter, budget), each with a bootstrap CI.
 
@@ -69,20 +137,30 @@ def adapter_statistics(
     """
     first = results[0]
     resampler = CompositeResampler(results, weights, gates, group_metrics)
-    composite_ci = stats.bootstrap_interval(
+    labels = None if clusters is None else [clusters(r) for r in results]
+    composite_boot = stats.bootstrap(
         resampler.n,
         resampler.composites,
         seed=seed,
         resamples=resamples,
-        confidence=confidence,
         batch=resampler.batch,
         strata=None if strata is None else [strata(r) for r in results],
+        clusters=labels,
+        two_stage=_two_stage(clusters),
     )
     metric_estimates: dict[str, Estimate] = {}
     for name in resampler.names:
-        values = [r.metrics[name] for r in results if name in r.metrics]
-        interval = stats.mean_interval(values, seed=seed, resamples=resamples, confidence=confidence)
-        metric_estimates[name] = _estimate(sum(values) / len(values), interval, len(values))
+        present = [r for r in results if name in r.metrics]
+        values = [r.metrics[name] for r in present]
+        found = stats.mean_bootstrap(
+            values,
+            seed=seed,
+            resamples=resamples,
+            clusters=None if clusters is None else [clusters(r) for r in present],
+            two_stage=_two_stage(clusters),
+        )
+        interval = None if found is None else found.interval(confidence)
+        metric_estimates[name] = _estimate(sum(values) / len(values), interval, len(values), None if found is None else found.se)
     by_type: dict[str, list[QuestionResult]] = defaultdict(list)
     for result in results:
         by_type[result.question_type].append(result)
@@ -95,7 +173,12 @@ def adapter_statistics(
     return AdapterStatistics(
         adapter=first.adapter,
         budget=first.budget,
-        composite=_estimate(resampler.point(), composite_ci, resampler.n),
+        composite=_estimate(
+            resampler.point(),
+            None if composite_boot is None else composite_boot.interval(confidence),
+            resampler.n,
+            None if composite_boot is None else composite_boot.se,
+        ),
         metrics=metric_estimates,
         by_type=type_estimates,
     )
@@ -124,6 +207,8 @@ def paired_tests(
     question_weights: Mapping[str, float] | None = None,
     strata: Callable[[QuestionResult], Hashable] | None = None,
     metric_alternative: stats.Alternative = "two-sided",
+    clusters: Callable[[QuestionResult], Hashable] | None = None,
+    alpha: float = 0.05,
 ) -> tuple[PairedTest, list[PairedTest]]:
     """Composite and per-metric signed-rank tests of ``second - first`` (``p_adjusted`` still equals ``p_value``).
 
@@ -140,18 +225,54 @@ def paired_tests(
     def difference(indices: NDArray[np.intp]) -> NDArray[np.float64]:
         return after.composites(indices) - before.composites(indices)
 
-    interval = stats.bootstrap_interval(
+    labels = None if clusters is None else [clusters(a) for a in firsts]
+    resampled = stats.bootstrap(
         len(pairs),
         difference,
         seed=seed,
         resamples=resamples,
-        confidence=confidence,
         batch=max(1, min(before.batch, after.batch) // 2),
         strata=None if strata is None else [strata(a) for a in firsts],
+        clusters=labels,
+        two_stage=_two_stage(clusters),
     )
-    composite_test = _paired_test(
-        "composite", test, before.point(), after.point(), _estimate(after.point() - before.point(), interval, len(pairs))
-    )
+    observed = after.point() - before.point()
+    interval = None if resampled is None else resampled.interval(confidence)
+    se = None if resampled is None else resampled.se
+    composite_test = _paired_test("composite", test, before.point(), after.point(), _estimate(observed, interval, len(pairs), se))
+    if resampled is not None:
+        spread = resampled.se
+        if spread == 0:
+            # The paired differences do not vary (nothing changed, or everything alike): size the detectable change
+            # from the run's own per-question variance instead, as before a baseline (two independent runs).
+            own = stats.bootstrap(
+                len(pairs),
+                after.composites,
+                seed=seed,
+                resamples=resamples,
+                batch=after.batch,
+                clusters=labels,
+                two_stage=_two_stage(clusters),
+            )
+            spread = 0.0 if own is None else 2**0.5 * own.se
+        update: dict[str, object] = {
+            "alpha": alpha,
+            "mde": round(stats.minimum_detectable_effect(spread, alpha=alpha, two_sided=alternative == "two-sided"), _DIGITS),
+            "drop_bound": round(-resampled.lower_bound(alpha), _DIGITS) + 0.0,  # + 0.0: never -0.0
+        }
+        if labels is not None:
+            p_value = stats.bootstrap_p(resampled, observed, alternative)
+            update |= {
+                "bootstrap": "two-stage" if _two_stage(clusters) else "clustered",
+                "p_value": p_value,
+                "p_adjusted": p_value,
+                "statistic": None,
+                "min_p": 1 / (resampled.values.size + 1),
+                "method": f"two-stage bootstrap ({stats.cluster_count(labels)} scopes, then questions)"
+                if _two_stage(clusters)
+                else f"cluster bootstrap ({stats.cluster_count(labels)} scopes)",
+            }
+        composite_test = composite_test.model_copy(update=update)
 
     metric_tests: list[PairedTest] = []
     names = sorted({name for a, b in pairs for name in a.metrics.keys() & b.metrics.keys()})
@@ -159,7 +280,10 @@ def paired_tests(
         both = [(a.metrics[name], b.metrics[name]) for a, b in pairs if name in a.metrics and name in b.metrics]
         metric_diffs = [y - x for x, y in both]
         mean_diff = sum(metric_diffs) / len(metric_diffs)
-        metric_interval = stats.mean_interval(metric_diffs, seed=seed, resamples=resamples, confidence=confidence)
+        metric_clusters = None if clusters is None else [clusters(a) for a, b in pairs if name in a.metrics and name in b.metrics]
+        metric_interval = stats.mean_interval(
+            metric_diffs, seed=seed, resamples=resamples, confidence=confidence, clusters=metric_clusters, two_stage=_two_stage(clusters)
+        )
         metric_tests.append(
             _paired_test(
                 name,
@@ -210,6 +334,8 @@ def analyze_run(
     question_weights: Mapping[str, float] | None = None,
     strata: Callable[[QuestionResult], Hashable] | None = None,
     score: str = "composite",
+    clusters: Callable[[QuestionResult], Hashable] | None = None,
+    alpha: float = 0.05,
 ) -> RunStatistics:
     """Statistics of a run (``score`` names the weighted score they are about).
 
@@ -233,6 +359,7 @@ def analyze_run(
             group_metrics=group_metrics,
             question_weights=question_weights,
             strata=strata,
+            clusters=clusters,
         )
         for (adapter, budget), members in groups.items()
     }
@@ -256,6 +383,8 @@ def analyze_run(
                 group_metrics=group_metrics,
                 question_weights=question_weights,
                 strata=strata,
+                clusters=clusters,
+                alpha=alpha,
             )
             raw_pairs.append((budget, first, second, composite_test, metric_tests))
         if (found := _concordance(budget, names, groups, weights, gates, group_metrics)) is not None:
@@ -277,7 +406,15 @@ def analyze_run(
         )
         offset += len(metric_tests)
     return RunStatistics(
-        seed=seed, resamples=resamples, confidence=confidence, score=score, adapters=adapters, pairs=pairs_out, concordance=concordance
+        seed=seed,
+        resamples=resamples,
+        confidence=confidence,
+        bootstrap=bootstrap_mode(clusters),
+        clusters=None if clusters is None else stats.cluster_count([clusters(r) for r in results]),
+        score=score,
+        adapters=adapters,
+        pairs=pairs_out,
+        concordance=concordance,
     )
 
 

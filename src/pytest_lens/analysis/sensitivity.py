@@ -16,7 +16,7 @@ job would test alone (against its own baseline), which is the question the table
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests
@@ -44,6 +44,7 @@ def sensitivity(
     confidence: float = stats.DEFAULT_CONFIDENCE,
     group_metrics: Sequence[GroupMetric] = (),
     metric: str = "composite",
+    clusters: Callable[[QuestionResult], Hashable] | None = None,
 ) -> Sensitivity | None:
     """One row per (user adapter, control, budget) with paired questions; ``None`` when the run has no control."""
     from pytest_lens.controls.mutants import MUTANTS
@@ -80,6 +81,8 @@ def sensitivity(
                 confidence=confidence,
                 group_metrics=group_metrics,
                 metric_alternative="less",
+                clusters=clusters,
+                alpha=alpha,
             )
             known = MUTANTS.get(role.mutant or "")
             degradation = known.description if known is not None else CONTROL_DESCRIPTIONS.get(role.kind, role.kind)

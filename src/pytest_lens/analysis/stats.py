@@ -30,6 +30,23 @@ Choices, stated once:
 - **Rank-biserial correlation** (matched pairs, Kerby's simple difference formula):
   ``(R+ - R-) / (R+ + R-)`` over the ranks of the nonzero absolute differences, from
   ``scipy.stats.rankdata``; +1 means every change went up.
+- **Cluster bootstrap**: with ``clusters`` (one label per observation: the scope, or the
+  conversation) each resample draws as many clusters as there are, with replacement, and
+  keeps each drawn cluster's observations. Questions of one scope share a stream and its
+  checkpoints, so their scores move together; resampling questions as if independent then
+  makes intervals too narrow (``benchmarks/clustered_coverage.py`` measures it). With
+  ``two_stage`` the observations of each drawn cluster are resampled too, with replacement:
+  that counts the within-cluster variance twice (once in the spread of the drawn clusters'
+  means, once more in the second stage), so its intervals are wider than they need be,
+  by up to ``sqrt(2)`` when scopes hardly differ (the bundled scopes: 1.43 times). Rows of a clustered resample differ in
+  length: they are padded with the index ``n`` (one past the last observation), which a
+  statistic given clusters must ignore (:data:`PAD_NOTE`). Its paired test is the bootstrap's
+  own: the share of resampled deltas, shifted to the null, at least as extreme as the one
+  observed (:func:`bootstrap_p`).
+- **Minimum detectable effect** (Miller 2024, "Adding Error Bars to Evals"): the smallest
+  true change a test at level alpha detects with probability ``power``,
+  ``(z_(1-alpha) + z_power) * SE`` one-sided (``z_(1-alpha/2)`` two-sided), with ``SE`` the
+  bootstrap standard error of the delta (so clustered where the resampling is).
 - **Holm** step-down adjustment (scipy has none; its ``false_discovery_control`` is
   Benjamini-Hochberg), checked in the tests against statsmodels' ``multipletests``.
 - **Kendall's W** with the tie correction, through ``scipy.stats.rankdata``; its
@@ -50,13 +67,18 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "DEFAULT_RESAMPLES",
     "Alternative",
+    "Bootstrap",
     "Concordance",
     "Interval",
     "SignedRankResult",
+    "bootstrap",
     "bootstrap_interval",
+    "bootstrap_p",
     "holm",
     "kendalls_w",
+    "mean_bootstrap",
     "mean_interval",
+    "minimum_detectable_effect",
     "rank_biserial",
     "signed_rank_test",
 ]
@@ -72,6 +94,12 @@ _PERMUTATION_RESAMPLES = 9999
 Alternative = Literal["two-sided", "less", "greater"]
 
 
+#: How a statistic given ``clusters`` must treat its indices.
+PAD_NOTE = "rows are padded with the index n (one past the last observation), which the statistic ignores"
+#: The power every minimum detectable effect is stated at.
+DEFAULT_POWER = 0.8
+
+
 @dataclass(frozen=True)
 class Interval:
     """A confidence interval."""
@@ -84,6 +112,141 @@ class Interval:
         return self.low - tolerance <= value <= self.high + tolerance
 
 
+@dataclass(frozen=True)
+class Bootstrap:
+    """The resampled values of a statistic (one per resample), with what interval, SE and tests are read from them."""
+
+    values: NDArray[np.float64]
+
+    def interval(self, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+        """The two-sided percentile interval."""
+        import numpy as np
+
+        tail = (1 - confidence) / 2
+        low, high = _linear_quantiles(self.values, np.asarray([tail, 1 - tail], dtype=np.float64))
+        return Interval(float(low), float(high))
+
+    def lower_bound(self, alpha: float) -> float:
+        """The one-sided ``1 - alpha`` lower percentile bound (the ``alpha`` quantile)."""
+        import numpy as np
+
+        return float(_linear_quantiles(self.values, np.asarray([alpha], dtype=np.float64))[0])
+
+    @property
+    def se(self) -> float:
+        """The bootstrap standard error (the resampled values' standard deviation)."""
+        return float(self.values.std(ddof=1)) if self.values.size > 1 else 0.0
+
+
+def bootstrap(
+    n: int,
+    statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
+    *,
+    seed: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    batch: int | None = None,
+    strata: Sequence[Hashable] | None = None,
+    clusters: Sequence[Hashable] | None = None,
+    two_stage: bool = False,
+) -> Bootstrap | None:
+    """The resampled values behind :func:`bootstrap_interval` (same arguments; ``clusters``: see the module notes)."""
+    if n < 2:
+        return None
+    import numpy as np
+
+    if clusters is not None:
+        return Bootstrap(_clustered_values(n, statistic, clusters, seed=seed, resamples=resamples, batch=batch, two_stage=two_stage))
+    if strata is not None:
+        return Bootstrap(_stratified_values(n, statistic, strata, seed=seed, resamples=resamples, batch=batch))
+    rng = np.random.default_rng(seed)
+    step = batch or resamples
+    values = []
+    for start in range(0, resamples, step):
+        # One draw of (rows, n) per batch, in order: scipy.stats.bootstrap's stream (a different
+        # batching would draw the same numbers into different rows).
+        indices = rng.integers(0, n, size=(min(step, resamples - start), n), dtype=np.int64)
+        values.append(np.asarray(statistic(indices.astype(np.intp, copy=False)), dtype=np.float64))
+    return Bootstrap(np.concatenate(values))
+
+
+def cluster_count(clusters: Sequence[Hashable]) -> int:
+    """How many distinct clusters ``clusters`` labels."""
+    return len(set(clusters))
+
+
+def _clustered_values(
+    n: int,
+    statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
+    clusters: Sequence[Hashable],
+    *,
+    seed: int,
+    resamples: int,
+    batch: int | None,
+    two_stage: bool,
+) -> NDArray[np.float64]:
+    import numpy as np
+
+    if len(clusters) != n:
+        raise ValueError(f"{len(clusters)} cluster labels for {n} observations")
+    order = {label: i for i, label in enumerate(dict.fromkeys(clusters))}
+    codes = np.array([order[label] for label in clusters])
+    members = [np.flatnonzero(codes == code) for code in range(len(order))]
+    sizes = np.array([len(m) for m in members])
+    width = int(sizes.max()) * len(members)
+    rng = np.random.default_rng(seed)
+    step = batch or resamples
+    values = []
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        chosen = rng.integers(0, len(members), size=(rows, len(members)))
+        indices = np.full((rows, width), n, dtype=np.intp)
+        # Each drawn cluster's questions (stage two: its own size of draws with replacement), written into
+        # the row from the left; the rest of the row stays padding.
+        offsets = np.zeros(rows, dtype=np.intp)
+        for slot in range(len(members)):
+            for code in range(len(members)):
+                picked = np.flatnonzero(chosen[:, slot] == code)
+                if picked.size == 0:
+                    continue
+                size = int(sizes[code])
+                if two_stage:
+                    draws = members[code][rng.integers(0, size, size=(picked.size, size))]
+                else:
+                    draws = np.broadcast_to(members[code], (picked.size, size))
+                columns = offsets[picked][:, None] + np.arange(size)[None, :]
+                indices[picked[:, None], columns] = draws
+                offsets[picked] += size
+        values.append(np.asarray(statistic(indices), dtype=np.float64))
+    return np.concatenate(values)
+
+
+def bootstrap_p(resampled: Bootstrap, observed: float, alternative: Alternative) -> float:
+    """Bootstrap p-value of ``observed`` (a delta) against zero: the resampled deltas shifted to the null.
+
+    One-sided ``less``: the share of ``resampled - observed`` at or below ``observed``, with the usual
+    ``(count + 1) / (resamples + 1)``; ``two-sided`` doubles the smaller tail. A delta of zero gives 1.
+    """
+    import numpy as np
+
+    null = resampled.values - observed
+    size = null.size
+    below = (int(np.sum(null <= observed + 1e-12)) + 1) / (size + 1)
+    above = (int(np.sum(null >= observed - 1e-12)) + 1) / (size + 1)
+    if alternative == "less":
+        return min(1.0, below)
+    if alternative == "greater":
+        return min(1.0, above)
+    return min(1.0, 2 * min(below, above))
+
+
+def minimum_detectable_effect(se: float, *, alpha: float, power: float = DEFAULT_POWER, two_sided: bool = False) -> float:
+    """The smallest true change a level-``alpha`` test detects with probability ``power``, given the delta's standard error."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf
+    return (z(1 - alpha / 2 if two_sided else 1 - alpha) + z(power)) * se
+
+
 def bootstrap_interval(
     n: int,
     statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
@@ -93,6 +256,8 @@ def bootstrap_interval(
     confidence: float = DEFAULT_CONFIDENCE,
     batch: int | None = None,
     strata: Sequence[Hashable] | None = None,
+    clusters: Sequence[Hashable] | None = None,
+    two_stage: bool = False,
 ) -> Interval | None:
     """Percentile bootstrap interval of a statistic of ``n`` observations, resampled with replacement.
 
@@ -103,24 +268,10 @@ def bootstrap_interval(
     With ``strata`` (one label per observation) each stratum is resampled within itself and keeps
     its size: the right scheme for a mean over fixed groups (MEME's six tasks, MemoryAgentBench's
     four competencies), where a plain resample could drop a whole group and change the denominator.
+    With ``clusters`` whole clusters are resampled (``two_stage``: then their observations too; see the module notes).
     """
-    if n < 2:
-        return None
-    import numpy as np
-
-    if strata is not None:
-        return _stratified_interval(n, statistic, strata, seed=seed, resamples=resamples, confidence=confidence, batch=batch)
-    rng = np.random.default_rng(seed)
-    step = batch or resamples
-    values = []
-    for start in range(0, resamples, step):
-        # One draw of (rows, n) per batch, in order: scipy.stats.bootstrap's stream (a different
-        # batching would draw the same numbers into different rows).
-        indices = rng.integers(0, n, size=(min(step, resamples - start), n), dtype=np.int64)
-        values.append(np.asarray(statistic(indices.astype(np.intp, copy=False)), dtype=np.float64))
-    tail = (1 - confidence) / 2
-    low, high = _linear_quantiles(np.concatenate(values), np.asarray([tail, 1 - tail], dtype=np.float64))
-    return Interval(float(low), float(high))
+    found = bootstrap(n, statistic, seed=seed, resamples=resamples, batch=batch, strata=strata, clusters=clusters, two_stage=two_stage)
+    return None if found is None else found.interval(confidence)
 
 
 def _linear_quantiles(values: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -146,16 +297,15 @@ def _linear_quantiles(values: NDArray[np.float64], p: NDArray[np.float64]) -> ND
     return quantiles
 
 
-def _stratified_interval(
+def _stratified_values(
     n: int,
     statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
     strata: Sequence[Hashable],
     *,
     seed: int,
     resamples: int,
-    confidence: float,
     batch: int | None,
-) -> Interval:
+) -> NDArray[np.float64]:
     import numpy as np
 
     if len(strata) != n:
@@ -172,24 +322,46 @@ def _stratified_interval(
         for members in groups:
             indices[:, members] = members[rng.integers(0, len(members), size=(rows, len(members)))]
         values.append(np.asarray(statistic(indices), dtype=np.float64))
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(np.concatenate(values), [tail, 100 - tail])
-    return Interval(float(low), float(high))
+    return np.concatenate(values)
 
 
 def mean_interval(
-    values: Sequence[float], *, seed: int, resamples: int = DEFAULT_RESAMPLES, confidence: float = DEFAULT_CONFIDENCE
+    values: Sequence[float],
+    *,
+    seed: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    clusters: Sequence[Hashable] | None = None,
+    two_stage: bool = False,
 ) -> Interval | None:
-    """Percentile bootstrap interval of the mean of ``values`` (``None`` for fewer than two)."""
+    """Percentile bootstrap interval of the mean of ``values`` (``None`` for fewer than two; ``clusters``: see the notes)."""
+    found = mean_bootstrap(values, seed=seed, resamples=resamples, clusters=clusters, two_stage=two_stage)
+    return None if found is None else found.interval(confidence)
+
+
+def mean_bootstrap(
+    values: Sequence[float],
+    *,
+    seed: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    clusters: Sequence[Hashable] | None = None,
+    two_stage: bool = False,
+) -> Bootstrap | None:
+    """The resampled means of ``values`` (``clusters``: resampled by cluster, padding ignored)."""
     import numpy as np
 
-    data = np.asarray(values, dtype=np.float64)
+    data = np.append(np.asarray(values, dtype=np.float64), 0.0)
+    real = np.ones(data.size)
+    real[-1] = 0.0
 
     def mean_of(indices: NDArray[np.intp]) -> NDArray[np.float64]:
-        means: NDArray[np.float64] = data[indices].mean(axis=-1)
+        if clusters is None:
+            plain: NDArray[np.float64] = data[indices].mean(axis=-1)
+            return plain
+        means: NDArray[np.float64] = data[indices].sum(axis=-1) / real[indices].sum(axis=-1)
         return means
 
-    return bootstrap_interval(len(data), mean_of, seed=seed, resamples=resamples, confidence=confidence)
+    return bootstrap(len(data) - 1, mean_of, seed=seed, resamples=resamples, clusters=clusters, two_stage=two_stage)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,16 @@ def add_compare(sub: Any) -> argparse.ArgumentParser:
     # Read as text and checked by the parsers of --lens-alpha, --lens-max-drop and --lens-seed: the same messages.
     parser.add_argument("--alpha", default=None, help=f"significance level after Holm correction (default {DEFAULTS.alpha:g})")
     parser.add_argument("--max-drop", default=None, help="also count a headline drop larger than this as a regression")
+    parser.add_argument(
+        "--margin", default=None, help="non-inferiority: count it a regression when the upper bound of the drop exceeds this"
+    )
+    parser.add_argument(
+        "--bootstrap",
+        choices=("auto", "clustered", "two-stage", "plain"),
+        default="auto",
+        help="resample whole scopes (clustered), scopes then questions (two-stage), questions (plain), "
+        "or auto (clustered with 5 or more scopes)",
+    )
     parser.add_argument("--seed", default=None, help="bootstrap seed (default: CURRENT's --lens-seed)")
     parser.add_argument("--fail", action="store_true", help="exit 1 on a regression (like --lens-compare-fail)")
     parser.add_argument(
@@ -49,7 +59,14 @@ def add_compare(sub: Any) -> argparse.ArgumentParser:
 
 
 def compare_runs(
-    current: RunArtifact, baseline: Baseline, *, alpha: float, max_drop: float | None, seed: int | None = None
+    current: RunArtifact,
+    baseline: Baseline,
+    *,
+    alpha: float,
+    max_drop: float | None,
+    seed: int | None = None,
+    margin: float | None = None,
+    bootstrap: str = "auto",
 ) -> tuple[BaselineComparison | None, dict[str, BaselineComparison]]:
     """``current`` against ``baseline``: the LENS comparison (``None`` for a run of sibling suites only), and each suite's.
 
@@ -57,6 +74,7 @@ def compare_runs(
     before there was a headline); ``seed`` defaults to ``current``'s ``--lens-seed``.
     """
     from pytest_lens.analysis.baseline import compare_with_baseline
+    from pytest_lens.analysis.run import clusters_for
     from pytest_lens.records.results import LENS
     from pytest_lens.suites import load_suite
     from pytest_lens.suites.selection import SuiteRun
@@ -68,8 +86,20 @@ def compare_runs(
     suite_names = list(dict.fromkeys(r.suite for r in results if r.suite != LENS))
     lens = None
     if any(r.suite == LENS for r in results) or not suite_names:
+        clusters = clusters_for([r for r in results if r.suite == LENS and r.control is None], bootstrap)
         lens = compare_with_baseline(
-            results, run, baseline.artifact, baseline.info, weights, gates, alpha=alpha, max_drop=max_drop, seed=seed, score=score
+            results,
+            run,
+            baseline.artifact,
+            baseline.info,
+            weights,
+            gates,
+            alpha=alpha,
+            max_drop=max_drop,
+            seed=seed,
+            score=score,
+            clusters=clusters,
+            margin=margin,
         )
     suites = SuiteRun({name: load_suite(name) for name in suite_names})
     return lens, suites.comparisons(results, run, baseline.artifact, baseline.info, alpha=alpha, max_drop=max_drop, seed=seed)
@@ -85,6 +115,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
     try:
         alpha, max_drop, seed = _checked(args)
+        margin = None if args.margin is None else _margin(args.margin)
     except ValueError as exc:
         print(f"lens compare: {exc}", file=sys.stderr)
         return 2
@@ -95,7 +126,9 @@ def run_compare(args: argparse.Namespace) -> int:
     except (SavedRunError, ValueError) as exc:
         print(f"lens compare: {exc}", file=sys.stderr)
         return 2
-    lens, found = compare_runs(current.artifact, baseline, alpha=alpha, max_drop=max_drop, seed=seed)
+    lens, found = compare_runs(
+        current.artifact, baseline, alpha=alpha, max_drop=max_drop, seed=seed, margin=margin, bootstrap=args.bootstrap
+    )
     suites = SuiteRun({name: load_suite(name) for name in found})
     comparisons: list[tuple[str, BaselineComparison]] = [("", lens)] if lens is not None else []
     comparisons.extend((name, comparison) for name, comparison in found.items())
@@ -108,7 +141,9 @@ def run_compare(args: argparse.Namespace) -> int:
             print(line)
     if not args.fail:
         return 0
-    policy = GatePolicy(compare_fail=True, alpha=alpha, max_drop=max_drop, compare_partial=args.partial, partial_option="--partial")
+    policy = GatePolicy(
+        compare_fail=True, alpha=alpha, max_drop=max_drop, margin=margin, compare_partial=args.partial, partial_option="--partial"
+    )
     checks = [
         compare_gate(
             comparison, policy, name=f"--fail [suite {suite}]" if suite else "--fail", subject="score" if suite else comparison.score
@@ -137,3 +172,11 @@ def _checked(args: argparse.Namespace) -> tuple[float, float | None, int | None]
         read("--max-drop", args.max_drop, parse_fraction),
         read("--seed", args.seed, parse_seed),
     )
+
+
+def _margin(text: str) -> float:
+    """``--margin``, parsed as ``--lens-margin`` is; ValueError names the flag."""
+    try:
+        return parse_fraction(text)
+    except ValueError as exc:
+        raise ValueError(f"--margin: {exc}") from None

@@ -16,6 +16,7 @@ from pytest_lens.cli.compare import add_compare, run_compare
 from pytest_lens.cli.generate import add_generate, run_generate
 from pytest_lens.cli.importing import add_generate_suite, add_import, run_generate_suite, run_import
 from pytest_lens.cli.merge import add_merge, run_merge
+from pytest_lens.cli.power import add_power, run_power
 from pytest_lens.cli.report import add_report, run_report
 from pytest_lens.cli.show import add_show, run_show
 
@@ -108,6 +109,7 @@ COMMANDS: dict[str, Command] = {
     "import": (add_import, run_import),
     "generate-suite": (add_generate_suite, run_generate_suite),
     "compare": (add_compare, run_compare),
+    "power": (add_power, run_power),
     "generate": (add_generate, run_generate),
     "show": (add_show, run_show),
     "report": (add_report, run_report),

@@ -27,6 +27,7 @@ __all__ = [
     "AGENT_MODEL",
     "ALPHA",
     "BASELINE",
+    "BOOTSTRAP",
     "BUDGET",
     "CALL_TIMEOUT",
     "COMPARE_FAIL",
@@ -52,6 +53,7 @@ __all__ = [
     "LLM_CONTEXT",
     "LLM_RETRIES",
     "LLM_TIMEOUT",
+    "MARGIN",
     "MAX_CONNECTIONS",
     "MAX_DROP",
     "MAX_FAULT_RATE",
@@ -293,6 +295,8 @@ COMPARE_FAIL = "--lens-compare-fail"
 COMPARE_PARTIAL = "--lens-compare-partial"
 ALPHA = "--lens-alpha"
 MAX_DROP = "--lens-max-drop"
+MARGIN = "--lens-margin"
+BOOTSTRAP = "--lens-bootstrap"
 MAX_FAULT_RATE = "--lens-max-fault-rate"
 LLM_BASE_URL = "--lens-llm-base-url"
 AGENT_MODEL = "--lens-agent-model"
@@ -327,6 +331,7 @@ _SCORING_CHOICES = ("paper", "v2")
 _OPAQUE_CHOICES = ("auto", "always", "never")
 _HEADLINE_CHOICES = ("auto", "retrieval", "composite")
 _RERUN_CHOICES = ("not-measured", "faults")
+_BOOTSTRAP_CHOICES = ("auto", "clustered", "two-stage", "plain")
 
 #: In ``pytest --help`` order. Help texts are argparse's (``%%`` is a percent sign).
 OPTIONS: tuple[Option, ...] = (
@@ -527,6 +532,26 @@ OPTIONS: tuple[Option, ...] = (
         field="max_drop",
         parse=parse_fraction,
         metavar="X",
+    ),
+    Option(
+        MARGIN,
+        "lens_margin",
+        "with --lens-compare-fail: non-inferiority; fail when the one-sided (1 - --lens-alpha) upper bound of a headline's "
+        "drop vs the baseline exceeds X.",
+        "non-inferiority margin of the headline vs the baseline.",
+        field="margin",
+        parse=parse_fraction,
+        metavar="X",
+    ),
+    Option(
+        BOOTSTRAP,
+        "lens_bootstrap",
+        "how CIs and paired tests resample: clustered (whole scopes), two-stage (scopes, then their questions), "
+        "plain (questions), or auto (default: clustered with 5 or more scopes).",
+        "auto, clustered, two-stage or plain, as for --lens-bootstrap.",
+        field="bootstrap",
+        parse=_one_of(_BOOTSTRAP_CHOICES),
+        choices=_BOOTSTRAP_CHOICES,
     ),
     Option(
         MAX_FAULT_RATE,

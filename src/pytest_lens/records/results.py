@@ -242,6 +242,23 @@ class QuestionResult(_Record):
         """The adapter misbehaved, the agent could not finish, or the question could not be measured."""
         return bool(self.faults) or self.agent_error is not None or self.not_measured is not None
 
+    @property
+    def evidence_in_hand(self) -> list[str]:
+        """Required refs the memory returned to the agent (by any tool call), in the dataset's order."""
+        returned = set(self.returned_refs)
+        return [ref for ref in self.required_refs if ref in returned]
+
+    @property
+    def gated_by_agent(self) -> bool:
+        """Whether the agent, not the memory, failed this question.
+
+        A hard gate zeroed it although the memory had returned required evidence (any document, when the question
+        requires none): the agent cited nothing it was shown, or gave up.
+        """
+        if not self.gated or self.failed:
+            return False
+        return bool(self.evidence_in_hand) if self.required_refs else bool(self.returned_refs)
+
     def failure_message(self) -> str:
         """Why this question failed, one line per cause."""
         lines = [fault.describe() for fault in self.faults]

@@ -94,6 +94,10 @@ class LensSettings:
     alpha: float = 0.05
     #: ``--lens-max-drop``: largest tolerated fall of an adapter headline vs the baseline.
     max_drop: float | None = None
+    #: ``--lens-margin``: non-inferiority margin; the gate fails when the upper bound of a headline's drop exceeds it.
+    margin: float | None = None
+    #: ``--lens-bootstrap``: ``auto`` (clustered with enough scopes), ``clustered``, ``two-stage`` or ``plain``.
+    bootstrap: str = "auto"
     #: ``--lens-max-fault-rate``: most of an adapter's questions that may have faults before its scores stop counting.
     max_fault_rate: float = 0.05
     #: LLM endpoint, models, judge and request cache (``--lens-llm-*``, ``--lens-judge*``).

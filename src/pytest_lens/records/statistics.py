@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "POWER",
     "AdapterPair",
     "AdapterStatistics",
     "BaselineAdapterComparison",
@@ -37,6 +38,8 @@ class Estimate(_Model):
     low: float | None = None
     high: float | None = None
     n: int
+    #: The bootstrap standard error (``None``: no interval, or a record written before it was kept).
+    se: float | None = None
 
     @property
     def has_interval(self) -> bool:
@@ -77,6 +80,16 @@ class PairedTest(_Model):
     method: str
     #: The smallest p-value this many changed questions could give.
     min_p: float
+    #: How the questions were resampled: ``plain`` (questions), ``clustered`` (whole scopes) or ``two-stage``
+    #: (scopes, then their questions); clustered, the p-value is the bootstrap's own test, ``method`` says so.
+    bootstrap: Literal["plain", "clustered", "two-stage"] = "plain"
+    #: Minimum detectable effect: the smallest true change of the delta this test detects at ``alpha`` with
+    #: :data:`POWER` (one-sided for ``less``/``greater``, two-sided otherwise), from the bootstrap SE of the delta.
+    mde: float | None = None
+    #: The one-sided ``1 - alpha`` upper confidence bound of the drop (``-delta``): what ``--lens-margin`` holds.
+    drop_bound: float | None = None
+    #: The level ``mde`` and ``drop_bound`` are computed at.
+    alpha: float = 0.05
 
 
 class AdapterPair(_Model):
@@ -100,10 +113,18 @@ class ScopeConcordance(_Model):
     p_value: float
 
 
+#: The power every minimum detectable effect is stated at.
+POWER = 0.8
+
+
 class RunStatistics(_Model):
     """Everything statistical about one run."""
 
     seed: int
+    #: ``plain``: questions resampled as independent; ``clustered``: whole scopes; ``two-stage``: scopes, then questions.
+    bootstrap: Literal["plain", "clustered", "two-stage"] = "plain"
+    #: How many clusters (scopes) the clustered bootstrap resampled (``None`` for plain).
+    clusters: int | None = None
     resamples: int
     confidence: float
     #: The score the ``composite`` estimates and tests are of: the run's headline (``retrieval_score`` or ``composite``).
@@ -163,6 +184,8 @@ class BaselineAdapterComparison(_Model):
     status: ChangeStatus = "not compared"
     #: The composite fell by more than ``--lens-max-drop``.
     dropped: bool = False
+    #: The upper bound of the drop exceeds ``--lens-margin`` (non-inferiority not shown).
+    inferior: bool = False
 
 
 class BaselineComparison(_Model):
@@ -171,6 +194,10 @@ class BaselineComparison(_Model):
     baseline: BaselineInfo
     alpha: float
     max_drop: float | None = None
+    #: ``--lens-margin``: the non-inferiority margin (``None``: no margin gate).
+    margin: float | None = None
+    #: How the questions were resampled (see :attr:`PairedTest.bootstrap`).
+    bootstrap: Literal["plain", "clustered", "two-stage"] = "plain"
     #: The score the ``regression`` tests are of: the run's headline (``retrieval_score`` or ``composite``).
     score: str = "composite"
     warnings: list[str] = Field(default_factory=list)
@@ -181,7 +208,7 @@ class BaselineComparison(_Model):
     @property
     def regressions(self) -> list[BaselineAdapterComparison]:
         """Comparisons that regressed significantly or dropped more than allowed."""
-        return [c for c in self.adapters if c.status == "regression" or c.dropped]
+        return [c for c in self.adapters if c.status == "regression" or c.dropped or c.inferior]
 
 
 class SensitivityRow(_Model):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from pytest_lens.analysis.format import METRIC_LABELS, format_delta, format_estimate, format_p, format_table, signed
 from pytest_lens.records.statistics import (
+    POWER,
     BaselineAdapterComparison,
     BaselineComparison,
     PairedTest,
@@ -27,6 +28,7 @@ __all__ = [
     "arrows_for",
     "changed_counts",
     "comparison_lines",
+    "detectable_lines",
     "line_markup",
     "metric_interval_lines",
     "pair_lines",
@@ -41,6 +43,7 @@ REGRESSION = "regression"
 IMPROVEMENT = "improvement"
 NO_CHANGE = "no significant change"
 DROPPED = "drop over --lens-max-drop"
+INFERIOR = "drop bound over --lens-margin"
 #: The result words of the sensitivity table.
 DETECTED = "detected"
 NOT_DETECTED = "NOT detected"
@@ -79,7 +82,7 @@ def line_markup(line: str) -> dict[str, bool]:
         return {"red": True, "bold": True}
     if stripped.startswith("LENS verdict: PASS"):
         return {"green": True}
-    if stripped.startswith("FAIL ") or line.rstrip().endswith(REGRESSION) or DROPPED in line:
+    if stripped.startswith("FAIL ") or line.rstrip().endswith(REGRESSION) or DROPPED in line or INFERIOR in line:
         return {"red": True}
     if line.rstrip().endswith(IMPROVEMENT):
         return {"green": True}
@@ -103,9 +106,35 @@ def metric_interval_lines(statistics: RunStatistics) -> list[str]:
         for name in names
     ]
     level = f"{statistics.confidence:.0%}"
+    how = {
+        "clustered": f"{statistics.resamples} resamples of {statistics.clusters} whole scopes",
+        "two-stage": f"{statistics.resamples} two-stage resamples: {statistics.clusters} scopes, then their questions",
+    }.get(statistics.bootstrap, f"{statistics.resamples} resamples of the questions")
     return [
-        f"metric means with {level} bootstrap CIs ({statistics.resamples} resamples of the questions, seed {statistics.seed}):",
+        f"metric means with {level} bootstrap CIs ({how}, seed {statistics.seed}):",
         *format_table(["metric", *keys], rows, [False, *([True] * len(keys))]),
+    ]
+
+
+def detectable_lines(statistics: RunStatistics, alpha: float) -> list[str]:
+    """Before a baseline exists: the smallest drop of each adapter's headline a later comparison could detect.
+
+    From this run's own bootstrap SE of the headline: two independent runs' difference has ``sqrt(2)`` times it
+    (an upper bound: a paired comparison where most questions score alike, as with a deterministic agent, sees less).
+    """
+    from pytest_lens.analysis.stats import minimum_detectable_effect
+
+    found = {
+        key: minimum_detectable_effect(2**0.5 * s.composite.se, alpha=alpha)
+        for key, s in statistics.adapters.items()
+        if s.composite.se is not None
+    }
+    if not found:
+        return []
+    values = ", ".join(f"{key} {value:.3f}" for key, value in found.items())
+    return [
+        f"detectable drop (before a baseline; one-sided alpha {alpha:g}, {POWER:.0%} power, from this run's per-question variance, "
+        f"as if a second run were independent): {values}"
     ]
 
 
@@ -135,8 +164,9 @@ def pair_lines(statistics: RunStatistics, alpha: float, arrows: Arrows = UNICODE
     out: list[str] = []
     if statistics.pairs:
         out.append(
-            f"adapters compared (paired by question; two-sided Wilcoxon signed-rank, Holm over {len(statistics.pairs)} pair(s); "
-            f"delta = second - first, {statistics.confidence:.0%} CI):"
+            f"adapters compared (paired by question; two-sided {_test_name(statistics.pairs[0].composite)}, "
+            f"Holm over {len(statistics.pairs)} pair(s); delta = second - first, {statistics.confidence:.0%} CI; "
+            f"MDE: smallest difference detectable at alpha {alpha:g} with {POWER:.0%} power):"
         )
         several_budgets = len({pair.budget for pair in statistics.pairs}) > 1
         rows = []
@@ -150,14 +180,15 @@ def pair_lines(statistics: RunStatistics, alpha: float, arrows: Arrows = UNICODE
                     f"{test.first:.3f}",
                     f"{test.second:.3f}",
                     format_delta(test.delta),
+                    _mde(test),
                     format_p(test.p_adjusted),
                     f"{test.effect_size:+.2f}",
                     changed_counts(test, arrows),
                     pair_result(test, alpha, pair.second, arrows),
                 ]
             )
-        headers = ["pair", "n", "first", "second", "delta [CI]", "p (Holm)", "effect r", "changed", "result"]
-        out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, False]))
+        headers = ["pair", "n", "first", "second", "delta [CI]", "MDE", "p (Holm)", "effect r", "changed", "result"]
+        out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, True, False]))
         for pair in statistics.pairs:
             metrics = _significant_metrics(pair.metrics, alpha, arrows)
             if metrics:
@@ -171,6 +202,17 @@ def pair_lines(statistics: RunStatistics, alpha: float, arrows: Arrows = UNICODE
     return out
 
 
+def _mde(test: PairedTest) -> str:
+    return "-" if test.mde is None else f"{test.mde:.3f}"
+
+
+def _test_name(test: PairedTest) -> str:
+    """``Wilcoxon signed-rank``, ``cluster bootstrap test (6 scopes)`` or ``two-stage bootstrap test (6 scopes, then questions)``."""
+    if test.bootstrap != "plain":
+        return test.method.replace("bootstrap", "bootstrap test")
+    return "Wilcoxon signed-rank"
+
+
 def status_text(entry: BaselineAdapterComparison, arrows: Arrows) -> str:
     """The result column of a baseline comparison: regression, improvement, drop, no change, not in baseline."""
     if entry.status == "regression":
@@ -181,6 +223,8 @@ def status_text(entry: BaselineAdapterComparison, arrows: Arrows) -> str:
         return "not in baseline"
     if entry.dropped:
         return f"{arrows.down} {DROPPED} (Wilcoxon: {NO_CHANGE})"
+    if entry.inferior:
+        return f"{arrows.down} {INFERIOR} ({NO_CHANGE})"
     return NO_CHANGE
 
 
@@ -200,17 +244,20 @@ def comparison_lines(
     )
     compared = [c for c in comparison.adapters if c.regression is not None]
     drop = f", max drop {comparison.max_drop:g}" if comparison.max_drop is not None else ""
+    margin = f", margin {comparison.margin:g} (non-inferiority)" if comparison.margin is not None else ""
+    name = next((_test_name(c.regression) for c in compared if c.regression is not None), "Wilcoxon signed-rank")
     out = [
         f"compared with baseline {info.name} ({info.path}{'; ' + origin if origin else ''})",
-        f"  one-sided Wilcoxon signed-rank for a drop, paired by question, Holm over {len(compared)} adapter(s), "
-        f"alpha {comparison.alpha:g}{drop}",
+        f"  one-sided {name} for a drop, paired by question, Holm over {len(compared)} adapter(s), "
+        f"alpha {comparison.alpha:g}{drop}{margin}; MDE: smallest drop detectable with {POWER:.0%} power; "
+        f"drop <=: one-sided {1 - comparison.alpha:.0%} upper bound of the drop",
     ]
     out.extend(f"  warning: {warning}" for warning in comparison.warnings)
     rows = []
     for entry in comparison.adapters:
         test = entry.regression
         if test is None:
-            rows.append([entry.key, "0", "-", "-", "-", "-", "-", "-", status_text(entry, arrows)])
+            rows.append([entry.key, "0", "-", "-", "-", "-", "-", "-", "-", "-", status_text(entry, arrows)])
             continue
         rows.append(
             [
@@ -219,14 +266,16 @@ def comparison_lines(
                 f"{test.first:.3f}",
                 f"{test.second:.3f}",
                 format_delta(test.delta),
+                _mde(test),
+                "-" if test.drop_bound is None else f"{test.drop_bound:.3f}",
                 format_p(test.p_adjusted),
                 f"{test.effect_size:+.2f}",
                 changed_counts(test, arrows),
                 status_text(entry, arrows),
             ]
         )
-    headers = ["adapter", "n", "baseline", "this run", "delta [CI]", "p (Holm)", "effect r", "changed", "result"]
-    out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, False]))
+    headers = ["adapter", "n", "baseline", "this run", "delta [CI]", "MDE", "drop <=", "p (Holm)", "effect r", "changed", "result"]
+    out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, True, True, False]))
     for entry in comparison.adapters:
         test = entry.regression
         if test is not None and test.n_changed and test.min_p >= comparison.alpha:
@@ -268,6 +317,8 @@ def statistics_section(
     """Metric CIs, adapter pairs with Kendall's W, and the baseline comparison, for output in ``encoding``."""
     arrows = arrows_for(encoding)
     lines = metric_interval_lines(statistics)
+    if comparison is None:
+        lines += detectable_lines(statistics, alpha)
     pairs = pair_lines(statistics, alpha, arrows)
     if pairs:
         lines += ["", *pairs]
@@ -282,8 +333,9 @@ def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS)
         return []
     out = [
         f"sensitivity (--lens-controls): could this run tell each adapter from a degraded copy of it? "
-        f"{sensitivity.metric}, control - adapter, paired by question; one-sided Wilcoxon signed-rank for a drop, "
-        f"alpha {sensitivity.alpha:g}, each row tested alone (no correction across rows)",
+        f"{sensitivity.metric}, control - adapter, paired by question; one-sided {_test_name(sensitivity.rows[0].test)} for a drop, "
+        f"alpha {sensitivity.alpha:g}, each row tested alone (no correction across rows); "
+        f"MDE: smallest drop detectable with {POWER:.0%} power",
     ]
     rows = []
     for row in sensitivity.rows:
@@ -302,13 +354,14 @@ def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS)
                 f"{test.first:.3f}",
                 f"{test.second:.3f}",
                 format_delta(test.delta),
+                _mde(test),
                 format_p(test.p_value),
                 changed_counts(test, arrows),
                 result,
             ]
         )
-    headers = ["adapter", "control", "degradation", "n", "adapter", "control", "delta [CI]", "p (1-sided)", "changed", "result"]
-    out.extend(format_table(headers, rows, [False, False, False, True, True, True, True, True, True, False]))
+    headers = ["adapter", "control", "degradation", "n", "adapter", "control", "delta [CI]", "MDE", "p (1-sided)", "changed", "result"]
+    out.extend(format_table(headers, rows, [False, False, False, True, True, True, True, True, True, True, False]))
     for row in sensitivity.rows:
         seen = sorted((t for t in row.metrics if t.p_adjusted < sensitivity.alpha and t.delta.value < 0), key=lambda t: t.p_adjusted)
         if seen:

@@ -25,6 +25,7 @@ from pytest_lens.runs.ledger import ResultLedger
 from pytest_lens.runs.setup import RunSetup
 
 if TYPE_CHECKING:
+    from pytest_lens.analysis.run import ScopeClusters
     from pytest_lens.records.statistics import BaselineComparison, RepetitionVariance, RunStatistics, Sensitivity
     from pytest_lens.runs.slicing import RunSlice
 
@@ -101,7 +102,16 @@ class RunAnalysis:
             seed=self.setup.settings.seed,
             group_metrics=headline.group_metrics,
             score=headline.name,
+            clusters=self.clusters,
+            alpha=self.setup.settings.alpha,
         )
+
+    @cached_property
+    def clusters(self) -> ScopeClusters | None:
+        """``--lens-bootstrap``: the scope of each question when CIs and paired tests resample scopes, else ``None``."""
+        from pytest_lens.analysis.run import clusters_for
+
+        return clusters_for(self.lens_results, self.setup.settings.bootstrap)
 
     @cached_property
     def comparison(self) -> BaselineComparison | None:
@@ -124,6 +134,8 @@ class RunAnalysis:
             seed=s.seed,
             group_metrics=headline.group_metrics,
             score=headline.name,
+            clusters=self.clusters,
+            margin=s.margin,
         )
 
     @cached_property
@@ -158,6 +170,7 @@ class RunAnalysis:
             seed=self.setup.settings.seed,
             group_metrics=headline.group_metrics,
             metric=headline.name,
+            clusters=self.clusters,
         )
 
     @cached_property
@@ -179,6 +192,7 @@ class RunAnalysis:
             compare_partial=s.compare_partial,
             alpha=s.alpha,
             max_drop=s.max_drop,
+            margin=s.margin,
             judge_max_failures=s.llm.judge_max_failure_rate if judged else None,
             max_not_measured=s.llm.max_not_measured_rate if s.llm.configured else None,
             max_fault_rate=s.max_fault_rate,

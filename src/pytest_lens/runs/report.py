@@ -15,7 +15,7 @@ from pytest_lens.records.results import ANSWER_CHARS, LENS, QuestionResult, RunA
 from pytest_lens.reports.legend import legend_lines
 from pytest_lens.reports.terminal import LensReport, ReportSection
 from pytest_lens.reports.views.transcript import build_transcripts
-from pytest_lens.reports.views.worst import SUMMARY_WORST, WorstQuestions, worst
+from pytest_lens.reports.views.worst import SUMMARY_WORST, WorstQuestions, agent_gated, worst
 from pytest_lens.runs.analysis import RunAnalysis
 from pytest_lens.runs.storage import write_whole
 
@@ -111,7 +111,31 @@ class RunReport:
             "budget: " + "; ".join(budget.describe() for budget in setup.budgets),
             f"data: {len(scopes)} scope(s), {n_episodes} episodes, {n_questions} questions ({names})",
             *self.headline_lines(),
+            *self.bootstrap_lines(),
         ]
+
+    def bootstrap_lines(self) -> list[str]:
+        """How CIs and paired tests resample (``--lens-bootstrap``), named whichever was chosen."""
+        analysis, settings = self.analysis, self.setup.settings
+        if not analysis.lens_results:
+            return []
+        from pytest_lens.analysis.run import MIN_CLUSTERS
+        from pytest_lens.analysis.stats import DEFAULT_RESAMPLES
+
+        scopes = len({r.scope_id for r in analysis.lens_results})
+        how = f"{DEFAULT_RESAMPLES} resamples, seed {settings.seed}"
+        if analysis.clusters is not None:
+            why = f"--lens-bootstrap={settings.bootstrap}" + (f": {MIN_CLUSTERS} or more scopes" if settings.bootstrap == "auto" else "")
+            scheme = (
+                f"two-stage bootstrap ({scopes} scopes, then their questions"
+                if analysis.clusters.two_stage
+                else f"cluster bootstrap ({scopes} whole scopes"
+            )
+            return [f"intervals and paired tests: {scheme}; {how}; {why}); --lens-bootstrap=plain resamples questions alone"]
+        why = f"--lens-bootstrap={settings.bootstrap}" + (
+            f": {scopes} scope(s), fewer than {MIN_CLUSTERS} to resample" if settings.bootstrap == "auto" else ""
+        )
+        return [f"intervals: plain bootstrap over questions ({how}; {why}); paired tests: Wilcoxon signed-rank"]
 
     def headline_lines(self) -> list[str]:
         """What the headline column is, and how the paper's composite is shown beside it."""
@@ -173,6 +197,7 @@ class RunReport:
             worst(items, SUMMARY_WORST),
             json_path=settings.json_path if json else None,
             html_path=settings.html_path if html else None,
+            agent=agent_gated(items),
         )
 
 

@@ -56,3 +56,14 @@ def test_says_so_when_memory_has_nothing(small_scope: LoadedScope) -> None:
     assert answer == NO_EVIDENCE_ANSWER
     assert bridge.returned_refs == []
     assert [r.name for r in bridge.records] == ["memory_capabilities", "memory_search"]
+
+
+def test_answers_from_the_memorys_ranking_when_no_sentence_shares_a_word(small_scope: LoadedScope) -> None:
+    # The bundled failure: "summaries" never appears in a "Daily Operations Summary", so no retrieved sentence
+    # shares a word with the question, yet the memory ranked the documents for it. Before, the agent gave up.
+    documents = {"e2": "## 2024-01-02 Daily Summary\n- pump A: 5.1 bar", "e1": "## 2024-01-01 Daily Summary\n- pump A: 4.1 bar"}
+    answer = OfflineAgent().compose("Are patterns emerging in the summaries?", documents)
+    assert answer != NO_EVIDENCE_ANSWER
+    assert parse_citations(answer) == ["e2", "e1"]  # the memory's order, one claim each
+    assert "5.1 bar" in answer.splitlines()[0]
+    assert OfflineAgent().compose("Are patterns emerging in the summaries?", {}) == NO_EVIDENCE_ANSWER

@@ -132,3 +132,23 @@ def test_each_compared_suite_gets_its_own_regression_gate() -> None:
     # Nothing compared at all still fails: a gate that checked nothing must not pass.
     (_, nothing) = check_gates({}, DEFAULT_GATES, policy, None)
     assert not nothing.passed
+
+
+def _bounded(drop_bound: float, mde: float = 0.031) -> BaselineComparison:
+    found = comparison(-0.01, 0.2, "no significant change")
+    entry = found.adapters[0]
+    assert entry.regression is not None
+    test = entry.regression.model_copy(update={"drop_bound": drop_bound, "mde": mde})
+    inferior = drop_bound > 0.02
+    return found.model_copy(update={"adapters": [entry.model_copy(update={"regression": test, "inferior": inferior})], "margin": 0.02})
+
+
+def test_non_inferiority_gate_prints_the_bound_and_what_the_run_can_detect() -> None:
+    policy = GatePolicy(compare_fail=True, margin=0.02)
+    passed = check_gates({"bm25": summary("bm25", 0.84)}, DEFAULT_GATES, policy, _bounded(0.015))[-1]
+    assert passed.passed
+    assert "non-inferior: bm25 drop at most 0.015 <= --lens-margin=0.02 (one-sided 95% bound)" in passed.line
+    assert "this run can detect a drop of 0.031 or more (bm25) (alpha 0.05, 80% power)" in passed.line
+    failed = check_gates({"bm25": summary("bm25", 0.84)}, DEFAULT_GATES, policy, _bounded(0.045))[-1]
+    assert not failed.passed
+    assert "drop could be as large as 0.045 (one-sided 95% bound) > --lens-margin=0.02" in failed.line

@@ -3,8 +3,18 @@ from __future__ import annotations
 import pytest
 
 from pytest_lens.analysis import stats
-from pytest_lens.analysis.run import analyze_run, pair_results, question_state
+from pytest_lens.analysis.run import (
+    analyze_run,
+    clusters_for,
+    pair_results,
+    paired_tests,
+    question_state,
+    scope_of,
+    scope_then_question,
+    use_clusters,
+)
 from pytest_lens.analysis.summary import summarize
+from pytest_lens.records.results import QuestionResult
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
 from tests.unit.analysis.factory import result, tier1
 
@@ -74,3 +84,39 @@ def test_question_state() -> None:
     assert question_state(result("q", tier1(1, 1)), DEFAULT_GATES) == "ok"
     assert question_state(result("q", tier1(0.2, 1)), DEFAULT_GATES) == "gated"
     assert question_state(result("q", tier1(1, 1), failed=True), DEFAULT_GATES) == "failed"
+
+
+def _scoped(question: str, scope: str, coverage: float, adapter: str = "bm25") -> QuestionResult:
+    return result(question, tier1(1.0, coverage), adapter=adapter, scope_id=scope)
+
+
+def test_auto_clusters_with_five_scopes_of_several_questions() -> None:
+    five = [_scoped(f"q{i}", f"s{i % 5}", 0.5) for i in range(10)]
+    assert use_clusters(five) and not use_clusters([r for r in five if r.scope_id != "s4"])  # four scopes
+    assert not use_clusters([_scoped(f"q{i}", f"s{i}", 0.5) for i in range(6)])  # one question per scope: nothing to cluster
+    assert use_clusters(five[:2], "clustered") and not use_clusters(five, "plain")
+    assert not use_clusters(five[:1], "clustered")  # one scope: nothing to resample
+    assert clusters_for(five) is scope_of and clusters_for(five, "two-stage") is scope_then_question
+    assert clusters_for(five, "plain") is None
+
+
+def test_clustered_pairs_use_the_two_stage_test_and_report_what_they_can_detect() -> None:
+    scopes = [f"s{i}" for i in range(6)]
+    first = [_scoped(f"q{j}", s, 0.8) for s in scopes for j in range(4)]
+    # The second adapter is worse in three scopes and the same in the others: a drop carried by scopes.
+    second = [_scoped(r.question_id, r.scope_id, 0.2 if r.scope_id in scopes[:3] else 0.8, "other") for r in first]
+    pairs = pair_results(first, second)
+    plain, _ = paired_tests(pairs, DEFAULT_WEIGHTS, DEFAULT_GATES, alternative="less", seed=1)
+    clustered, _ = paired_tests(pairs, DEFAULT_WEIGHTS, DEFAULT_GATES, alternative="less", seed=1, clusters=scope_of)
+    assert plain.bootstrap == "plain" and plain.method != clustered.method
+    assert clustered.bootstrap == "clustered" and clustered.method == "cluster bootstrap (6 scopes)"
+    assert plain.mde is not None and clustered.mde is not None and clustered.mde > plain.mde
+    assert clustered.delta.low is not None and plain.delta.low is not None and clustered.delta.low < plain.delta.low
+    # One-sided upper bound of the drop: above the observed drop, and what --lens-margin holds.
+    assert clustered.drop_bound is not None and clustered.drop_bound > -clustered.delta.value > 0
+    assert clustered.p_value < 0.05
+    staged, _ = paired_tests(pairs, DEFAULT_WEIGHTS, DEFAULT_GATES, alternative="less", seed=1, clusters=scope_then_question)
+    assert staged.bootstrap == "two-stage" and staged.method == "two-stage bootstrap (6 scopes, then questions)"
+    stats_run = analyze_run([*first, *second], DEFAULT_WEIGHTS, DEFAULT_GATES, clusters=scope_of)
+    assert stats_run.bootstrap == "clustered" and stats_run.clusters == 6
+    assert stats_run.adapters["bm25"].composite.se is not None

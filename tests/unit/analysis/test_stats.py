@@ -286,3 +286,70 @@ def test_a_stratified_bootstrap_of_groups_that_never_vary_has_no_width() -> None
 def test_strata_must_label_every_observation() -> None:
     with pytest.raises(ValueError, match="2 strata labels for 3 observations"):
         stats.bootstrap_interval(3, lambda i: i.mean(axis=-1), seed=0, strata=["a", "b"])
+
+
+def _clustered_sample(rng: np.random.Generator, clusters: int = 8, size: int = 20, spread: float = 0.3) -> tuple[np.ndarray, list[int]]:
+    """Scores whose scopes move together: a shared scope effect plus a little noise per question."""
+    effects = rng.normal(0.0, spread, clusters)
+    values = np.concatenate([0.5 + effect + rng.normal(0.0, 0.05, size) for effect in effects])
+    return values, [c for c in range(clusters) for _ in range(size)]
+
+
+def test_clustered_interval_is_wider_when_scopes_move_together() -> None:
+    values, labels = _clustered_sample(np.random.default_rng(3))
+    plain = stats.mean_interval(values, seed=1)
+    clustered = stats.mean_interval(values, seed=1, clusters=labels)
+    assert plain is not None and clustered is not None
+    assert clustered.high - clustered.low > 3 * (plain.high - plain.low)
+    assert clustered.contains(float(values.mean()))
+
+
+def test_two_stage_counts_the_within_scope_variance_twice() -> None:
+    # Scopes that do not differ at all: resampling whole scopes gives about the plain width, resampling their
+    # questions again gives about sqrt(2) times it (the within-scope variance counted twice).
+    rng = np.random.default_rng(5)
+    values, labels = rng.random(240), [c for c in range(12) for _ in range(20)]
+    plain = stats.mean_bootstrap(values, seed=1)
+    whole = stats.mean_bootstrap(values, seed=1, clusters=labels)
+    staged = stats.mean_bootstrap(values, seed=1, clusters=labels, two_stage=True)
+    assert plain is not None and whole is not None and staged is not None
+    assert 0.7 < whole.se / plain.se < 1.3
+    assert 1.25 < staged.se / plain.se < 1.6
+
+
+def test_clustered_resamples_ignore_their_padding_with_unequal_scopes() -> None:
+    # Scope a holds one question scoring 1.0, scope b nine scoring 0.0: every resampled mean is a mean of real
+    # questions (0, 0.1, 0.5, 1 ... never below 0 or above 1, and the padding index never counts as a 0).
+    values, labels = [1.0, *[0.0] * 9], ["a", *["b"] * 9]
+    found = stats.mean_bootstrap(values, seed=0, resamples=500, clusters=labels)
+    assert found is not None
+    assert set(np.round(found.values, 6)) == {0.0, 0.1, 1.0}
+
+
+def test_cluster_labels_must_match_the_observations() -> None:
+    with pytest.raises(ValueError, match="3 cluster labels for 2 observations"):
+        stats.mean_interval([0.1, 0.2], seed=0, clusters=[1, 2, 3])
+
+
+def test_bootstrap_p_of_a_drop_and_of_no_change() -> None:
+    drop = stats.mean_bootstrap([-0.1] * 15 + [0.05] * 5, seed=0)
+    assert drop is not None
+    assert stats.bootstrap_p(drop, float(np.mean([-0.1] * 15 + [0.05] * 5)), "less") < 0.01
+    assert stats.bootstrap_p(drop, float(np.mean([-0.1] * 15 + [0.05] * 5)), "greater") > 0.99
+    nothing = stats.mean_bootstrap([0.0] * 10, seed=0)
+    assert nothing is not None and stats.bootstrap_p(nothing, 0.0, "less") == 1.0
+
+
+def test_minimum_detectable_effect_is_millers_formula() -> None:
+    z = sps.norm.ppf
+    assert stats.minimum_detectable_effect(0.01, alpha=0.05) == pytest.approx((z(0.95) + z(0.8)) * 0.01)
+    assert stats.minimum_detectable_effect(0.01, alpha=0.05, two_sided=True) == pytest.approx((z(0.975) + z(0.8)) * 0.01)
+    assert stats.minimum_detectable_effect(0.02, alpha=0.01, power=0.9) == pytest.approx((z(0.99) + z(0.9)) * 0.02)
+
+
+def test_plain_interval_is_unchanged_by_the_bootstrap_refactor() -> None:
+    # The values scipy.stats.bootstrap gives (percentile, same seed): bootstrap() keeps its stream.
+    data = np.array([0.758, 0.879, 1.0, 0.758, 0.919, 0.838, 0.758, 0.879])
+    ours = stats.mean_interval(data, seed=7, resamples=999)
+    theirs = sps.bootstrap((data,), np.mean, method="percentile", n_resamples=999, rng=np.random.default_rng(7), vectorized=True)
+    assert ours == stats.Interval(float(theirs.confidence_interval.low), float(theirs.confidence_interval.high))

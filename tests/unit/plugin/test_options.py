@@ -94,6 +94,8 @@ SAMPLES: dict[str, tuple[str, Check, Any]] = {
     options.COMPARE_PARTIAL: ("", lambda s: s.compare_partial, True),
     options.ALPHA: ("0.01", lambda s: s.alpha, 0.01),
     options.MAX_DROP: ("0.1", lambda s: s.max_drop, 0.1),
+    options.MARGIN: ("0.02", lambda s: s.margin, 0.02),
+    options.BOOTSTRAP: ("plain", lambda s: s.bootstrap, "plain"),
     options.MAX_FAULT_RATE: ("10%", lambda s: s.max_fault_rate, 0.1),
     options.HEADLINE: ("retrieval", lambda s: s.headline, "retrieval"),
     options.LLM_BASE_URL: ("http://llm", lambda s: s.llm.base_url, "http://llm"),

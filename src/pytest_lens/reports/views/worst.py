@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_lens.analysis.format import METRIC_LABELS
 from pytest_lens.analysis.summary import summary_key
 from pytest_lens.reports.views.transcript import Transcript
 
-__all__ = ["SUMMARY_WORST", "WorstQuestions", "worst"]
+__all__ = ["SUMMARY_WORST", "WorstQuestions", "agent_gated", "worst"]
 
 #: Questions per adapter the terminal summary names.
 SUMMARY_WORST = 3
@@ -20,8 +20,9 @@ def worst(items: Sequence[Transcript], n: int) -> dict[str, list[Transcript]]:
     """Per adapter (``adapter@budget`` with several budgets; ``suite:adapter`` for sibling suites): its ``n`` worst questions.
 
     Worst first: failed questions, then the lowest composite (a gated question before an ungated one at the same
-    composite), then run order. Questions not asked (skipped) and questions that scored a full 1.0 are left out,
-    so an adapter with nothing to look at has an empty list.
+    composite), then run order. Questions not asked (skipped), questions that scored a full 1.0 and questions the
+    agent failed with the memory's evidence in hand (:func:`agent_gated`) are left out, so an adapter with nothing to
+    look at has an empty list.
     """
     several_budgets = len({item.result.budget for item in items}) > 1
     groups: dict[str, list[tuple[tuple[int, float, int, int], Transcript]]] = {}
@@ -33,9 +34,24 @@ def worst(items: Sequence[Transcript], n: int) -> dict[str, list[Transcript]]:
         if r.suite != "lens":
             key = f"{r.suite}:{key}"
         members = groups.setdefault(key, [])
+        if r.gated_by_agent:
+            # The memory returned the evidence and the agent did not use it: not the memory's worst question.
+            continue
         if r.failed or r.gated or r.composite < 1.0:
             members.append(((0 if r.failed else 1, r.composite, 0 if r.gated else 1, index), item))
     return {key: [item for _, item in sorted(members, key=lambda pair: pair[0])[:n]] for key, members in groups.items()}
+
+
+def agent_gated(items: Sequence[Transcript]) -> dict[str, list[Transcript]]:
+    """Per adapter key (as :func:`worst`): the questions gated by the agent rather than the memory, in run order."""
+    several_budgets = len({item.result.budget for item in items}) > 1
+    groups: dict[str, list[Transcript]] = {}
+    for item in items:
+        r = item.result
+        if r.skipped is None and r.gated_by_agent:
+            key = summary_key(r.adapter, r.budget, several_budgets)
+            groups.setdefault(key if r.suite == "lens" else f"{r.suite}:{key}", []).append(item)
+    return groups
 
 
 def why(item: Transcript) -> str:
@@ -44,7 +60,12 @@ def why(item: Transcript) -> str:
     if r.failed:
         return r.failure_message().splitlines()[0]
     if item.gate_reasons:
-        return "; ".join(item.gate_reasons)
+        reasons = "; ".join(item.gate_reasons)
+        if r.gated_by_agent:
+            held = r.evidence_in_hand
+            shown = f"{len(held)} of {len(r.required_refs)} required refs" if r.required_refs else f"{len(r.returned_refs)} refs"
+            return f"{reasons}: the agent's, not the memory's (it was shown {shown})"
+        return reasons
     weakest = sorted(r.metrics.items(), key=lambda pair: pair[1])[:2]
     return ", ".join(f"{METRIC_LABELS.get(name, name)} {value:.2f}" for name, value in weakest)
 
@@ -55,6 +76,8 @@ class WorstQuestions:
 
     groups: dict[str, list[Transcript]]
     json_path: Path | None = None
+    #: Per adapter: the questions the agent failed with the memory's evidence in hand (:func:`agent_gated`).
+    agent: dict[str, list[Transcript]] = field(default_factory=dict)
     html_path: Path | None = None
     n: int = SUMMARY_WORST
 
@@ -79,4 +102,7 @@ class WorstQuestions:
             width = max(len(item.test_id) for item in items)
             for item in items:
                 out.append(f"    {item.result.composite:.3f} {item.outcome:<6} {item.test_id:<{width}}  {why(item)}")
+        for key, items in self.agent.items():
+            out.append(f"  {key}: gated by the agent, not the memory (the required evidence was returned to it):")
+            out += [f"    {item.test_id}  {why(item)}" for item in items]
         return out

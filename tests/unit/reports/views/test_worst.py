@@ -4,7 +4,7 @@ from pathlib import Path
 
 from pytest_lens.records.results import RunArtifact
 from pytest_lens.reports.views.transcript import build_transcripts, transcripts
-from pytest_lens.reports.views.worst import WorstQuestions, worst
+from pytest_lens.reports.views.worst import WorstQuestions, agent_gated, worst
 from pytest_lens.scoring.composite import DEFAULT_GATES
 from tests.unit.analysis.factory import result, tier1
 
@@ -45,3 +45,14 @@ def test_summary_lines_name_questions_and_where_to_read_them(example_run: RunArt
     bare = WorstQuestions(groups).lines
     assert bare[0] == "worst questions (transcripts: run with --lens-html=report.html or --lens-json=run.json to read them):"
     assert WorstQuestions({}).lines == []
+
+
+def test_questions_gated_by_the_agent_are_not_the_memorys_worst() -> None:
+    held = result("held", tier1(0.0, 0.0)).model_copy(update={"required_refs": ["e1", "e2"], "returned_refs": ["e2", "e9"]})
+    empty = result("empty", tier1(0.0, 0.0)).model_copy(update={"required_refs": ["e1"], "returned_refs": ["e9"]})
+    assert held.gated_by_agent and not empty.gated_by_agent
+    items = build_transcripts([held, empty], {}, DEFAULT_GATES)
+    assert [item.result.question_id for item in worst(items, 3)["bm25"]] == ["empty"]
+    lines = WorstQuestions(worst(items, 3), agent=agent_gated(items)).lines
+    assert any("gated by the agent, not the memory" in line for line in lines)
+    assert any("held" in line and "it was shown 1 of 2 required refs" in line for line in lines)

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_lens.cli.main import main
+from tests.unit.analysis.factory import result, tier1
+from tests.unit.cli.test_compare_command import write
+
+
+def test_power_prints_what_the_run_detects_and_what_a_drop_needs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write(tmp_path / "run.json", [result(f"q{i:02d}", tier1(1.0, (i % 5) / 4), scope_id=f"s{i % 2}") for i in range(20)])
+    assert main(["power", str(run), "--delta", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert "as if a second run were independent" in out
+    assert "bm25: 20 questions in 2 scope(s), 1 answer(s) each" in out
+    assert "as run, it detects a drop of " in out and "to detect 0.05:" in out
+    assert "questions (clustered)" in out and "scopes of 10" in out
+    # Against a baseline: from the paired differences.
+    base = write(tmp_path / "base.json", [result(f"q{i:02d}", tier1(1.0, 0.5), scope_id=f"s{i % 2}") for i in range(20)])
+    assert main(["power", str(run), "--against", str(base), "--delta", "0.05"]) == 0
+    assert "from paired differences against base.json" in capsys.readouterr().out
+
+
+def test_power_names_the_bad_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write(tmp_path / "run.json", [result(f"q{i}", tier1(1.0, 0.5)) for i in range(3)])
+    assert main(["power", str(run), "--delta", "2"]) == 2
+    assert "lens power: --delta:" in capsys.readouterr().err
