@@ -1,4 +1,4 @@
-"""Progress lines for long work: ingesting a scope, and exploring a conformance clause.
+"""Progress lines for long work: ingesting a scope, answering its questions, and exploring a conformance clause.
 
 Plain Python: a :class:`Progress` decides *when* a line is due and *what* it
 says, and hands it to a sink (a callable taking one line). The pytest layer
@@ -20,7 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 __all__ = [
+    "AnsweringProgress",
     "ClauseProgress",
+    "ModelLoad",
     "Progress",
     "ProgressSink",
     "StreamProgress",
@@ -203,3 +205,84 @@ class ClauseProgress:
         self._last = now
         phase = f"example {number} of {self.max_examples}" if number <= self.max_examples else f"example {number} (shrinking or replaying)"
         self.sink(f"lens conformance: {self.clause} [{self.adapter}]: {phase}, {elapsed:.1f} s")
+
+
+@dataclass(frozen=True)
+class ModelLoad:
+    """What the model has done so far in this process, for answering progress lines."""
+
+    #: Completions answered (sent and come back).
+    requests: int = 0
+    #: Tokens the server said it generated.
+    completion_tokens: int = 0
+    #: Requests the server is working on now, and requests waiting for a free place (queued here).
+    in_flight: int = 0
+    waiting: int = 0
+
+
+class AnsweringProgress:
+    """Lines while the questions of a stream are answered: questions answered, in flight and queued, the model's rate.
+
+    Quiet for the first ``interval_s`` (fast runs print nothing), then a line at most every ``interval_s``, and a
+    last one when the stream's questions are done if any line was printed. ``load`` reads the model's counters
+    (requests and tokens so far, requests in flight and waiting); rates are over the stream's time so far.
+    """
+
+    def __init__(
+        self,
+        sink: ProgressSink,
+        *,
+        interval_s: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+        load: Callable[[], ModelLoad] | None = None,
+    ) -> None:
+        self.sink = sink
+        self.interval_s = interval_s
+        self.clock = clock
+        self.load = load or ModelLoad
+        self._label = ""
+        self._total = 0
+        self._started = 0.0
+        self._base = ModelLoad()
+        self._last: float | None = None
+
+    def start(self, adapter: str, scope_id: str, total: int) -> None:
+        """The questions of ``(adapter, scope_id)`` start being answered: ``total`` of them."""
+        self._label = f"{adapter} | {scope_id}"
+        self._total = total
+        self._started = self.clock()
+        self._base = self.load()
+        self._last = None
+
+    def tick(self, answered: int, running: int, *, final: bool = False) -> None:
+        """``answered`` questions done and ``running`` being answered; a line if one is due (or the last, when ``final``)."""
+        now = self.clock()
+        elapsed = now - self._started
+        if final:
+            if self._last is None:
+                return
+        elif elapsed < self.interval_s or (self._last is not None and now - self._last < self.interval_s):
+            return
+        self._last = now
+        self.sink(self.line(answered, running, elapsed))
+
+    def line(self, answered: int, running: int, elapsed: float) -> str:
+        """The progress line for these counts after ``elapsed`` seconds."""
+        load = self.load()
+        requests = load.requests - self._base.requests
+        tokens = load.completion_tokens - self._base.completion_tokens
+        queued = max(0, self._total - answered - running)
+        rate = max(elapsed, 1e-9)
+        parts = [
+            f"lens: {self._label}: answering {answered}/{self._total} questions done, {running} in flight, {queued} queued",
+            f"model: {load.in_flight} requests being served, {load.waiting} waiting for a free place",
+            f"{requests} answered ({requests / rate:.2f}/s), {tokens:,} tokens generated ({tokens / rate:.1f}/s)",
+            f"{elapsed:.0f} s",
+        ]
+        if answered >= self._total:
+            parts.append("done")
+        elif answered:
+            parts.append(f"~{elapsed / answered * (self._total - answered):.0f} s to go")
+        else:
+            parts.append("estimate after the first answers")
+        return ", ".join(parts)

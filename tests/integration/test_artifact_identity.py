@@ -31,7 +31,7 @@ REPO = Path(__file__).parents[2]
 GOLDEN = REPO / "tests" / "data" / "artifact_golden.json"
 DATA = REPO / "src" / "pytest_lens" / "datasets" / "data"
 #: Fields that measure time or place, not results.
-VOLATILE = {"created", "machine", "commit", "python", "platform", "duration_s", "duration_ms"}
+VOLATILE = {"created", "machine", "commit", "python", "platform", "duration_s", "duration_ms", "queued_s"}
 
 
 def _lens_scope() -> Path:

@@ -49,7 +49,7 @@ def test_record_then_replay_gives_identical_scores_without_any_request(pytester:
     assert sent > 8 * 3  # agent turns, judgments, baselines
     assert {r.kind for r in server.requests} == {"agent", "judge", "baseline"}
     record.stdout.fnmatch_lines(
-        [f"llm requests: {sent} (cache record, *: 0 hits, {sent} misses); http requests {sent}, retries 0, failures 0"]
+        [f"llm requests: {sent} (cache record, *: 0 hits, {sent} misses); http requests {sent}, retries 0, recovered 0 *, failures 0"]
     )
 
     server.reset()
@@ -129,6 +129,7 @@ def test_transient_500s_give_the_same_scores_as_a_clean_run(pytester: pytest.Pyt
     with OpenAITestServer(faults=[Fault("status", rate=0.2, status=500)]) as flaky:
         result = pytester.runpytest(*llm_args(flaky, "--lens-llm-cache-mode=off", json_name="flaky.json"))
         errors = flaky.count(status=500)
+        recovered = len({json.dumps(r.body, sort_keys=True) for r in flaky.requests if r.status == 500})
     assert_answered(result, 8)
     assert result.ret == pytest.ExitCode.OK
     assert errors >= 0.1 * clean_requests
@@ -136,7 +137,8 @@ def test_transient_500s_give_the_same_scores_as_a_clean_run(pytester: pytest.Pyt
     result.stdout.fnmatch_lines(
         [
             f"llm requests: {clean_requests} (cache off: 0 hits, {clean_requests} misses); "
-            f"http requests {clean_requests + errors}, retries {errors}, failures 0"
+            f"http requests {clean_requests + errors}, retries {errors}, "
+            f"recovered {recovered} (answered after a retry or a trimmed resend), failures 0"
         ]
     )
     assert scores(pytester.path / "flaky.json") == scores(pytester.path / "clean.json")

@@ -12,7 +12,7 @@ import pytest
 from tests.support import assert_answered, small_dataset, write_dataset
 
 NO_CACHE = ("-p", "no:cacheprovider")
-TIMING_FIELDS = ("duration_s", "duration_ms", "created")
+TIMING_FIELDS = ("duration_s", "duration_ms", "queued_s", "created")
 
 
 def comparable(artifact: dict[str, Any]) -> dict[str, Any]:

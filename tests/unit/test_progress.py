@@ -7,7 +7,16 @@ from typing import Any
 
 from pytest_lens.datasets import LoadedScope
 from pytest_lens.execution.runner import LensRuntime
-from pytest_lens.progress import ClauseProgress, Progress, StreamProgress, format_stream_line, report_activity, report_embeddings
+from pytest_lens.progress import (
+    AnsweringProgress,
+    ClauseProgress,
+    ModelLoad,
+    Progress,
+    StreamProgress,
+    format_stream_line,
+    report_activity,
+    report_embeddings,
+)
 from pytest_lens.records.settings import AdapterSpec
 from tests.support import RecordingMemory
 
@@ -148,3 +157,41 @@ def test_a_clause_is_quiet_for_its_first_seconds_then_reports_its_examples() -> 
         "lens conformance: search.limit [Memory]: example 7 of 25, 2.5 s",
         "lens conformance: search.limit [Memory]: example 31 (shrinking or replaying), 5.5 s",
     ]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_answering_progress_is_quiet_at_first_then_says_questions_rates_and_what_is_left() -> None:
+    lines: list[str] = []
+    clock = _Clock()
+    load = [ModelLoad(requests=10, completion_tokens=1000)]
+    progress = AnsweringProgress(lines.append, interval_s=2.0, clock=clock, load=lambda: load[-1])
+    progress.start("bm25", "cf01", 6)
+    progress.tick(0, 4)
+    assert lines == []  # a fast stream prints nothing
+    clock.now = 10.0
+    load.append(ModelLoad(requests=14, completion_tokens=1400, in_flight=4, waiting=2))
+    progress.tick(2, 4)
+    progress.tick(2, 4)  # not due yet
+    clock.now = 20.0
+    progress.tick(6, 0, final=True)
+    assert lines == [
+        "lens: bm25 | cf01: answering 2/6 questions done, 4 in flight, 0 queued, model: 4 requests being served, "
+        "2 waiting for a free place, 4 answered (0.40/s), 400 tokens generated (40.0/s), 10 s, ~20 s to go",
+        "lens: bm25 | cf01: answering 6/6 questions done, 0 in flight, 0 queued, model: 4 requests being served, "
+        "2 waiting for a free place, 4 answered (0.20/s), 400 tokens generated (20.0/s), 20 s, done",
+    ]
+
+
+def test_answering_progress_prints_no_last_line_for_a_stream_that_printed_none() -> None:
+    lines: list[str] = []
+    progress = AnsweringProgress(lines.append, interval_s=2.0, clock=_Clock())
+    progress.start("bm25", "cf01", 1)
+    progress.tick(1, 0, final=True)
+    assert lines == []

@@ -45,6 +45,8 @@ class RecordedRequest:
     authorization: str | None = None
     #: Seconds from receiving the request to answering it (generation time included); 0 for refusals.
     elapsed_s: float = 0.0
+    #: Seconds of ``elapsed_s`` spent waiting for a free slot (servers with ``slots``), before generating started.
+    queued_s: float = 0.0
 
 
 def hashed_embedding(text: str, dimensions: int = 64) -> list[float]:
@@ -76,7 +78,14 @@ class OpenAITestServer:
     - ``seconds_per_token``: how long generating one completion token takes (what makes a rambling
       model slow);
     - ``echo_authorization``: error bodies quote the request's ``Authorization`` header, API key
-      included, as some proxies and gateways do.
+      included, as some proxies and gateways do;
+    - ``slots``: llama.cpp's ``llama-server -np N``: at most ``slots`` chat completions are generated
+      at once, the rest wait in arrival order; ``GET /props`` says ``total_slots`` and ``GET /slots``
+      which are processing. Like llama-cpp-python's server, a request whose client gave up is still
+      generated to its end (its slot stays busy): :meth:`duplicates` counts the requests sent again
+      meanwhile and :meth:`busy_fraction` how much of a span at least one slot was generating.
+      ``advertise_slots=False`` keeps the slots and answers 404 at ``/props`` and ``/slots``, as
+      llama-cpp-python's server and Ollama do: the client cannot know how many it serves.
     """
 
     def __init__(
@@ -94,6 +103,8 @@ class OpenAITestServer:
         context_error: ContextErrorStyle = "openai",
         seconds_per_token: float = 0.0,
         echo_authorization: bool = False,
+        slots: int | None = None,
+        advertise_slots: bool = True,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"the test server only listens on the loopback interface, not {host!r}")
@@ -101,6 +112,8 @@ class OpenAITestServer:
             raise ValueError(f"context_error must be one of {', '.join(CONTEXT_ERROR_STYLES)}, got {context_error!r}")
         if bytes_per_token <= 0:
             raise ValueError(f"bytes_per_token must be positive, got {bytes_per_token}")
+        if slots is not None and slots < 1:
+            raise ValueError(f"slots must be at least 1, got {slots}")
         self.policy: Policy = policy or LensPolicy()
         self.faults = list(faults)
         self.latency_s = latency_s
@@ -111,6 +124,17 @@ class OpenAITestServer:
         self.context_error_style: ContextErrorStyle = context_error
         self.seconds_per_token = seconds_per_token
         self.echo_authorization = echo_authorization
+        self.slots = slots
+        self.advertise_slots = advertise_slots
+        #: Per slot: whether it is generating now (``slots`` servers); slot ``i`` is taken by the oldest waiting request.
+        self._slot_busy = [False] * (slots or 0)
+        self._slot_turn = threading.Condition()
+        self._slot_queue: list[int] = []
+        self._tickets = 0
+        #: (start, end) of every completion generated in a slot, perf_counter seconds.
+        self._served: list[tuple[float, float]] = []
+        #: Paths of the ``GET /props`` and ``GET /slots`` requests received (not in :attr:`requests`: they ask nothing of the model).
+        self.probes: list[str] = []
         self._address = (host, port)
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
@@ -181,6 +205,59 @@ class OpenAITestServer:
             self._requests.clear()
             self._attempts.clear()
             self._fired.clear()
+            self._served.clear()
+            self.probes.clear()
+
+    def duplicates(self) -> int:
+        """Chat requests whose body is the same as an earlier chat request's: work the server was asked for twice."""
+        seen: set[str] = set()
+        repeated = 0
+        for request in self.requests:
+            if request.path != "/v1/chat/completions" or not isinstance(request.body, dict):
+                continue
+            key = json.dumps(request.body, sort_keys=True)
+            repeated += key in seen
+            seen.add(key)
+        return repeated
+
+    def busy_fraction(self, start: float, end: float) -> float:
+        """Share of ``start``..``end`` (``time.perf_counter()`` seconds) in which at least one slot was generating."""
+        if end <= start:
+            return 0.0
+        with self._lock:
+            spans = sorted((max(a, start), min(b, end)) for a, b in self._served if b > start and a < end)
+        busy, reach = 0.0, start
+        for a, b in spans:
+            if b > reach:
+                busy += b - max(a, reach)
+                reach = b
+        return busy / (end - start)
+
+    def slot_states(self) -> list[bool]:
+        """Per slot, whether it is generating now (empty without ``slots``)."""
+        with self._slot_turn:
+            return list(self._slot_busy)
+
+    def _take_slot(self) -> int:
+        """Wait, in arrival order, for a free slot and take it."""
+        with self._slot_turn:
+            ticket = self._tickets
+            self._tickets += 1
+            self._slot_queue.append(ticket)
+            while self._slot_queue[0] != ticket or all(self._slot_busy):
+                self._slot_turn.wait()
+            self._slot_queue.pop(0)
+            index = self._slot_busy.index(False)
+            self._slot_busy[index] = True
+            self._slot_turn.notify_all()
+            return index
+
+    def _free_slot(self, index: int, started: float) -> None:
+        with self._slot_turn:
+            self._slot_busy[index] = False
+            self._slot_turn.notify_all()
+        with self._lock:
+            self._served.append((started, time.perf_counter()))
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
@@ -312,6 +389,21 @@ class OpenAITestServer:
             },
         }
 
+    def props(self) -> dict[str, Any]:
+        """``GET /props`` as llama.cpp's server answers it (the fields pytest-lens reads, and a few beside them)."""
+        n_ctx = self.context_tokens or 8192
+        return {
+            "total_slots": self.slots,
+            "default_generation_settings": {"n_ctx": n_ctx, "params": {"n_predict": -1}},
+            "model_path": "scripted.gguf",
+            "build_info": "lens-test-server",
+        }
+
+    def slots_view(self) -> list[dict[str, Any]]:
+        """``GET /slots`` as llama.cpp's server answers it: one entry per slot, ``is_processing`` while it generates."""
+        n_ctx = self.context_tokens or 8192
+        return [{"id": index, "n_ctx": n_ctx, "is_processing": busy} for index, busy in enumerate(self.slot_states())]
+
     def embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
         """Hashed bag-of-words vectors for ``input`` (a string or a list of them)."""
         inputs = body.get("input")
@@ -345,6 +437,13 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/v1/models":
             self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model", "created": CREATED, "owned_by": "lens"}]})
             self.owner._record(RecordedRequest("GET", path, "models", 200, None, authorization=self.headers.get("authorization")))
+        elif path in ("/props", "/slots"):  # what a client asks of the server about itself: kept apart from the API's requests
+            with self.owner._lock:
+                self.owner.probes.append(path)
+            if self.owner.slots is None or not self.owner.advertise_slots:
+                self._send(404, {"error": {"message": f"no route GET {path}", "type": "lens_test_server", "code": 404}})
+            else:
+                self._send(200, self.owner.props() if path == "/props" else self.owner.slots_view())
         else:
             self._error(404, f"no route GET {path}", "GET", path, "other", None)
 
@@ -375,8 +474,6 @@ class _Handler(BaseHTTPRequestHandler):
             message = fault.text or f"injected fault: HTTP {fault.status}"
             self._error(fault.status, message, "POST", path, kind, body, headers=headers, fault="status")
             return
-        if fault is not None and fault.kind == "slow":
-            time.sleep(fault.delay_s)
         invalid = owner.invalid_message(body) if kind != "embedding" else None
         if invalid is not None:
             self._error(500, invalid, "POST", path, kind, body, fault="validation")
@@ -386,14 +483,22 @@ class _Handler(BaseHTTPRequestHandler):
             owner._record(RecordedRequest("POST", path, kind, 400, body, "context", self.headers.get("authorization")))
             self._send(400, refusal)
             return
+        slot = owner._take_slot() if owner.slots is not None and kind != "embedding" else None
+        generating = time.perf_counter()
         try:
+            if fault is not None and fault.kind == "slow":  # slow generation: it holds the slot while it lasts
+                time.sleep(fault.delay_s)
             payload = owner.chat_completion(body, raw, fault) if kind != "embedding" else owner.embeddings(body)
         except Exception as exc:  # a policy bug: report it to the client like a server would
             self._error(500, f"policy error: {type(exc).__name__}: {exc}", "POST", path, kind, body, fault="policy")
             return
+        finally:
+            if slot is not None:
+                owner._free_slot(slot, generating)
         fault_kind = fault.kind if fault is not None else None
         elapsed = time.perf_counter() - started
-        owner._record(RecordedRequest("POST", path, kind, 200, body, fault_kind, self.headers.get("authorization"), elapsed))
+        queued = generating - started if slot is not None else 0.0
+        owner._record(RecordedRequest("POST", path, kind, 200, body, fault_kind, self.headers.get("authorization"), elapsed, queued))
         if fault is not None and fault.kind == "not_json":
             self._send_bytes(200, (fault.text or _PROXY_PAGE).encode("utf-8"), "text/html; charset=utf-8")
         elif fault is not None and fault.kind == "truncated":

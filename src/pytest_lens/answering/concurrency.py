@@ -60,6 +60,7 @@ from pytest_lens.execution.calls import AdapterCaller
 from pytest_lens.execution.dispatch import OwnerThreadCalls
 from pytest_lens.execution.runner import LensRuntime
 from pytest_lens.llm.stats import LLMCounts, counting
+from pytest_lens.progress import AnsweringProgress
 from pytest_lens.records.cases import LensCase
 from pytest_lens.records.results import AdapterFault, MemoryContext, QuestionResult
 from pytest_lens.scoring.scorer import Scoring
@@ -89,6 +90,8 @@ class _Stream:
     thread_safe: bool
     tracks_stats: bool
     pending: set[CaseKey]
+    #: Questions selected (answered or not).
+    total: int = 0
     launched: int = 0
     #: Questions handed to the pool and not answered yet.
     answering: int = 0
@@ -139,6 +142,7 @@ class ConcurrentRunner:
         finish: Finisher,
         concurrency: int,
         max_instances: int = MAX_INSTANCES,
+        progress: AnsweringProgress | None = None,
     ) -> None:
         if concurrency < 2:
             raise ValueError(f"a concurrent runner needs a concurrency of at least 2, got {concurrency}")
@@ -148,6 +152,8 @@ class ConcurrentRunner:
         self.finish = finish
         self.concurrency = concurrency
         self.max_instances = max(1, max_instances)
+        #: Lines while a stream's questions wait on the model (``None``: none, e.g. under ``-q``).
+        self.progress = progress
         self._calls = OwnerThreadCalls()
         self._planned: dict[tuple[str, ...], list[LensCase]] = {}
         self._by_budget = False
@@ -185,7 +191,7 @@ class ConcurrentRunner:
             if self._active is None or key not in self._active.pending:
                 self.settle()
                 self._start(case)
-            self._calls.serve_until(lambda: key in self._ready)
+            self._calls.serve_until(lambda: key in self._ready, tick=self._tick if self.progress else None)
         outcome = self._ready.pop(key)
         if self._active is not None and not self._active.pending:
             self._active = None
@@ -197,7 +203,7 @@ class ConcurrentRunner:
         """Finish the stream being answered (its results are kept); afterwards no adapter is in use."""
         stream = self._active
         if stream is not None:
-            self._calls.serve_until(lambda: not stream.pending)
+            self._calls.serve_until(lambda: not stream.pending, tick=self._tick if self.progress else None)
             self._active = None
 
     def close(self) -> None:
@@ -235,8 +241,19 @@ class ConcurrentRunner:
             pending={c.item_key for c in cases},
         )
         stream.batches = [_Batch(stream, cp, [c for c in cases if c.checkpoint == cp]) for cp in checkpoints]
+        stream.total = len(cases)
         self._active = stream
+        if self.progress is not None:
+            self.progress.start(stream.label, stream.scope.scope_id, stream.total)
         self._launch(stream)
+
+    def _tick(self) -> None:
+        """A progress line, if one is due: the active stream's questions done, in flight (holding a thread) and queued."""
+        stream = self._active
+        if stream is not None and self.progress is not None:
+            done = stream.total - len(stream.pending)
+            launched = sum(len(batch.cases) for batch in stream.batches[: stream.launched])
+            self.progress.tick(done, min(self.concurrency, max(0, launched - done)))
 
     def _launch(self, stream: _Stream) -> None:
         """Start the next checkpoints, a round ahead of the pool's threads, on idle replicas (created up to the stream's limit).
@@ -367,7 +384,7 @@ class ConcurrentRunner:
                 return
             self._calls.post(partial(self._answered, batch))
             try:
-                outcome = score_case(answered, scoring, {})
+                outcome = score_case(answered, scoring, {}).without_queueing(llm.load().wait_s)
             except BaseException as exc:
                 outcome = exc
         self._calls.post(partial(self._done, batch, case, outcome, llm.snapshot()))
@@ -411,6 +428,8 @@ class ConcurrentRunner:
     def _finish(self, batch: _Batch, case: LensCase, outcome: Outcome, llm: LLMCounts) -> None:
         key = case.item_key
         batch.stream.pending.discard(key)
+        if not batch.stream.pending and self.progress is not None and batch.stream is self._active:
+            self.progress.tick(batch.stream.total, 0, final=True)
         if isinstance(outcome, BaseException):
             self._ready[key] = outcome
             return

@@ -113,20 +113,29 @@ class OwnerThreadCalls:
             raise RuntimeError("when_idle() must run on the thread that owns the calls")
         self._idle.append(function)
 
-    def serve_until(self, done: Callable[[], bool]) -> None:
+    def serve_until(self, done: Callable[[], bool], *, tick: Callable[[], object] | None = None, tick_s: float = 1.0) -> None:
         """On the owning thread: run handed-over functions, in arrival order, until ``done()`` is true.
 
         Work queued with :meth:`when_idle` runs whenever no handed-over function is waiting.
         ``done()`` is checked before each function, so it must become true through something this
-        thread runs (a posted notification), never only through another thread's work.
+        thread runs (a posted notification), never only through another thread's work. ``tick``
+        (a progress line that may be due) runs on this thread at least every ``tick_s`` seconds of waiting.
         """
         if threading.get_ident() != self.owner:
             raise RuntimeError("serve_until() must run on the thread that owns the calls")
         while not done():
             if self._idle and self._queue.empty():
                 self._idle.popleft()()
-            else:
+            elif tick is None:
                 self._queue.get().run()
+            else:
+                try:
+                    item = self._queue.get(timeout=tick_s)
+                except queue.Empty:
+                    tick()
+                    continue
+                item.run()
+                tick()
 
     def serve_waiting(self) -> None:
         """On the owning thread: run the handed-over functions waiting now, without waiting for more.

@@ -167,8 +167,12 @@ class LLMBaseline:
             except LLMContextLengthError as exc:
                 _, blocks = stuffed_context(case.scope.stream, case.checkpoint, cap)
                 sent = sum(result_tokens(block + "\n\n") for block in blocks)
-                return self._memo.put(key, self._ask(case, int(sent * self._shrink(exc)), trimmed=True))
+                trimmed = self._memo.put(key, self._ask(case, int(sent * self._shrink(exc)), trimmed=True))
+                self.client.stats.add(recovered=1)  # refused as too long, trimmed, answered: not a failure
+                return trimmed
         except LLMError as exc:
+            if isinstance(exc, LLMContextLengthError):
+                self.client.stats.add(failures=1)  # refused again after trimming: the baseline gives up
             raise BaselineError(str(exc)) from None
 
     def _shrink(self, exc: LLMContextLengthError) -> float:

@@ -26,10 +26,11 @@ from typing import Any
 
 from pytest_lens.llm.api_keys import mask_data, mask_keys, mask_secrets, read_api_key, remember_url
 from pytest_lens.llm.cache import RequestCache, request_key
-from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError
+from pytest_lens.llm.capacity import ServerCapacity, probe_capacity
+from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError, LLMTimeoutError
 from pytest_lens.llm.limiter import ConnectionLimiter
 from pytest_lens.llm.repetition import current_repetition, repetition_seed
-from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, display_url
+from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, TIMEOUT_BASE_S, TIMEOUT_S_PER_TOKEN, auto_timeout_s, display_url
 from pytest_lens.llm.stats import LLMStats
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "LLMError",
     "LLMRequestError",
     "LLMResponseError",
+    "LLMTimeoutError",
     "ToolCall",
     "Usage",
 ]
@@ -124,6 +126,15 @@ class ChatReply:
         return cls(content, tuple(calls), usage, finish if isinstance(finish, str) else None, cached)
 
 
+def _cap_option(purpose: str) -> str:
+    """The option that sets the ``max_tokens`` of a request made for ``purpose``."""
+    if purpose in ("agent", "baseline"):
+        return "--lens-agent-max-tokens"
+    if "judge" in purpose:
+        return "--lens-judge-short-max-tokens for A/B/TIE verdicts, --lens-judge-max-tokens for verdicts with a reason"
+    return f"the max_tokens {purpose} asks for"
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
@@ -136,7 +147,7 @@ class LLMEndpoint:
         base_url: str | None,
         *,
         api_key_env: str,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,
         retries: int = 4,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 30.0,
@@ -158,6 +169,8 @@ class LLMEndpoint:
         self._lock = threading.Lock()
         #: Requests in flight at once, adapting to 429/503 answers (``--lens-max-connections``).
         self.limiter = ConnectionLimiter(max_connections)
+        #: What the server said it serves at once (probed when connecting); ``None`` before.
+        self.capacity: ServerCapacity | None = None
 
     def __repr__(self) -> str:
         return f"LLMEndpoint({display_url(self.base_url)!r}, api_key_env={self.api_key_env!r})"
@@ -178,18 +191,33 @@ class LLMEndpoint:
         client, response_class = self.connect()
         import openai
 
+        timeout = self.request_timeout(request)
         attempt = 0
         while True:
             stats.add(http_requests=1)
             try:
-                with self.limiter.slot():
+                with self.limiter.slot() as waited:
                     self.requested.set()
-                    # The body is already plain JSON: posting it skips the SDK's per-request walk of it against the
-                    # typed parameters (about 3 ms of CPU for an agent's 12 kB request, most of what a request costs
-                    # here), with the same client, headers, timeout and errors. The SDK's README documents this call.
-                    raw = client.post("/chat/completions", body=request, cast_to=response_class)
+                    sent = time.perf_counter()
+                    try:
+                        # The body is already plain JSON: posting it skips the SDK's per-request walk of it against the
+                        # typed parameters (about 3 ms of CPU for an agent's 12 kB request, most of what a request costs
+                        # here), with the same client, headers and errors. The SDK's README documents this call.
+                        raw = client.post("/chat/completions", body=request, cast_to=response_class, options={"timeout": timeout})
+                    except BaseException as exc:
+                        served = time.perf_counter() - sent
+                        # After a timeout the retry must not queue behind the work the server may still do for it.
+                        held = self._hold_until_served(timeout) if isinstance(exc, openai.APITimeoutError) else 0.0
+                        stats.add(wait_s=waited + held, served_s=served)
+                        raise
+                    stats.add(wait_s=waited, served_s=time.perf_counter() - sent)
                     response = _completion_json(raw)
-                ChatReply.from_response(response)  # no choices, no message: a malformed body
+                reply = ChatReply.from_response(response)  # no choices, no message: a malformed body
+                stats.add(answered=1)
+                if attempt:
+                    stats.add(recovered=1)
+                if reply.usage is not None:
+                    stats.add(prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens)
                 return response
             except openai.APIStatusError as exc:
                 overflow = context_overflow(exc.status_code, getattr(exc, "body", None), _body_message(exc))
@@ -204,17 +232,65 @@ class LLMEndpoint:
                 if exc.status_code in (401, 403):
                     problem += f" (check the API key in ${self.api_key_env})"
                 delay = _retry_after(exc.response.headers)
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            except openai.APITimeoutError:
+                retryable, problem, delay = True, self._timeout_problem(timeout, request), None
+            except openai.APIConnectionError as exc:
                 retryable, problem, delay = True, f"{type(exc).__name__}: {exc}", None
             except (openai.APIResponseValidationError, LLMResponseError) as exc:
                 stats.add(bad_responses=1)
                 retryable, problem, delay = True, f"unusable 200 response: {exc}", None
             if not retryable or attempt >= self.retries:
                 tried = f" after {attempt + 1} attempts" if attempt else ""
-                raise LLMRequestError(mask_keys(f"LLM request to {display_url(self.base_url)} failed{tried}: {problem}"))
+                message = mask_keys(f"LLM request to {display_url(self.base_url)} failed{tried}: {problem}")
+                if problem.startswith("timed out"):
+                    raise LLMTimeoutError(message, timeout_s=timeout, max_tokens=_int(request.get("max_tokens")) or None)
+                raise LLMRequestError(message)
             stats.add(retries=1)
+            if problem.startswith("timed out") and self.timeout_s is None:
+                timeout *= 2  # the same request at temperature 0 needs as long again: give the resend the time it takes
             time.sleep(min(self.backoff_max_s, delay if delay is not None else self.backoff_base_s * 2**attempt))
             attempt += 1
+
+    def request_timeout(self, request: Mapping[str, Any]) -> float:
+        """Seconds one attempt of ``request`` may take: ``--lens-llm-timeout``, else sized to its prompt and ``max_tokens``."""
+        if self.timeout_s is not None:
+            return self.timeout_s
+        max_tokens = _int(request.get("max_tokens")) or DEFAULT_MAX_TOKENS
+        messages = [message for message in request.get("messages") or [] if isinstance(message, Mapping)]
+        prompt_chars = sum(len(str(message.get("content") or "")) for message in messages)
+        return auto_timeout_s(max_tokens, prompt_chars)
+
+    def _timeout_problem(self, timeout: float, request: Mapping[str, Any]) -> str:
+        """What a timeout means and which options change it (the server accepted the request: slow, not down)."""
+        max_tokens = _int(request.get("max_tokens")) or None
+        how = (
+            "--lens-llm-timeout"
+            if self.timeout_s is not None
+            else f"sized to the request: {TIMEOUT_BASE_S:g} s + {TIMEOUT_S_PER_TOKEN:g} s per token of max_tokens + its prompt; "
+            "--lens-llm-timeout=SECONDS sets it"
+        )
+        cap = f"up to {max_tokens} tokens" if max_tokens else "a completion"
+        capacity = self.capacity
+        serving = f"; {capacity.describe()}" if capacity is not None else ""
+        return (
+            f"timed out: no answer within {timeout:g} s ({how}) for {cap}: the server accepted the "
+            f"request but did not finish it in time (a slow model, not a down endpoint){serving}"
+        )
+
+    def _hold_until_served(self, timeout: float) -> float:
+        """After a timeout, while still holding the request's place: wait until the server has a free slot again.
+
+        The server may still be generating the abandoned request (llama-cpp-python's server does not stop it;
+        llama.cpp's stops it within a second or so): sending the retry at once would queue it behind that work.
+        Returns the seconds waited (counted as queueing). Only servers that say which slots are busy are waited for.
+        """
+        capacity = self.capacity
+        if capacity is None or capacity.slots_url is None:
+            return 0.0
+        started = time.perf_counter()
+        # At most twice the timeout: a server that does not stop abandoned work finishes it within about that.
+        capacity.wait_for_idle_slot(2 * timeout, self._api_key if self._api_key != _NO_KEY else None)
+        return time.perf_counter() - started
 
     def connect(self) -> tuple[Any, type]:
         """The ``openai`` client of this endpoint (built on first use) and its transport's HTTP response class.
@@ -231,15 +307,21 @@ class LLMEndpoint:
                 self._api_key = read_api_key(self.api_key_env) or _NO_KEY
                 from pytest_lens.llm.deadline import deadline_http_client
 
+                timeout = self.timeout_s if self.timeout_s is not None else auto_timeout_s(DEFAULT_MAX_TOKENS, 0)
                 library = _http_library(openai)
                 self._client = openai.OpenAI(
                     base_url=self.base_url,
                     api_key=self._api_key,
-                    timeout=self.timeout_s,
+                    timeout=timeout,
                     max_retries=0,
-                    http_client=deadline_http_client(openai, library, self.timeout_s),  # the timeout bounds a whole response
+                    # The timeout bounds a whole response: each request's own (sized per request) or this one.
+                    http_client=deadline_http_client(openai, library, timeout),
                 )
                 self._response_class = library.Response
+                self.limiter.timeout_types = (openai.APITimeoutError,)
+                self.capacity = probe_capacity(self.base_url, self._api_key if self._api_key != _NO_KEY else None)
+                if self.capacity.slots is not None:
+                    self.limiter.fit(self.capacity.slots)
             return self._client, self._response_class
 
 
@@ -457,6 +539,14 @@ class ChatClient:
         self.stats.add(cache_misses=1)
         try:
             response = self.endpoint.create(request, self.stats)
+        except LLMContextLengthError:
+            self.stats.add(context_refusals=1)  # the caller may trim and resend; it counts a failure if it gives up
+            raise
+        except LLMTimeoutError as exc:
+            self.stats.add(failures=1)
+            raise LLMTimeoutError(
+                f"{exc} (the {purpose} request's token cap: {_cap_option(purpose)})", timeout_s=exc.timeout_s, max_tokens=exc.max_tokens
+            ) from None
         except LLMError:
             self.stats.add(failures=1)
             raise

@@ -6,7 +6,8 @@ transport is wrapped: once the response's headers are in, a timer shuts the conn
 request's time is up (waking a read blocked on it), and the body, cut off or read past the deadline, is a read
 timeout -- the error the SDK and :class:`~pytest_lens.llm.client.LLMEndpoint` already retry and report. Connecting
 and waiting for the headers are bounded by the per-read timeouts themselves (each no longer than the request's).
-Each attempt of a retried request has its own deadline.
+Each attempt of a retried request has its own deadline: the request's own timeout where the SDK passed one (sized
+per request), else the client's.
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ class _DeadlineTransport:
         self.stream = type("DeadlineStream", (_DeadlineStream, library.SyncByteStream), {})
 
     def handle_request(self, request: Any) -> Any:
-        deadline = time.monotonic() + self.total_s
+        total_s = _request_timeout(request) or self.total_s
+        deadline = time.monotonic() + total_s
         response = self.inner.handle_request(request)
-        late = self.library.ReadTimeout(f"no complete response within {self.total_s:g} s (--lens-llm-timeout)", request=request)
+        late = self.library.ReadTimeout(f"no complete response within {total_s:g} s (--lens-llm-timeout)", request=request)
         left = deadline - time.monotonic()
         if left <= 0:
             response.close()
@@ -88,6 +90,13 @@ class _DeadlineStream:
     def close(self) -> None:
         self.timer.cancel()
         self.inner.close()
+
+
+def _request_timeout(request: Any) -> float | None:
+    """The request's own timeout (a per-request ``timeout`` the SDK passed down to the HTTP library), if it has one."""
+    timeouts = request.extensions.get("timeout")
+    read = timeouts.get("read") if isinstance(timeouts, dict) else None
+    return float(read) if isinstance(read, (int, float)) and read > 0 else None
 
 
 def _shut_down(network_stream: Any) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["LLMCacheError", "LLMCacheMiss", "LLMContextLengthError", "LLMError", "LLMRequestError", "LLMResponseError"]
+__all__ = ["LLMCacheError", "LLMCacheMiss", "LLMContextLengthError", "LLMError", "LLMRequestError", "LLMResponseError", "LLMTimeoutError"]
 
 
 class LLMError(RuntimeError):
@@ -23,6 +23,18 @@ class LLMContextLengthError(LLMRequestError):
         super().__init__(message)
         self.limit = limit
         self.prompt_tokens = prompt_tokens
+
+
+class LLMTimeoutError(LLMRequestError):
+    """The endpoint took every attempt but answered none in time: a slow model, not a down endpoint.
+
+    ``timeout_s`` is the last attempt's timeout and ``max_tokens`` the request's token cap.
+    """
+
+    def __init__(self, message: str, *, timeout_s: float, max_tokens: int | None) -> None:
+        super().__init__(message)
+        self.timeout_s = timeout_s
+        self.max_tokens = max_tokens
 
 
 class LLMResponseError(LLMError):

@@ -12,7 +12,12 @@ does (additive increase, multiplicative decrease):
   sent under the same limit counts once: only a request admitted after the last decrease can
   trigger the next one.
 
-Timeouts and connection errors change nothing: they say nothing about the provider's rate.
+When the server says how many requests it serves at once (llama.cpp's slots, see
+:mod:`pytest_lens.llm.capacity`), :meth:`ConnectionLimiter.fit` makes that the maximum and the
+limit: more in flight would only queue at the server, where waiting counts against each request's
+timeout. When it does not say, a timeout (:attr:`ConnectionLimiter.timeout_types`) halves the limit
+like a 429: a server that cannot finish a request in time while others are in flight is serving
+more than it can. Connection errors change nothing: they say nothing about the provider's rate.
 The retry (with its own backoff and ``Retry-After``) is the caller's; the limiter only decides
 when a request may go out.
 """
@@ -20,6 +25,7 @@ when a request may go out.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,7 +38,7 @@ THROTTLE_STATUS = frozenset({429, 503, 529})
 
 @dataclass(frozen=True)
 class LimitChange:
-    """One change of the limit and why (``grow`` or ``throttled``)."""
+    """One change of the limit and why (``grow``, ``throttled`` or ``fit``)."""
 
     old: int
     new: int
@@ -53,6 +59,11 @@ class ConnectionLimiter:
         self._epoch = 0
         self._changes: list[LimitChange] = []
         self._condition = threading.Condition()
+        self._waiting = 0
+        #: Exceptions that mean "timed out" (the endpoint sets the HTTP client's); they halve the limit until :meth:`fit`.
+        self.timeout_types: tuple[type[BaseException], ...] = ()
+        #: What the server said it serves at once (:meth:`fit`), else ``None``.
+        self.fitted: int | None = None
 
     def __repr__(self) -> str:
         return f"ConnectionLimiter(limit={self.limit}, maximum={self.maximum})"
@@ -70,30 +81,57 @@ class ConnectionLimiter:
             return self._peak
 
     @property
+    def in_flight(self) -> int:
+        """Requests holding a place now."""
+        with self._condition:
+            return self._in_flight
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a place now (queued here, not at the server)."""
+        with self._condition:
+            return self._waiting
+
+    def fit(self, slots: int) -> None:
+        """The server serves ``slots`` requests at once: keep no more in flight (and no fewer, up to the configured maximum)."""
+        with self._condition:
+            self.fitted = max(1, slots)
+            self.maximum = min(self.maximum, self.fitted)
+            self._change(self.maximum, "fit")
+            self._condition.notify_all()
+
+    @property
     def changes(self) -> list[LimitChange]:
         """Every change of the limit so far, oldest first."""
         with self._condition:
             return list(self._changes)
 
     @contextmanager
-    def slot(self) -> Iterator[None]:
-        """Hold one of the ``limit`` places for the request made inside the block.
+    def slot(self) -> Iterator[float]:
+        """Hold one of the ``limit`` places for the request made inside the block; yields the seconds waited for it.
 
         Waits while the limit is reached. An exception with a ``status_code`` in
-        :data:`THROTTLE_STATUS` (what the ``openai`` client raises) halves the limit.
+        :data:`THROTTLE_STATUS` (what the ``openai`` client raises) halves the limit, and so does
+        one of :attr:`timeout_types` while the server's capacity is unknown (no :meth:`fit`).
         """
+        started = time.perf_counter()
         epoch = self._acquire()
         try:
-            yield
+            yield time.perf_counter() - started
         except BaseException as exc:
-            self._release(epoch, throttled=getattr(exc, "status_code", None) in THROTTLE_STATUS, succeeded=False)
+            throttled = getattr(exc, "status_code", None) in THROTTLE_STATUS or (
+                self.fitted is None and bool(self.timeout_types) and isinstance(exc, self.timeout_types)
+            )
+            self._release(epoch, throttled=throttled, succeeded=False)
             raise
         self._release(epoch, throttled=False, succeeded=True)
 
     def _acquire(self) -> int:
         with self._condition:
+            self._waiting += 1
             while self._in_flight >= self._limit:
                 self._condition.wait()
+            self._waiting -= 1
             self._in_flight += 1
             self._peak = max(self._peak, self._in_flight)
             return self._epoch

@@ -8,6 +8,7 @@ from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, LLMEndpoint
 from pytest_lens.llm.settings import LLMSettings
 from pytest_lens.llm.stats import LLMCounts, LLMStats
+from pytest_lens.progress import ModelLoad
 
 __all__ = ["LLMServices"]
 
@@ -58,6 +59,12 @@ class LLMServices:
     def component_client(self) -> ChatClient | None:
         """The client handed to LLM-backed adapters and agents (``lens_llm``): the agent model, else the judge's."""
         return self.agent_client() or self.judge_client()
+
+    def load(self) -> ModelLoad:
+        """What the model has done so far in this process and is doing now, for progress lines."""
+        load = self.stats.load()
+        limiter = self.endpoint.limiter
+        return ModelLoad(load.answered, load.completion_tokens, limiter.in_flight, limiter.waiting)
 
     def counts(self) -> LLMCounts:
         """Requests counted so far in this process."""

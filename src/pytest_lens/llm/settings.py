@@ -15,9 +15,13 @@ __all__ = [
     "DEFAULT_JUDGE_SHORT_MAX_TOKENS",
     "DEFAULT_MAX_TOKENS",
     "JUDGE_KINDS",
+    "TIMEOUT_BASE_S",
+    "TIMEOUT_S_PER_PROMPT_TOKEN",
+    "TIMEOUT_S_PER_TOKEN",
     "CacheMode",
     "JudgeKind",
     "LLMSettings",
+    "auto_timeout_s",
     "display_url",
 ]
 
@@ -31,8 +35,15 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CACHE_PATH = Path(".lens") / "llm-cache.sqlite"
 #: Every request carries a ``max_tokens``: this one unless its caller (or an option) gives another.
 DEFAULT_MAX_TOKENS = 2048
-#: The agent's turns and the naive baseline's answer (``--lens-agent-max-tokens``).
-DEFAULT_AGENT_MAX_TOKENS = DEFAULT_MAX_TOKENS
+#: The agent's turns and the naive baseline's answer (``--lens-agent-max-tokens``): the prompt asks for "a clear,
+#: concise answer" with a citation per claim, a few hundred tokens; a tool call is a few dozen. 512 leaves room and
+#: keeps a model that never stops from generating for minutes on a CPU server.
+DEFAULT_AGENT_MAX_TOKENS = 512
+#: ``--lens-llm-timeout`` unset: each request's timeout is this, plus the time its ``max_tokens`` take at
+#: 4 tokens a second, plus its prompt at 100 tokens a second (a small model on a CPU core, shared by 4 slots).
+TIMEOUT_BASE_S = 60.0
+TIMEOUT_S_PER_TOKEN = 0.25
+TIMEOUT_S_PER_PROMPT_TOKEN = 0.01
 #: Judge replies with a reason: MEME's and LongMemEval's JSON verdicts (``--lens-judge-max-tokens``).
 DEFAULT_JUDGE_MAX_TOKENS = 512
 #: Judge replies of one word: the pairwise ``A`` / ``B`` / ``TIE`` (``--lens-judge-short-max-tokens``).
@@ -54,7 +65,8 @@ class LLMSettings:
     judge: JudgeKind = "none"
     cache_mode: CacheMode = "record"
     cache_path: Path = DEFAULT_CACHE_PATH
-    timeout_s: float = 120.0
+    #: Seconds per LLM request (``--lens-llm-timeout``); ``None``: sized per request by :func:`auto_timeout_s`.
+    timeout_s: float | None = None
     retries: int = 4
     #: The run is flagged when more than this fraction of an adapter's questions had a judge failure.
     judge_max_failure_rate: float = 0.05
@@ -80,6 +92,15 @@ class LLMSettings:
     def effective_judge_model(self) -> str | None:
         """The judge's model: ``judge_model``, else the agent's."""
         return self.judge_model or self.agent_model
+
+
+def auto_timeout_s(max_tokens: int, prompt_chars: int) -> float:
+    """A request's timeout when ``--lens-llm-timeout`` is not given: scaled to what it asks the model to read and write.
+
+    ``prompt_chars`` over 4 estimates the prompt's tokens. 512 tokens and a short prompt: 188 s; a 16k-token naive
+    baseline prompt adds about 160 s.
+    """
+    return round(TIMEOUT_BASE_S + max_tokens * TIMEOUT_S_PER_TOKEN + prompt_chars / 4 * TIMEOUT_S_PER_PROMPT_TOKEN, 1)
 
 
 def display_url(url: str | None) -> str:

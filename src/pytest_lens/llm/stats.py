@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
-__all__ = ["LLMCounts", "LLMStats", "counting"]
+__all__ = ["LOAD_FIELDS", "LLMCounts", "LLMLoad", "LLMStats", "counting"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,10 @@ class LLMCounts:
     failures: int = 0
     #: Corrupted cache entries ignored.
     corrupted_entries: int = 0
+    #: Requests answered after a retry (a timeout, a 5xx, a bad response): counted here, not in ``failures``.
+    recovered: int = 0
+    #: Requests the server refused as longer than the model's context (the caller may trim and send again).
+    context_refusals: int = 0
 
     def __sub__(self, other: LLMCounts) -> LLMCounts:
         return LLMCounts(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
@@ -49,16 +53,40 @@ class LLMCounts:
         return any(getattr(self, f.name) for f in fields(self))
 
 
+@dataclass(frozen=True)
+class LLMLoad:
+    """Time and tokens of the requests sent: how the server was kept busy (wall-clock, so never compared between runs)."""
+
+    #: Seconds requests waited for a place before being sent (queued in this process because the server was full),
+    #: and after a timeout for the server to free the slot the abandoned request held.
+    wait_s: float = 0.0
+    #: Seconds requests were in the server's hands (sent until answered or timed out).
+    served_s: float = 0.0
+    #: Completions the endpoint answered (sent and come back usable).
+    answered: int = 0
+    #: Tokens the endpoint reported reading (prompts) and generating (completions).
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+#: The names :meth:`LLMStats.add` files under :class:`LLMLoad` rather than :class:`LLMCounts`.
+LOAD_FIELDS = frozenset(f.name for f in fields(LLMLoad))
+
+
 class LLMStats:
     """Thread-safe running counts for one process (judgments may run on worker threads)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {f.name: 0 for f in fields(LLMCounts)}
+        self._load: dict[str, float] = {f.name: 0 for f in fields(LLMLoad)}
         self._outer: LLMStats | None = None
 
-    def add(self, **increments: int) -> None:
-        """Increase named counters, e.g. ``add(requests=1, cache_hits=1)`` (and those of the current :func:`counting`)."""
+    def add(self, **increments: float) -> None:
+        """Increase named counters, e.g. ``add(requests=1, cache_hits=1)`` (and those of the current :func:`counting`).
+
+        :class:`LLMLoad`'s names (``wait_s``, ``served_s``, tokens) go to :meth:`load`, the others to :meth:`snapshot`.
+        """
         self._add(increments)
         local = _CURRENT.get()
         while local is not None:  # the innermost counting() block and every block around it
@@ -66,15 +94,30 @@ class LLMStats:
                 local._add(increments)
             local = local._outer
 
-    def _add(self, increments: dict[str, int]) -> None:
+    def _add(self, increments: dict[str, float]) -> None:
         with self._lock:
             for name, value in increments.items():
-                self._counts[name] += value
+                if name in LOAD_FIELDS:
+                    self._load[name] += value
+                else:
+                    self._counts[name] += int(value)
 
     def snapshot(self) -> LLMCounts:
         """The counts so far."""
         with self._lock:
             return LLMCounts(**self._counts)
+
+    def load(self) -> LLMLoad:
+        """Time and tokens so far."""
+        with self._lock:
+            load = dict(self._load)
+        return LLMLoad(
+            wait_s=round(load["wait_s"], 4),
+            served_s=round(load["served_s"], 4),
+            answered=int(load["answered"]),
+            prompt_tokens=int(load["prompt_tokens"]),
+            completion_tokens=int(load["completion_tokens"]),
+        )
 
 
 _CURRENT: ContextVar[LLMStats | None] = ContextVar("lens_llm_counting", default=None)

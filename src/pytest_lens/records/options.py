@@ -644,8 +644,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         LLM_TIMEOUT,
         "lens_llm_timeout",
-        f"timeout per LLM request (default {_default(_LLM.timeout_s)}).",
-        "seconds per LLM request.",
+        "seconds an LLM request may take (default: sized to each request, 60 s + 0.25 s per token of its max_tokens + "
+        "0.01 s per token of its prompt; doubled for a resend after a timeout).",
+        "seconds per LLM request (default: sized to each request).",
         field="llm.timeout_s",
         parse=_positive_seconds,
         metavar="SECONDS",

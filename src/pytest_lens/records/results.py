@@ -214,7 +214,10 @@ class QuestionResult(_Record):
     #: Why the question could not be measured (the agent could not get an answer from its model: the endpoint and the
     #: error). Such a question is a failed test, left out of composites and statistics, and counted apart.
     not_measured: str | None = None
+    #: Seconds answering and scoring the question took, less :attr:`queued_s`.
     duration_s: float = 0.0
+    #: Seconds its LLM requests waited for the server to have a free place (other questions' requests were being served).
+    queued_s: float = 0.0
     #: Growth of the adapter's ``lens_stats()`` counters while this question ran (its stream's ingest included).
     adapter_stats: dict[str, int] = Field(default_factory=dict)
     #: What the adapter stands for when ``--lens-controls`` added it (``None``: one of the user's adapters).
@@ -236,6 +239,11 @@ class QuestionResult(_Record):
     def item_key(self) -> tuple[str, str, str, str, int]:
         """Identity of this answer within a run: the question and the repetition."""
         return (*self.key, self.repetition)
+
+    def without_queueing(self, queued_s: float) -> QuestionResult:
+        """The result with ``queued_s`` seconds of waiting for the LLM server moved out of :attr:`duration_s`."""
+        queued = round(min(max(0.0, queued_s), self.duration_s), 4)
+        return self.model_copy(update={"queued_s": queued, "duration_s": round(self.duration_s - queued, 4)})
 
     @property
     def failed(self) -> bool:

@@ -174,8 +174,17 @@ class RunReport:
                 + (f", {counts.corrupted_entries} corrupted entries ignored" if counts.corrupted_entries else "")
                 + f"); http requests {counts.http_requests}, retries {counts.retries}"
                 + (f" ({counts.bad_responses} bad 200 responses: not JSON or cut off)" if counts.bad_responses else "")
-                + f", failures {counts.failures}"
+                + (f", refused as too long {counts.context_refusals}" if counts.context_refusals else "")
+                + f", recovered {counts.recovered} (answered after a retry or a trimmed resend), failures {counts.failures}"
             )
+            capacity = setup.llm.endpoint.capacity
+            queued = [r.queued_s for r in analysis.ledger.results.values()]
+            if capacity is not None or any(queued):
+                what = capacity.describe() if capacity is not None else "llm server"
+                notes.append(
+                    f"llm server: {what}; questions waited {sum(queued):.1f} s in all for a free place "
+                    "(queued_s, not in their duration_s)"
+                )
         notes.extend(llm_agent_notes(analysis.ordered_results))
         notes.extend(cut_answer_notes(analysis.ordered_results))
         skipped: dict[str, tuple[set[tuple[str, str, str, str]], str]] = {}
@@ -238,7 +247,9 @@ def llm_agent_notes(results: list[QuestionResult]) -> list[str]:
         if measured and all(r.agent == "llm" for r in measured) and not any(r.tool_calls for r in measured):
             notes.append(
                 f"warning: {adapter}: the model never called a tool on any of its {len(measured)} questions — does the server "
-                "support tool calling? (llama.cpp: a chat format with function calling, e.g. --chat_format chatml-function-calling)"
+                "support tool calling? (llama.cpp's llama-server: --jinja with a chat template that renders tools, e.g. "
+                "--chat-template-file; llama-cpp-python: --chat_format chatml-function-calling; vLLM: --enable-auto-tool-choice "
+                "--tool-call-parser; Ollama: a model whose template has tools; see docs/servers/)"
             )
     return notes
 

@@ -135,7 +135,7 @@ class LensSession:
             return self._runner(runtime).result(case)
         with counting() as used:
             result = run_case(case, runtime, self.setup.agent, self.setup.scoring_for(case))
-        return self._finish(case, result, used.snapshot())
+        return self._finish(case, result.without_queueing(used.load().wait_s), used.snapshot())
 
     def plan(self, cases: Iterable[LensCase], *, by_budget: bool = False) -> None:
         """The cases this process will run (pytest's selection): concurrent runs answer a stream's planned questions together.
@@ -191,7 +191,14 @@ class LensSession:
             from pytest_lens.answering.concurrency import ConcurrentRunner  # only for --lens-concurrency above 1
 
             setup = self.setup
-            runner = ConcurrentRunner(runtime, setup.agent, scoring=setup.scoring_for, finish=self._finish, concurrency=setup.concurrency)
+            progress = None
+            if runtime.progress is not None:  # the pytest layer's sink and interval (none under -q)
+                from pytest_lens.progress import AnsweringProgress
+
+                progress = AnsweringProgress(runtime.progress.sink, interval_s=runtime.progress.interval_s, load=setup.llm.load)
+            runner = ConcurrentRunner(
+                runtime, setup.agent, scoring=setup.scoring_for, finish=self._finish, concurrency=setup.concurrency, progress=progress
+            )
             runner.plan(self._planned, by_budget=self._plan_by_budget)
             self._runners[id(runtime)] = runner
         return runner

@@ -196,7 +196,7 @@ def test_a_200_that_is_not_a_completion_is_retried_and_counted(tmp_path: Path, k
         reply = client.complete(HELLO)
         assert server.count(status=200) == 3
     assert reply.content == "OK"
-    assert client.stats.snapshot() == LLMCounts(requests=1, cache_misses=1, http_requests=3, retries=2, bad_responses=2)
+    assert client.stats.snapshot() == LLMCounts(requests=1, cache_misses=1, http_requests=3, retries=2, bad_responses=2, recovered=1)
     with OpenAITestServer(faults=[Fault(kind, permanent=True)]) as server:  # type: ignore[arg-type]
         client = make_client(server, tmp_path, mode="off")
         with pytest.raises(LLMRequestError, match=f"failed after 4 attempts: unusable 200 response: {problem}"):

@@ -143,3 +143,21 @@ def test_an_endpoint_answering_429_shrinks_the_limit_and_the_retries_still_succe
     assert throttles
     assert throttles[0] == LimitChange(4, 2, "throttled")
     assert endpoint.limiter.peak <= 4  # the limit starts at half of --lens-max-connections
+
+
+def test_fitting_to_the_servers_slots_sets_the_limit_and_timeouts_no_longer_halve_it() -> None:
+    limiter = ConnectionLimiter(16)
+    limiter.timeout_types = (TimeoutError,)
+    limiter.fit(4)
+    assert limiter.limit == limiter.maximum == 4
+    with pytest.raises(TimeoutError), limiter.slot():
+        raise TimeoutError
+    assert limiter.limit == 4  # the server said 4: a timeout is a slow answer, not an overloaded server
+
+
+def test_a_timeout_halves_the_limit_when_the_capacity_is_unknown() -> None:
+    limiter = ConnectionLimiter(16)
+    limiter.timeout_types = (TimeoutError,)
+    with pytest.raises(TimeoutError), limiter.slot():
+        raise TimeoutError
+    assert limiter.changes == [LimitChange(8, 4, "throttled")]

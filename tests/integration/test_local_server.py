@@ -1,0 +1,78 @@
+"""A local server that generates one completion at a time, at pytest-lens's default settings (issue 33's must-show).
+
+The project's test server with one slot, a per-token delay and llama.cpp's ``/props`` and ``/slots``: the default
+concurrency (8 questions at once) must measure every question, send no request twice, keep the server's queue
+empty (every request starts generating as it arrives) and take no longer than one question at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from lens_fixtures.openai_server import Fault, OpenAITestServer
+from tests.support import COLD_CHAIN_DEMO, assert_answered
+
+QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}")
+#: A quarter of the agent's requests run to max_tokens, each token taking 1 ms in the slot.
+RAMBLE = Fault("ramble", rate=0.25, only="agent", permanent=True)
+
+
+def run(pytester: pytest.Pytester, server: OpenAITestServer, name: str, *extra: str) -> tuple[float, dict[str, object]]:
+    started = time.perf_counter()
+    result = pytester.runpytest(
+        "--lens-adapter=bm25",
+        "--lens-agent=llm",
+        "--lens-agent-model=scripted",
+        f"--lens-llm-base-url={server.base_url}",
+        "--lens-llm-cache-mode=off",
+        f"--lens-json={name}.json",
+        *QUIET,
+        *extra,
+    )
+    wall = time.perf_counter() - started
+    assert_answered(result, 8)
+    result.stdout.fnmatch_lines(["llm server: server serves 1 request(s) at once (llama.cpp /props and /slots*"])
+    return wall, json.loads((pytester.path / f"{name}.json").read_text())
+
+
+def chat_requests(server: OpenAITestServer) -> list[float]:
+    return [r.queued_s for r in server.requests if r.path == "/v1/chat/completions"]
+
+
+def test_defaults_against_one_slot_measure_every_question_without_duplicates_and_no_slower(pytester: pytest.Pytester) -> None:
+    with OpenAITestServer(slots=1, seconds_per_token=0.001, faults=[RAMBLE]) as server:
+        serial_s, _ = run(pytester, server, "serial", "--lens-concurrency=1")
+        serial_sent = len(chat_requests(server))
+        server.reset()
+        default_s, default = run(pytester, server, "default")  # no option: 8 questions at once
+        queued_at_server = chat_requests(server)
+        duplicates = server.duplicates()
+    assert len(queued_at_server) == serial_sent  # the same requests, each once
+    assert duplicates == 0
+    assert max(queued_at_server) < 0.25  # none waited at the server: no more in flight than its one slot
+    results = default["results"]
+    assert isinstance(results, list) and all(r["not_measured"] is None for r in results)
+    # The questions queued here instead, and their duration leaves that wait out.
+    assert sum(r["queued_s"] for r in results) > 0
+    assert all(r["duration_s"] >= 0 for r in results)
+    # No slower with concurrency than without (on a shared machine: within a margin for start-up noise).
+    assert default_s < serial_s * 1.25 + 2, f"default {default_s:.1f} s, one at a time {serial_s:.1f} s"
+
+
+def test_the_limit_follows_the_slots_the_server_says(pytester: pytest.Pytester) -> None:
+    with OpenAITestServer(slots=3, seconds_per_token=0.001, faults=[RAMBLE]) as server:
+        run_result = pytester.runpytest(
+            "--lens-adapter=bm25",
+            "--lens-agent=llm",
+            "--lens-agent-model=scripted",
+            f"--lens-llm-base-url={server.base_url}",
+            "--lens-llm-cache-mode=off",
+            *QUIET,
+        )
+        assert server.probes[:1] == ["/props"]
+        assert server.duplicates() == 0
+    assert_answered(run_result, 8)
+    run_result.stdout.fnmatch_lines(["llm server: server serves 3 request(s) at once*"])

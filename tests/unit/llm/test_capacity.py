@@ -1,0 +1,104 @@
+"""Fitting the server: what it serves at once (llama.cpp's /props and /slots), no duplicate queued behind abandoned work,
+timeouts sized to the request and named with the options that change them. Against the project's test server."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from lens_fixtures.openai_server import Fault, OpenAITestServer
+from pytest_lens.llm.cache import RequestCache
+from pytest_lens.llm.capacity import probe_capacity, server_root
+from pytest_lens.llm.client import ChatClient, LLMEndpoint
+from pytest_lens.llm.errors import LLMTimeoutError
+from pytest_lens.llm.settings import auto_timeout_s
+from pytest_lens.llm.stats import LLMStats
+
+MESSAGES = [{"role": "user", "content": "Summarise the freezer readings."}]
+
+
+def endpoint(server: OpenAITestServer, **options: float) -> LLMEndpoint:
+    return LLMEndpoint(server.base_url, api_key_env="LENS_TEST_UNSET_KEY", backoff_base_s=0.01, **options)  # type: ignore[arg-type]
+
+
+def test_the_server_root_drops_the_api_path() -> None:
+    assert server_root("http://127.0.0.1:8080/v1/") == "http://127.0.0.1:8080"
+    assert server_root("http://127.0.0.1:8080") == "http://127.0.0.1:8080"
+
+
+def test_a_llama_cpp_like_server_says_its_slots_and_context() -> None:
+    with OpenAITestServer(slots=3, context_tokens=4096) as server:
+        capacity = probe_capacity(server.base_url)
+        assert capacity.slots == 3
+        assert capacity.context_tokens == 4096
+        assert capacity.slots_url is not None and capacity.idle_slots() == 3
+        assert server.probes == ["/props", "/slots", "/slots"]
+        assert server.requests == []  # probes ask nothing of the model
+    assert "serves 3 request(s) at once (llama.cpp /props and /slots, 4,096 tokens of context each)" in capacity.describe()
+
+
+@pytest.mark.parametrize("options", [{}, {"slots": 2, "advertise_slots": False}], ids=["no_slots", "silent_slots"])
+def test_a_server_that_does_not_say_has_an_unknown_capacity(options: dict[str, object]) -> None:
+    with OpenAITestServer(**options) as server:  # type: ignore[arg-type]
+        capacity = probe_capacity(server.base_url)
+    assert capacity.slots is None and capacity.slots_url is None
+    assert "capacity unknown" in capacity.describe()
+
+
+def test_connecting_fits_the_in_flight_limit_to_the_slots() -> None:
+    with OpenAITestServer(slots=2) as server:
+        ep = endpoint(server, max_connections=16)
+        ep.connect()
+    assert ep.limiter.limit == ep.limiter.maximum == 2
+    assert ep.limiter.fitted == 2
+
+
+def test_a_timeout_waits_for_the_slot_so_the_retry_is_not_queued_behind_the_abandoned_work() -> None:
+    # The first attempt takes 1.2 s in the only slot; the client gives up after 0.5 s and retries.
+    slow = Fault("slow", delay_s=1.2, times=1)
+    with OpenAITestServer(slots=1, faults=[slow]) as server:
+        stats = LLMStats()
+        endpoint(server, timeout_s=0.5, retries=1).create({"model": "m", "messages": MESSAGES, "max_tokens": 8}, stats)
+        retry = server.requests[-1]
+    assert stats.snapshot().recovered == 1 and stats.snapshot().retries == 1
+    assert retry.queued_s < 0.3  # sent once the slot was free, not queued behind the abandoned generation
+    assert stats.load().wait_s >= 0.5  # the wait is counted as queueing, on this side
+
+
+def test_without_slots_to_read_the_retry_queues_behind_the_abandoned_work_and_times_out_too() -> None:
+    # What the probe avoids where the server says: the issue's duplicate work, reproduced.
+    slow = Fault("slow", delay_s=1.5, times=1)
+    with OpenAITestServer(slots=1, faults=[slow], advertise_slots=False) as server:
+        ep = endpoint(server, timeout_s=0.5, retries=1, max_connections=4)
+        with pytest.raises(LLMTimeoutError):
+            ep.create({"model": "m", "messages": MESSAGES, "max_tokens": 8}, LLMStats())
+        deadline = time.monotonic() + 5
+        while len(server.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        retry = server.requests[-1]
+        assert server.duplicates() == 1
+    assert retry.queued_s >= 0.5  # it waited behind the generation its own first attempt had abandoned
+    assert ep.limiter.limit == 1  # the timeout halved the limit (capacity unknown): fewer in flight from now on
+
+
+def test_the_timeout_is_sized_to_the_request_unless_given() -> None:
+    auto = LLMEndpoint("http://127.0.0.1:9/v1", api_key_env="X")
+    assert auto.request_timeout({"max_tokens": 512, "messages": MESSAGES}) == auto_timeout_s(512, len(MESSAGES[0]["content"]))
+    assert auto_timeout_s(512, 0) == 188.0
+    assert auto_timeout_s(512, 64_000) > auto_timeout_s(512, 0) + 150  # a 16k-token prompt needs its reading time
+    assert LLMEndpoint(None, api_key_env="X", timeout_s=30).request_timeout({"max_tokens": 4096}) == 30
+
+
+def test_a_timeout_message_names_the_timeout_the_token_cap_and_the_options(tmp_path: object) -> None:
+    with OpenAITestServer(slots=1, faults=[Fault("slow", delay_s=1.0, permanent=True)]) as server:
+        stats = LLMStats()
+        cache = RequestCache(tmp_path / "c.sqlite", "off")  # type: ignore[operator]
+        client = ChatClient(endpoint(server, timeout_s=0.3, retries=0), "m", cache=cache, stats=stats, max_tokens=64)
+        with pytest.raises(LLMTimeoutError) as raised:
+            client.complete(MESSAGES, purpose="agent")
+    message = str(raised.value)
+    for part in ("no answer within 0.3 s", "--lens-llm-timeout", "up to 64 tokens", "--lens-agent-max-tokens", "not a down endpoint"):
+        assert part in message
+    assert "serves 1 request(s) at once" in message
+    assert stats.snapshot().failures == 1
