@@ -8,7 +8,7 @@ import pytest
 from lens_fixtures.openai_server import CONTEXT_ERROR_STYLES, Fault, OpenAITestServer, Reply, ScriptedAgentPolicy
 from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, ChatReply, LLMEndpoint, LLMRequestError, LLMResponseError, context_overflow
-from pytest_lens.llm.errors import LLMCacheMiss, LLMContextLengthError
+from pytest_lens.llm.errors import LLMCacheMiss, LLMContextLengthError, LLMTimeoutError
 from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS
 from pytest_lens.llm.stats import LLMCounts, LLMStats
 
@@ -285,7 +285,7 @@ def test_the_llm_timeout_bounds_a_whole_response_not_each_read() -> None:
     endpoint.connect()  # importing openai is not the request's time
     started = time.monotonic()
     try:
-        with pytest.raises(LLMRequestError, match=r"APITimeoutError"):
+        with pytest.raises(LLMTimeoutError, match=r"no answer within 1 s \(--lens-llm-timeout\)"):
             endpoint.create({"model": "m", "messages": [{"role": "user", "content": "hi"}]}, LLMStats())
     finally:
         stop.set()
