@@ -165,7 +165,8 @@ class RunReport:
         settings = self.setup.settings
         lengths = {scope.scope_id: ScopeEvidence(episodes=len(scope.stream)) for scope in self.setup.scopes}
         items = build_transcripts(self.analysis.ordered_results, lengths, self.setup.scoring.gates)
-        return WorstQuestions(worst(items, SUMMARY_WORST), json_path=settings.json_path, html_path=settings.html_path)
+        groups = worst(items, SUMMARY_WORST)
+        return WorstQuestions(groups, json_path=settings.json_path, html_path=settings.html_path, saved_name=settings.save_name)
 
 
 def write_html(path: Path, artifact: RunArtifact, analysis: RunAnalysis) -> int:

@@ -56,6 +56,8 @@ class WorstQuestions:
     groups: dict[str, list[Transcript]]
     json_path: Path | None = None
     html_path: Path | None = None
+    #: ``--lens-save NAME``: ``lens show NAME`` reads the saved run.
+    saved_name: str | None = None
     n: int = SUMMARY_WORST
 
     @property
@@ -68,6 +70,8 @@ class WorstQuestions:
             where.append(f"open {self.html_path}")
         if self.json_path is not None:
             where.append(f"lens show {self.json_path} ID (or --worst {self.n * 2})")
+        elif self.saved_name is not None:
+            where.append(f"lens show {self.saved_name} ID (or --worst {self.n * 2}), from the saved run")
         if not where:
             where.append("run with --lens-html=report.html or --lens-json=run.json to read them")
         out = [f"worst questions (transcripts: {'; '.join(where)}):"]
