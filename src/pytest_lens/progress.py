@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "AnsweringProgress",
+    "WAIT_TICK_S",
     "ClauseProgress",
     "ModelLoad",
     "Progress",
@@ -29,12 +30,35 @@ __all__ = [
     "format_stream_line",
     "report_activity",
     "report_embeddings",
+    "waiting",
+    "waiting_tick",
 ]
 
 #: Where progress lines go: one call per line, without a trailing newline.
 ProgressSink = Callable[[str], None]
 
 _ACTIVE = threading.local()
+
+#: Seconds between two :func:`waiting_tick` calls while a thread waits for an adapter call.
+WAIT_TICK_S = 1.0
+
+
+@contextmanager
+def waiting(beat: Callable[[], None]) -> Iterator[None]:
+    """While the block runs, call ``beat`` from this thread whenever it waits on an adapter call (every :data:`WAIT_TICK_S`)."""
+    previous = getattr(_ACTIVE, "beat", None)
+    _ACTIVE.beat = beat
+    try:
+        yield
+    finally:
+        _ACTIVE.beat = previous
+
+
+def waiting_tick() -> None:
+    """Call the :func:`waiting` callback of this thread, which still waits for an adapter call (no-op without one)."""
+    beat: Callable[[], None] | None = getattr(_ACTIVE, "beat", None)
+    if beat is not None:
+        beat()
 
 
 def report_embeddings(new: int = 0, cached: int = 0) -> None:
@@ -195,16 +219,29 @@ class ClauseProgress:
         self.clock = clock
         self.started = clock()
         self._last: float | None = None
+        self._number = 0
+        self._example_started = self.started
 
     def example(self, number: int) -> None:
         """Example ``number`` (1-based) is about to run; hypothesis may run more than ``max_examples`` while shrinking."""
+        self._number = number
+        self._example_started = self.clock()
+        self._line("")
+
+    def beat(self) -> None:
+        """The clause still waits for an adapter call: a line if one is due, saying how long this example has run."""
+        if self._number:
+            self._line(f", this example for {self.clock() - self._example_started:.0f} s")
+
+    def _line(self, detail: str) -> None:
         now = self.clock()
         elapsed = now - self.started
         if elapsed < self.after_s or (self._last is not None and now - self._last < self.interval_s):
             return
         self._last = now
+        number = self._number
         phase = f"example {number} of {self.max_examples}" if number <= self.max_examples else f"example {number} (shrinking or replaying)"
-        self.sink(f"lens conformance: {self.clause} [{self.adapter}]: {phase}, {elapsed:.1f} s")
+        self.sink(f"lens conformance: {self.clause} [{self.adapter}]: {phase}{detail}, {elapsed:.1f} s")
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,9 @@ def test_bm25_keeps_the_contract(pytester: pytest.Pytester, ci: None) -> None:
         ]
     )
     assert "LENS summary" not in result.stdout.str()  # no LENS question was asked
+    assert "lens: adapters bm25\n" in result.stdout.str()  # and the header does not count the questions not added
+    assert "questions in" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["lens conformance [[]bm25[]]: 16 clauses, about * examples; expected about *"])
     assert "test_lens[" not in result.stdout.str()
 
 

@@ -4,7 +4,16 @@ Texts cover what real streams and hostile inputs contain: ordinary prose, the
 empty string, arbitrary Unicode (control characters, combining marks, emoji,
 right-to-left scripts; never lone surrogates, which are not text) and very long
 texts (5,000-20,000 characters, at most one per example, so adapters that embed
-every chunk stay affordable). Ids and scope ids are arbitrary non-empty strings,
+every chunk stay affordable).
+
+Prose and long texts come from bounded, seeded pools (:data:`POOL_SIZE` texts per
+strategy, the same in every run), so an adapter that embeds what it ingests meets
+the same texts again and again within one run and its embedding cache hits: the
+clauses that use prose check ranking, state and ids, which do not depend on a
+text being new, only on it containing the words they search for. Arbitrary
+Unicode stays arbitrary (``unicode_texts``, ``queries``): finding the character an
+adapter mangles is what ``retrieve.roundtrip`` is for, and a pool would hide it.
+Rare tokens stay fresh too: ``recall.rare_token`` needs a token no other text holds. Ids and scope ids are arbitrary non-empty strings,
 as the LENS format allows; timestamps are ``datetime.isoformat()`` strings, naive
 or with any UTC offset, as the runner passes them.
 """
@@ -21,11 +30,13 @@ from pytest_lens.conformance.samples import SampleEpisode
 
 __all__ = [
     "MARKER_WORD",
+    "POOL_SIZE",
     "VOCABULARY",
     "episode_ids",
     "episode_lists",
     "long_texts",
     "marked_prose",
+    "pooled_words",
     "prose",
     "queries",
     "queries_for",
@@ -63,18 +74,36 @@ _TEXT_CHARACTERS = st.characters(codec="utf-8")
 _ID_CHARACTERS = _TEXT_CHARACTERS
 
 
+#: Distinct texts a prose strategy draws from (per word-count range); the pool is the same in every run.
+POOL_SIZE = 64
+
+
 def seeded_words(count: int, seed: int) -> list[str]:
     """``count`` words of :data:`VOCABULARY` chosen by a seeded generator."""
     return random.Random(seed).choices(VOCABULARY, k=count)
 
 
-def prose(min_words: int = 0, max_words: int = 60) -> st.SearchStrategy[str]:
-    """Space-separated words from :data:`VOCABULARY`.
+def pooled_words(index: int, min_words: int, max_words: int) -> list[str]:
+    """Text ``index`` of the pool for ``min_words``-``max_words``, its words seeded by ``index``.
 
-    Drawn as (word count, seed) rather than word by word: two choices per text keep examples
-    cheap to generate and to shrink (towards fewer words and seed 0).
+    Its length grows with ``index``, from ``min_words`` (text 0, where shrinking goes) to ``max_words`` (the last
+    text), through every length in between: hypothesis's preference for boundaries still reaches both extremes.
     """
-    return st.builds(lambda count, seed: " ".join(seeded_words(count, seed)), st.integers(min_words, max_words), st.integers(0, 2**16))
+    span = max_words - min_words
+    return seeded_words(min_words + round(index * span / (POOL_SIZE - 1)) if span < POOL_SIZE else min_words + index % (span + 1), index)
+
+
+def _pool() -> st.SearchStrategy[int]:
+    return st.integers(0, POOL_SIZE - 1)
+
+
+def prose(min_words: int = 0, max_words: int = 60) -> st.SearchStrategy[str]:
+    """Space-separated words from :data:`VOCABULARY`: one of :data:`POOL_SIZE` seeded texts of ``min_words``-``max_words`` words.
+
+    One choice per text keeps examples cheap to generate and to shrink (towards text 0, the
+    shortest), and the bounded pool lets an embedding cache hit within a run.
+    """
+    return _pool().map(lambda index: " ".join(pooled_words(index, min_words, max_words)))
 
 
 def unicode_texts(max_size: int = 300) -> st.SearchStrategy[str]:
@@ -86,10 +115,26 @@ def _repeat(piece: str, size: int) -> str:
     return (piece * (size // len(piece) + 1))[:size]
 
 
+#: Pieces of Unicode a long text may repeat: NUL and controls, combining marks, emoji (a ZWJ sequence), right-to-left
+#: and CJK scripts, characters outside the Basic Multilingual Plane.
+_UNICODE_PIECES = (
+    "\x00\x01\t\r\n",
+    "e\u0301a\u0308\u0327",
+    "\U0001f469\u200d\U0001f52c \U0001f680",
+    "\u05e9\u05dc\u05d5\u05dd \u0645\u0631\u062d\u0628\u0627",
+    "\u8a18\u61b6\u30c6\u30b9\u30c8",
+    "\U00010348\U0001d11e\ufeff\u2028",
+)
+
+
 def long_texts(min_size: int = 5_000, max_size: int = 20_000) -> st.SearchStrategy[str]:
-    """A very long text: a short piece (prose or arbitrary Unicode) repeated to ``min_size``-``max_size`` characters."""
-    pieces = st.one_of(prose(1, 12).filter(bool), st.text(_TEXT_CHARACTERS, min_size=1, max_size=40))
-    return st.builds(_repeat, pieces, st.integers(min_size, max_size))
+    """A very long text: a short piece (pooled prose or a Unicode piece) repeated to ``min_size``, ``max_size`` or between.
+
+    Pieces and sizes are bounded like every pooled text: what a long text tests is its length
+    (truncation, chunking, a size limit) and the characters it repeats, not its wording.
+    """
+    pieces = st.one_of(prose(1, 12), st.sampled_from(_UNICODE_PIECES))
+    return st.builds(_repeat, pieces, st.sampled_from(sorted({min_size, (min_size + max_size) // 2, max_size})))
 
 
 def texts() -> st.SearchStrategy[str]:
@@ -175,9 +220,14 @@ def episode_lists(
 
 
 def marked_prose(max_words: int = 40) -> st.SearchStrategy[str]:
-    """Prose containing :data:`MARKER_WORD` somewhere."""
-    halves = prose(0, max_words // 2)
-    return st.builds(lambda before, after: " ".join(part for part in (before, MARKER_WORD, after) if part), halves, halves)
+    """Prose containing :data:`MARKER_WORD` somewhere: one of :data:`POOL_SIZE` seeded texts."""
+
+    def build(index: int) -> str:
+        words = pooled_words(index, 0, max_words)
+        words.insert(index % (len(words) + 1), MARKER_WORD)
+        return " ".join(words)
+
+    return _pool().map(build)
 
 
 def queries() -> st.SearchStrategy[str]:

@@ -13,6 +13,7 @@ import hashlib
 import re
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from pytest_lens.conformance.results import ClauseOutcome
 from pytest_lens.conformance.samples import describe_example
 from pytest_lens.conformance.subject import SubjectFactory
 from pytest_lens.execution.calls import AdapterCallError
-from pytest_lens.progress import ClauseProgress, ProgressSink
+from pytest_lens.progress import ClauseProgress, ProgressSink, waiting
 
 __all__ = ["ConformanceConfig", "verify_clause"]
 
@@ -86,8 +87,10 @@ def verify_clause(clause: Clause, factory: SubjectFactory, config: ConformanceCo
     context = ClauseContext(factory, manifest, dict(config.latency_ceilings), config.enforce_latency)
 
     hypothesis_settings = clause_settings(config.profile, clause.cost)
+    # At most 9 s between lines (plus a wait tick): a clause reports at least every 10 s, even in a log.
+    interval = min(config.progress_interval_s, 9.0)
     ticker = (
-        ClauseProgress(config.progress, clause.id, factory.label, hypothesis_settings.max_examples, interval_s=config.progress_interval_s)
+        ClauseProgress(config.progress, clause.id, factory.label, hypothesis_settings.max_examples, interval_s=interval)
         if config.progress is not None
         else None
     )
@@ -103,7 +106,8 @@ def verify_clause(clause: Clause, factory: SubjectFactory, config: ConformanceCo
     check.__name__ = check.__qualname__ = _identifier(f"conformance_{clause.id}_{factory.spec.target}")
     test = hypothesis_settings(given(example=clause.examples(manifest))(check))
     try:
-        test()
+        with waiting(ticker.beat) if ticker is not None else nullcontext():
+            test()
         if clause.conclude is not None:
             run.last = None
             clause.conclude(context)

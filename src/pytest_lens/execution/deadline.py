@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from pytest_lens.progress import WAIT_TICK_S, waiting_tick
+
 __all__ = ["CallClock", "outside_call_timeout", "running_on", "untimed_seconds"]
 
 _untimed_s = 0.0
@@ -75,15 +77,19 @@ class CallClock:
 
     def wait(self) -> bool:
         """Wait for the call; ``False`` when the clock ran out first (the call is still running)."""
+        # Woken at least every WAIT_TICK_S, so that progress can say the waiting thread still waits (a clause stuck
+        # for a minute in one ingest() says so every few seconds).
         with self._condition:
             while not self._finished:
                 if self._paused or self._deadline is None:
-                    self._condition.wait()
-                    continue
-                left = self._deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._condition.wait(left)
+                    self._condition.wait(WAIT_TICK_S)
+                else:
+                    left = self._deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._condition.wait(min(left, WAIT_TICK_S))
+                if not self._finished:
+                    waiting_tick()
             return True
 
 

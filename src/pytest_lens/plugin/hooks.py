@@ -160,6 +160,8 @@ class LensPlugin:
         adapters = ", ".join(spec.label for spec in s.adapter_specs)
         budgets = ", ".join(budget.name for budget in s.budgets)
         repeat = s.settings.repeat
+        if self.config.getoption("--lens-conformance", False):
+            return [f"lens: adapters {adapters}"]  # no LENS question is added: the conformance header says what runs
         asked = f"{len(s.cases) // repeat} questions x {repeat} answers" if repeat > 1 else f"{len(s.cases)} questions"
         lines = [f"lens: adapters {adapters}; agent {s.settings.agent}; budget {budgets}; {asked} in {len(s.scopes)} scope(s)"]
         return lines + (self.session.slice.header() if self.session.slice is not None else [])

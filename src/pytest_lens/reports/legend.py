@@ -15,7 +15,7 @@ from pytest_lens.scoring.composite import HardGate
 
 __all__ = ["COLUMN_MEANINGS", "METRIC_MEANINGS", "legend_lines", "question_status"]
 
-#: One phrase per metric: what it measures (README "Scores" has the details).
+#: One phrase per metric: what it measures (docs/scores.md has the details).
 METRIC_MEANINGS: dict[str, str] = {
     "evidence_grounding": "cited refs that exist and were shown to the agent / cited refs",
     "evidence_coverage": "required refs cited / required refs available",

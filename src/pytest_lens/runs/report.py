@@ -206,6 +206,7 @@ class RunReport:
             worst(items, SUMMARY_WORST),
             json_path=settings.json_path if json else None,
             html_path=settings.html_path if html else None,
+            saved_name=settings.save_name,
             agent=agent_gated(items),
         )
 

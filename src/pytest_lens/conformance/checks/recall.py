@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from pytest_lens.conformance.checks.search import describe_call
 from pytest_lens.conformance.clause import Clause, ClauseContext, ClauseViolation
 from pytest_lens.conformance.samples import SampleEpisode, abbreviate, describe_example, show_ids
-from pytest_lens.conformance.strategies import rare_tokens, scope_ids, seeded_words, simple_id, simple_timestamp
+from pytest_lens.conformance.strategies import POOL_SIZE, pooled_words, rare_tokens, scope_ids, seeded_words, simple_id, simple_timestamp
 from pytest_lens.contract.adapter import CapabilityManifest
 
 __all__ = ["LEXICAL_MODES", "RECALL_RARE_TOKEN", "SEMANTIC_FLOOR", "is_lexical"]
@@ -70,9 +70,13 @@ def _recall_examples(draw: st.DrawFn, manifest: CapabilityManifest) -> RecallExa
     size = draw(st.integers(1, 10))
     token = draw(rare_tokens())
     target = draw(st.integers(0, size - 1))
+    # The other episodes come from the bounded pool (an embedding cache hits them), distinct within a corpus. The
+    # target is new anyway (the token), so its length is drawn freely: a token past an adapter's indexed head must
+    # stay as likely as before.
+    pool = draw(st.lists(st.integers(0, POOL_SIZE - 1), min_size=size, max_size=size, unique=True))
     episodes, position = [], 0
-    for index in range(size):
-        words = seeded_words(draw(st.integers(3, 60)), draw(st.integers(0, 2**16)))
+    for index, text in enumerate(pool):
+        words = seeded_words(draw(st.integers(3, 60)), text) if index == target else pooled_words(text, 3, 60)
         if index == target:
             position = draw(st.integers(0, len(words)))
             words.insert(position, token)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,8 @@ def missing_dependency() -> str | None:
 class _State:
     settings: options.ConformanceSettings
     outcomes: dict[tuple[str, str], ClauseOutcome]
+    #: Adapters whose expected duration this process has announced (once each, before their first clause).
+    announced: set[str] = field(default_factory=set)
 
 
 _STATE = pytest.StashKey[_State]()
@@ -121,6 +123,12 @@ class ConformanceCheck:
         profile = settings.profile or _default_profile()
         from pytest_lens.plugin.terminal_progress import progress_interval, progress_sink
 
+        sink = progress_sink(config)
+        if sink is not None and self.adapter not in _state(config).announced:
+            _state(config).announced.add(self.adapter)
+            probe_storage = self._storage / f"{safe_name(self.adapter)}-estimate"
+            probe = SubjectFactory(self.case.spec, probe_storage, call_timeout=factory.call_timeout, lens_llm=factory.lens_llm)
+            _announce_duration(self._request.session, self.case.spec, probe, profile, sink)
         outcome = verify_clause(
             clause,
             factory,
@@ -128,7 +136,7 @@ class ConformanceCheck:
                 profile,
                 settings.latency_ceilings,
                 settings.enforce_latency,
-                progress=progress_sink(config),
+                progress=sink,
                 progress_interval_s=progress_interval(config),
             ),
         )
@@ -142,6 +150,31 @@ class ConformanceCheck:
         if outcome.status == "not_applicable":
             pytest.skip(outcome.message)
         return outcome
+
+
+def _announce_duration(session: pytest.Session, spec: AdapterSpec, factory: Any, profile: str, sink: Any) -> None:
+    """Say how long this process's clauses of ``spec`` should take, from the adapter's first calls (nothing if it cannot tell)."""
+    from pytest_lens.conformance.catalog import find_clause
+    from pytest_lens.conformance.estimate import estimate_suite
+    from pytest_lens.contract.adapter import AdapterUnavailable
+    from pytest_lens.execution.calls import AdapterCallError
+
+    clause_ids = []
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        case = callspec.params.get("lens_conformance") if callspec is not None else None
+        if isinstance(case, ConformanceCase) and case.spec == spec and case.clause_id not in clause_ids:
+            clause_ids.append(case.clause_id)
+    manifest, fault = factory.manifest()
+    if fault is not None or factory.unavailable:
+        return  # the clauses say why, one by one
+    sink(f"lens conformance [{spec.label}]: timing its first calls to estimate the suite's duration")
+    try:
+        estimate = estimate_suite(factory, [find_clause(clause_id) for clause_id in clause_ids], profile, manifest)
+    except (AdapterCallError, AdapterUnavailable) as exc:
+        sink(f"lens conformance [{spec.label}]: no estimate: its first calls failed ({exc}); the clauses will say how")
+        return
+    sink(estimate.line())
 
 
 def _default_profile() -> str:

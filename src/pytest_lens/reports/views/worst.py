@@ -79,6 +79,8 @@ class WorstQuestions:
     #: Per adapter: the questions the agent failed with the memory's evidence in hand (:func:`agent_gated`).
     agent: dict[str, list[Transcript]] = field(default_factory=dict)
     html_path: Path | None = None
+    #: ``--lens-save NAME``: ``lens show NAME`` reads the saved run.
+    saved_name: str | None = None
     n: int = SUMMARY_WORST
 
     @property
@@ -91,6 +93,8 @@ class WorstQuestions:
             where.append(f"open {self.html_path}")
         if self.json_path is not None:
             where.append(f"lens show {self.json_path} ID (or --worst {self.n * 2})")
+        elif self.saved_name is not None:
+            where.append(f"lens show {self.saved_name} ID (or --worst {self.n * 2}), from the saved run")
         if not where:
             where.append("run with --lens-html=report.html or --lens-json=run.json to read them")
         out = [f"worst questions (transcripts: {'; '.join(where)}):"]

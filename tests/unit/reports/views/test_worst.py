@@ -45,6 +45,9 @@ def test_summary_lines_name_questions_and_where_to_read_them(example_run: RunArt
     bare = WorstQuestions(groups).lines
     assert bare[0] == "worst questions (transcripts: run with --lens-html=report.html or --lens-json=run.json to read them):"
     assert WorstQuestions({}).lines == []
+    # after --lens-save alone, the saved run is where to read them (lens show takes a saved run's name)
+    saved = WorstQuestions(groups, saved_name="main").lines
+    assert saved[0] == "worst questions (transcripts: lens show main ID (or --worst 6), from the saved run):"
 
 
 def test_questions_gated_by_the_agent_are_not_the_memorys_worst() -> None:

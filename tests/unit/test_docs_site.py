@@ -1,0 +1,126 @@
+"""The README stays a front page, the documentation site builds strictly, and the API reference covers the public face."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import pytest_lens
+import pytest_lens.api
+
+ROOT = Path(__file__).parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+#: The clean-clone CI and the quick start rely on these two commands, character for character.
+MAIN_JOB = (
+    "python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 && .venv/bin/pip install -e '.[dev]' "
+    "&& .venv/bin/pytest -m lens --lens-adapter=sqlite-hybrid --lens-json=lens-run.json"
+)
+TEST_COMMAND = ".venv/bin/pytest"
+
+
+def fenced_blocks(markdown: str) -> list[str]:
+    return [block.strip() for block in re.findall(r"^```[^\n]*\n(.*?)^```", markdown, flags=re.MULTILINE | re.DOTALL)]
+
+
+def test_readme_is_a_front_page_with_the_two_quick_start_commands() -> None:
+    words = len(README.split())
+    assert words < 2000, f"README.md has {words} words: move the detail to a page under docs/"
+    blocks = fenced_blocks(README)
+    assert MAIN_JOB in blocks
+    assert TEST_COMMAND in blocks
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^\.venv/bin/pytest$", ci, flags=re.MULTILINE), ".ci/run must run the README's test command"
+
+
+def test_the_readme_names_every_variable_the_ci_script_reads() -> None:
+    script = (ROOT / "examples" / "ci" / "lens-ci.sh").read_text(encoding="utf-8")
+    variables = set(re.findall(r"\$\{?(LENS_[A-Z_]+)", script))
+    # Variables the script reads from its environment (those it only sets for pytest-lens are not the user's).
+    read = {name for name in variables if re.search(rf"{name}=\$\{{{name}:", script) or f"${{{name}:?" in script}
+    expected = {"LENS_ADAPTER", "LENS_INSTALL", "LENS_TORCH", "LENS_PROJECT_INSTALL", "LENS_ARGS", "LENS_VENV", "LENS_CACHE_DIR"}
+    expected.add("LENS_OUT")
+    assert read >= expected
+    missing = sorted(name for name in read if f"`{name}`" not in README)
+    assert not missing, f"README.md's CI table lacks {missing}"
+
+
+def test_every_relative_link_of_the_readme_resolves() -> None:
+    targets = re.findall(r"\]\(((?!https?:|#)[^)#]+)(?:#[^)]*)?\)", README)
+    assert targets
+    missing = [target for target in targets if not (ROOT / target).exists()]
+    assert not missing
+
+
+def test_the_api_reference_documents_every_public_name() -> None:
+    api_page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r'heading: "([\w.]+)"', api_page))
+    public = {f"pytest_lens.{name}" for name in pytest_lens.__all__ if name not in ("__version__", "outside_call_timeout")}
+    public |= {f"pytest_lens.api.{name}" for name in pytest_lens.api.__all__}
+    assert not public - documented, f"docs/api.md lacks {sorted(public - documented)}"
+    for directive in re.findall(r"^::: ([\w.]+)$", api_page, flags=re.MULTILINE):
+        module, _, name = directive.rpartition(".")
+        assert hasattr(__import__(module, fromlist=[name]), name), f"docs/api.md documents {directive}, which does not exist"
+
+
+def test_every_nav_entry_is_a_page() -> None:
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+    def pages(nav: object) -> list[str]:
+        if isinstance(nav, str):
+            return [nav]
+        if isinstance(nav, list):
+            return [page for entry in nav for page in pages(entry)]
+        if isinstance(nav, dict):
+            return [page for value in nav.values() for page in pages(value)]
+        return []
+
+    listed = pages(config["nav"])
+    assert "index.md" in listed
+    assert [page for page in listed if not (ROOT / "docs" / page).is_file()] == []
+
+
+def mkdocs_build(site: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site / "out")],
+        cwd=site,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def small_site(tmp_path: Path) -> Path:
+    """The project's mkdocs.yml (theme, plugins, validation) over two pages of its own."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    config = config[: config.index("\nnav:")] + "\nnav:\n  - Home: index.md\n  - Other: other.md\n"
+    (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
+    (tmp_path / "CHANGELOG.md").write_text("# Changelog\n", encoding="utf-8")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n\nSee [the other page](other.md#a-section).\n", encoding="utf-8")
+    (docs / "other.md").write_text("# Other\n\n## A section\n\nText.\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_a_strict_build_fails_on_a_broken_link_or_anchor_and_not_on_a_page_outside_the_nav(small_site: Path) -> None:
+    docs = small_site / "docs"
+    (docs / "later.md").write_text("# A page the nav does not list yet\n", encoding="utf-8")
+    built = mkdocs_build(small_site)
+    assert built.returncode == 0, built.stderr
+    assert (small_site / "out" / "later" / "index.html").is_file()
+
+    (docs / "index.md").write_text("# Home\n\nSee [a section](other.md#no-such-section) and [a page](missing.md).\n", encoding="utf-8")
+    broken = mkdocs_build(small_site)
+    assert broken.returncode != 0
+    assert "no-such-section" in broken.stderr
+    assert "missing.md" in broken.stderr
