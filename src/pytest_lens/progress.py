@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 __all__ = [
-    "AnsweringProgress",
     "WAIT_TICK_S",
+    "AnsweringProgress",
     "ClauseProgress",
     "ModelLoad",
     "Progress",
