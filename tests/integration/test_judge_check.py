@@ -13,7 +13,7 @@ from tests.support import COLD_CHAIN_DEMO, assert_answered
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}")
 
 
-def run(pytester: pytest.Pytester, judge: JudgePolicy) -> tuple[pytest.RunResult, dict[str, Any], OpenAITestServer]:
+def run(pytester: pytest.Pytester, judge: JudgePolicy, *extra: str) -> tuple[pytest.RunResult, dict[str, Any], OpenAITestServer]:
     with OpenAITestServer(LensPolicy(judge=judge)) as server:
         result = pytester.runpytest(
             "--lens-adapter=bm25",
@@ -25,6 +25,7 @@ def run(pytester: pytest.Pytester, judge: JudgePolicy) -> tuple[pytest.RunResult
             "--lens-llm-cache-mode=off",
             "--lens-json=out.json",
             *QUIET,
+            *extra,
         )
     assert_answered(result, 8)
     return result, json.loads((pytester.path / "out.json").read_text()), server
@@ -68,3 +69,20 @@ def test_a_judge_that_always_answers_a_is_caught_flipping_with_the_positions(pyt
     )
     # the second judge's requests: another seed, the other position, sent to the same model
     assert server.count(kind="judge") > agreement["comparisons"]
+
+
+def test_another_model_checks_the_judge_and_workers_draw_the_same_sample(pytester: pytest.Pytester) -> None:
+    result, artifact, server = run(pytester, JudgePolicy(), "--lens-judge-check-model=second-judge", "-n", "2")
+    agreement = artifact["judge_agreement"]
+    assert agreement["answers"] == 3  # each worker draws the same seeded sample, so the run grades 3 answers again, not 6
+    second = [r.body for r in server.requests if r.kind == "judge" and r.body["model"] == "second-judge"]
+    assert len(second) == agreement["comparisons"] > 0
+    assert {body["seed"] for body in second} == {43}  # the run's seed is 42
+    assert "second-judge" in agreement["check"] and agreement["warning"] is None
+    result.stdout.fnmatch_lines(["judge check: * graded again by llm (second-judge at *); Cohen's kappa 1.00, *"])
+
+
+def test_the_check_needs_the_pairwise_llm_judge(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", "--lens-judge=offline", "--lens-judge-check=5", *QUIET)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--lens-judge-check=5: a second judge checks the pairwise LLM judge; it needs --lens-judge=llm*"])
