@@ -212,10 +212,16 @@ class JudgePolicy:
 
     Facts: the response covering more of the finding's words (best of its wordings) wins.
     Insight: more distinct citations wins. Reasoning: more cited sentences wins. Equal is TIE.
+
+    ``always``: a positionally biased judge that answers this token (e.g. ``"A"``) whatever the responses say.
     """
+
+    always: str | None = None
 
     def __call__(self, request: ChatRequest) -> Reply:
         """The verdict for the judge prompt in the first user message."""
+        if self.always is not None:
+            return Reply(content=self.always)
         match = _JUDGE.search(request.first_user)
         if match is None:
             return Reply(content="TIE")

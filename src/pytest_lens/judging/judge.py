@@ -235,16 +235,21 @@ class LLMJudge:
 
     name = "llm"
 
-    def __init__(self, client: ChatClient, *, seed: int, repairs: int = 1, max_tokens: int | None = None) -> None:
+    def __init__(
+        self, client: ChatClient, *, seed: int, repairs: int = 1, max_tokens: int | None = None, swapped: bool = False
+    ) -> None:
         self.client = client
         self.seed = seed
         self.repairs = repairs
         self.max_tokens = max_tokens
-        self.description = f"llm ({client.description}; pairwise per key fact, seeded positions, seed {seed})"
+        #: Show the candidate where a judge with this seed would not (the second judge of ``--lens-judge-check``).
+        self.swapped = swapped
+        positions = f"positions swapped against seed {seed}'s, request seed {client.seed}" if swapped else f"seeded positions, seed {seed}"
+        self.description = f"llm ({client.description}; pairwise per key fact, {positions})"
 
     def compare(self, comparison: Comparison) -> Judgment:
         """Ask the model; map its positional verdict back to candidate / reference / tie."""
-        first = candidate_first(self.seed, comparison.key)
+        first = candidate_first(self.seed, comparison.key) != self.swapped
         text_a, text_b = (comparison.candidate, comparison.reference) if first else (comparison.reference, comparison.candidate)
         template = FACT_PROMPT if comparison.criterion.kind == "fact" else RUBRIC_PROMPT
         prompt = template.format(

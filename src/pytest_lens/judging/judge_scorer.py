@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -58,9 +58,20 @@ class JudgeScorer:
 
     name = "judge"
 
-    def __init__(self, judge: Judge, baseline: NaiveBaseline | None = None, *, concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        judge: Judge,
+        baseline: NaiveBaseline | None = None,
+        *,
+        concurrency: int = 4,
+        check: Judge | None = None,
+        checked: Collection[tuple[str, str, str, str, int]] = (),
+    ) -> None:
         self.judge = judge
         self.baseline = baseline
+        #: ``--lens-judge-check``: the second judge, and the answers (item keys) whose judgments it grades again.
+        self.check = check
+        self.checked = frozenset(checked)
         self.concurrency = max(1, concurrency)
         self._gates_lock = threading.Lock()
         self._baseline_gates: dict[tuple[str, str, int], threading.Lock] = {}
@@ -126,6 +137,8 @@ class JudgeScorer:
                     entry["attempts"] = outcome.attempts
             judgments.append(entry)
         details["judgments"] = judgments
+        if self.check is not None and case.item_key in self.checked:
+            details["judge_check"] = self._check(tasks, outcomes)
         if failures:
             details["failed_judgments"] = sum(1 for entry in judgments if "error" in entry)
 
@@ -134,15 +147,36 @@ class JudgeScorer:
             results["action_quality"] = results["answer_quality"]
         return ScorerOutput(metrics=results, details=details, failures=failures)
 
+    def _check(self, tasks: Sequence[_Task], outcomes: Sequence[Judgment | JudgeError]) -> list[dict[str, Any]]:
+        """The second judge's verdicts on the comparisons the first judge decided, side by side with the first's."""
+        assert self.check is not None
+        decided = [(item, outcome) for item, outcome in zip(tasks, outcomes, strict=True) if isinstance(outcome, Judgment)]
+        again = self._run([item for item, _ in decided], self.check)
+        pairs: list[dict[str, Any]] = []
+        for (item, first), second in zip(decided, again, strict=True):
+            entry: dict[str, Any] = {"metric": item.metric, "index": item.index, "first": first.winner}
+            if first.candidate_position is not None:
+                entry["first_position"] = first.candidate_position
+            if isinstance(second, JudgeError):
+                entry["error"] = str(second)
+            else:
+                entry["second"] = second.winner
+                if second.candidate_position is not None:
+                    entry["second_position"] = second.candidate_position
+            pairs.append(entry)
+        return pairs
+
     def _baseline_gate(self, case: LensCase) -> threading.Lock:
         key = (case.scope.scope_id, case.question.question_id, case.checkpoint)
         with self._gates_lock:
             return self._baseline_gates.setdefault(key, threading.Lock())
 
-    def _run(self, tasks: Sequence[_Task]) -> list[Judgment | JudgeError]:
+    def _run(self, tasks: Sequence[_Task], judge: Judge | None = None) -> list[Judgment | JudgeError]:
+        chosen = judge or self.judge
+
         def one(item: _Task) -> Judgment | JudgeError:
             try:
-                return self.judge.compare(item.comparison)
+                return chosen.compare(item.comparison)
             except JudgeError as exc:
                 return exc
 

@@ -56,6 +56,14 @@ class LLMServices:
         model = self.settings.effective_judge_model
         return self.client(model, self.settings.judge_max_tokens) if model else None
 
+    def judge_check_client(self) -> ChatClient | None:
+        """The second judge's client (``--lens-judge-check-model``, else the judge's model), with the next request seed."""
+        model = self.settings.judge_check_model or self.settings.effective_judge_model
+        if not model:
+            return None
+        max_tokens = self.settings.judge_max_tokens
+        return ChatClient(self.endpoint, model, cache=self.cache, stats=self.stats, seed=self.seed + 1, max_tokens=max_tokens)
+
     def component_client(self) -> ChatClient | None:
         """The client handed to LLM-backed adapters and agents (``lens_llm``): the agent model, else the judge's."""
         return self.agent_client() or self.judge_client()

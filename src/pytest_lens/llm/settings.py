@@ -82,6 +82,12 @@ class LLMSettings:
     max_not_measured_rate: float = 0.05
     #: ``--lens-max-connections``: LLM requests in flight at once per process (the adaptive limit's ceiling).
     max_connections: int = 16
+    #: ``--lens-judge-check``: answers (questions) whose judgments a second judge grades again (0: none).
+    judge_check: int = 0
+    #: ``--lens-judge-check-model``: the second judge's model (default: the judge's own, positions swapped).
+    judge_check_model: str | None = None
+    #: Below this Cohen's kappa between the two judges, the summary and the artifact warn.
+    judge_check_min_kappa: float = 0.4
 
     @property
     def configured(self) -> bool:

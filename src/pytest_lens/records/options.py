@@ -42,6 +42,8 @@ __all__ = [
     "HTML",
     "JSON",
     "JUDGE",
+    "JUDGE_CHECK",
+    "JUDGE_CHECK_MODEL",
     "JUDGE_MAX_FAILURES",
     "JUDGE_MAX_TOKENS",
     "JUDGE_MODEL",
@@ -306,6 +308,8 @@ LLM_API_KEY_ENV = "--lens-llm-api-key-env"
 LLM_CACHE_MODE = "--lens-llm-cache-mode"
 LLM_CACHE = "--lens-llm-cache"
 JUDGE_MAX_FAILURES = "--lens-judge-max-failures"
+JUDGE_CHECK = "--lens-judge-check"
+JUDGE_CHECK_MODEL = "--lens-judge-check-model"
 LLM_TIMEOUT = "--lens-llm-timeout"
 LLM_RETRIES = "--lens-llm-retries"
 HEADLINE = "--lens-headline"
@@ -640,6 +644,24 @@ OPTIONS: tuple[Option, ...] = (
         field="llm.judge_max_failure_rate",
         parse=_rate,
         metavar="RATE",
+    ),
+    Option(
+        JUDGE_CHECK,
+        "lens_judge_check",
+        "grade the judgments of a seeded sample of N answers again with a second judge (the same model with swapped "
+        "positions, or --lens-judge-check-model) and report Cohen's kappa and positional bias.",
+        "answers whose judgments a second judge grades again (0: none).",
+        field="llm.judge_check",
+        parse=_whole(low=0, unit="answers"),
+        metavar="N",
+    ),
+    Option(
+        JUDGE_CHECK_MODEL,
+        "lens_judge_check_model",
+        "model of the second judge of --lens-judge-check (default: the judge's model, positions swapped).",
+        "model of the second judge of --lens-judge-check.",
+        field="llm.judge_check_model",
+        metavar="NAME",
     ),
     Option(
         LLM_TIMEOUT,

@@ -13,7 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.settings import ControlRole
-from pytest_lens.records.statistics import BaselineComparison, RepetitionVariance, RunStatistics, Sensitivity
+from pytest_lens.records.statistics import BaselineComparison, JudgeAgreement, RepetitionVariance, RunStatistics, Sensitivity
 
 __all__ = [
     "ANSWER_CHARS",
@@ -421,6 +421,8 @@ class RunArtifact(_Record):
     sensitivity: Sensitivity | None = None
     #: With ``--lens-repeat``: per (adapter, budget), the variance of per-answer scores within and between questions.
     repetitions: list[RepetitionVariance] = Field(default_factory=list)
+    #: ``--lens-judge-check``: the run's judge against a second judge on a seeded sample of answers.
+    judge_agreement: JudgeAgreement | None = None
     #: Why statistics, comparisons and verdict are missing: this is the copy written before they were computed (their
     #: first import of numpy can kill a process short of memory without an exception). ``None``: the artifact is whole.
     pending: str | None = None

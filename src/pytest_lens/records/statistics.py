@@ -16,6 +16,7 @@ __all__ = [
     "ChangeStatus",
     "Estimate",
     "FlippedQuestion",
+    "JudgeAgreement",
     "PairedTest",
     "QuestionDelta",
     "RepetitionVariance",
@@ -266,3 +267,27 @@ class RepetitionVariance(_Model):
     #: Per-answer composites (each gated on its own metrics).
     composite: VarianceSplit
     metrics: dict[str, VarianceSplit] = Field(default_factory=dict)
+
+
+class JudgeAgreement(_Model):
+    """``--lens-judge-check``: how far a second judge, grading the same comparisons again, agrees with the run's judge.
+
+    ``kappa``: Cohen's kappa over the verdicts (candidate / tie / reference; ``None`` when undefined: both judges
+    gave one and the same verdict throughout). ``positional_bias``: of the comparisons both judges decided (no TIE)
+    with the candidate shown in swapped positions, the fraction whose verdict named the same position (A or B) both
+    times, i.e. followed the position rather than the content (0 for a consistent judge, 1 for one that always picks
+    the same position; ``None`` without such comparisons). ``warning``: why the judge should not be trusted as is.
+    """
+
+    judge: str
+    check: str
+    answers: int
+    comparisons: int
+    #: Comparisons the second judge could not decide (left out of the agreement).
+    failed: int = 0
+    agreement: float | None = None
+    kappa: float | None = None
+    positional_bias: float | None = None
+    positional_comparisons: int = 0
+    min_kappa: float
+    warning: str | None = None

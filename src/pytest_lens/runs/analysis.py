@@ -26,7 +26,7 @@ from pytest_lens.runs.setup import RunSetup
 
 if TYPE_CHECKING:
     from pytest_lens.analysis.run import ScopeClusters
-    from pytest_lens.records.statistics import BaselineComparison, RepetitionVariance, RunStatistics, Sensitivity
+    from pytest_lens.records.statistics import BaselineComparison, JudgeAgreement, RepetitionVariance, RunStatistics, Sensitivity
     from pytest_lens.runs.slicing import RunSlice
 
 __all__ = ["RunAnalysis"]
@@ -178,6 +178,26 @@ class RunAnalysis:
         """With ``--lens-repeat``: per (adapter, budget), how much of the LENS scores' variance is within questions."""
         lens = [r for r in self.ordered_results if r.suite == LENS]
         return repetition_variance(lens, self.setup.scoring.weights, self.setup.scoring.gates)
+
+    @cached_property
+    def judge_agreement(self) -> JudgeAgreement | None:
+        """``--lens-judge-check``: the judge against its second judge on the sampled answers (``None`` without the option)."""
+        from pytest_lens.judging.judge_scorer import JudgeScorer
+
+        checker = next((s for s in self.setup.scoring.scorers if isinstance(s, JudgeScorer) and s.check is not None), None)
+        if checker is None or checker.check is None:
+            return None
+        from pytest_lens.analysis.agreement import judge_agreement
+
+        checked = [r.scorer_details.get("judge", {}).get("judge_check") for r in self.ordered_results]
+        pairs = [pair for entries in checked if isinstance(entries, list) for pair in entries]
+        return judge_agreement(
+            pairs,
+            answers=sum(1 for entries in checked if isinstance(entries, list)),
+            judge=checker.judge.description,
+            check=checker.check.description,
+            min_kappa=self.setup.settings.llm.judge_check_min_kappa,
+        )
 
     @cached_property
     def gate_checks(self) -> list[GateCheck]:

@@ -54,6 +54,7 @@ def build_artifact(analysis: RunAnalysis, *, statistics: bool = True) -> RunArti
         machine=machine_info(),
         commit=commit_info(analysis.setup.settings.rootdir),
         evidence=collect_evidence(analysis.ledger.results.values(), analysis.setup.scopes),
+        judge_agreement=analysis.judge_agreement,
         **measured,
     )
 

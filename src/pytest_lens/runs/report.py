@@ -12,6 +12,7 @@ from pathlib import Path
 from pytest_lens.analysis.format import DETAIL_METRICS
 from pytest_lens.analysis.repetitions import RepetitionSection
 from pytest_lens.records.results import ANSWER_CHARS, LENS, QuestionResult, RunArtifact, ScopeEvidence
+from pytest_lens.records.statistics import JudgeAgreement
 from pytest_lens.reports.legend import legend_lines
 from pytest_lens.reports.terminal import LensReport, ReportSection
 from pytest_lens.reports.views.transcript import build_transcripts
@@ -165,6 +166,7 @@ class RunReport:
                     judged.extend((f"{suite}:{key}", s) for key, s in by_key.items())
             failures = ", ".join(f"{key} {s.scoring_failures}/{s.n_questions}" for key, s in judged)
             notes.append(f"judge failures (questions with a metric left absent): {failures or 'none'}")
+        notes.extend(judge_check_notes(analysis.judge_agreement))
         counts = analysis.llm_counts
         if counts:
             cache = setup.llm.settings.cache_mode
@@ -224,6 +226,27 @@ def write_html(path: Path, artifact: RunArtifact, analysis: RunAnalysis) -> int:
     data = text.encode("utf-8")
     write_whole(path, data)  # a full disk leaves no truncated report behind
     return len(data)
+
+
+def judge_check_notes(agreement: JudgeAgreement | None) -> list[str]:
+    """``--lens-judge-check``: the second judge, its agreement with the run's judge, and the warning below the threshold."""
+    if agreement is None:
+        return []
+    kappa = f"{agreement.kappa:.2f}" if agreement.kappa is not None else "undefined (one verdict throughout)"
+    exact = f"{agreement.agreement:.0%}" if agreement.agreement is not None else "-"
+    bias = (
+        f"{agreement.positional_bias:.0%} of {agreement.positional_comparisons} decided swapped verdicts"
+        if agreement.positional_bias is not None
+        else "not measurable (no decided swapped verdicts)"
+    )
+    failed = f", {agreement.failed} failed" if agreement.failed else ""
+    lines = [
+        f"judge check: {agreement.comparisons} judgments of {agreement.answers} answers graded again by {agreement.check}{failed}; "
+        f"Cohen's kappa {kappa}, exact agreement {exact}, positional bias {bias}"
+    ]
+    if agreement.warning:
+        lines.append(f"WARNING judge check: {agreement.warning}")
+    return lines
 
 
 def llm_agent_notes(results: list[QuestionResult]) -> list[str]:

@@ -67,6 +67,7 @@ class RunSetup:
             remember_options(spec.options)
         self.controls: dict[str, ControlRole] = {spec.label: spec.control for spec in self.adapter_specs if spec.control is not None}
         self.cases: list[LensCase] = build_cases([a.label for a in self.adapter_specs], self.scopes, budgets, settings.repeat)
+        self._plan_judge_check(scorers)
         #: The ``--lens-baseline`` run, loaded by :func:`open_run`.
         self.baseline: Baseline | None = None
 
@@ -137,6 +138,25 @@ class RunSetup:
         if client is None:
             raise LensConfigError("--lens-judge=llm needs --lens-judge-model=NAME (or --lens-agent-model)")
         return LLMJudge(client, seed=self.settings.seed, max_tokens=self.settings.llm.judge_short_max_tokens)
+
+    def _plan_judge_check(self, scorers: tuple[QuestionScorer, ...]) -> None:
+        """``--lens-judge-check=N``: the second judge, and the seeded sample of N answers it grades again."""
+        wanted = self.settings.llm.judge_check
+        if not wanted or self.settings.llm.judge != "llm" or self.settings.scoring == "v2":
+            return
+        import random
+
+        from pytest_lens.judging.judge import LLMJudge
+        from pytest_lens.judging.judge_scorer import JudgeScorer
+
+        client = self.llm.judge_check_client()
+        for scorer in scorers:
+            if isinstance(scorer, JudgeScorer) and client is not None:
+                judged = [case.item_key for case in self.cases if self.scoring_for(case) is self.scoring]
+                scorer.check = LLMJudge(
+                    client, seed=self.settings.seed, max_tokens=self.settings.llm.judge_short_max_tokens, swapped=True
+                )
+                scorer.checked = frozenset(random.Random(self.settings.seed).sample(judged, min(wanted, len(judged))))
 
     def _judging(self) -> tuple[tuple[QuestionScorer, ...], tuple[GroupMetric, ...]]:
         """The judge scorer and run-level metrics for ``--lens-judge`` (nothing for ``none``).
@@ -230,6 +250,11 @@ def _check_llm_settings(settings: LensSettings) -> None:
         raise LensConfigError("--lens-agent=llm needs --lens-agent-model=NAME (and --lens-llm-base-url for a non-OpenAI endpoint)")
     if llm.judge == "llm" and not llm.effective_judge_model:
         raise LensConfigError("--lens-judge=llm needs --lens-judge-model=NAME (or --lens-agent-model)")
+    if llm.judge_check and (llm.judge != "llm" or settings.scoring == "v2"):
+        raise LensConfigError(
+            f"--lens-judge-check={llm.judge_check}: a second judge checks the pairwise LLM judge; it needs --lens-judge=llm "
+            "(and the paper's scoring, not --lens-scoring=v2)"
+        )
 
 
 def _check_repeat(settings: LensSettings, datasets: list[LoadedDataset]) -> None:

@@ -106,6 +106,8 @@ SAMPLES: dict[str, tuple[str, Check, Any]] = {
     options.LLM_CACHE_MODE: ("off", lambda s: s.llm.cache_mode, "off"),
     options.LLM_CACHE: ("c.sqlite", lambda s: s.llm.cache_path, Path("c.sqlite")),
     options.JUDGE_MAX_FAILURES: ("20%", lambda s: s.llm.judge_max_failure_rate, 0.2),
+    options.JUDGE_CHECK: ("30", lambda s: s.llm.judge_check, 30),
+    options.JUDGE_CHECK_MODEL: ("k", lambda s: s.llm.judge_check_model, "k"),
     options.LLM_TIMEOUT: ("9", lambda s: s.llm.timeout_s, 9.0),
     options.LLM_RETRIES: ("1", lambda s: s.llm.retries, 1),
     options.AGENT_MAX_TOKENS: ("1k", lambda s: s.llm.agent_max_tokens, 1024),

@@ -1,0 +1,85 @@
+"""``--lens-judge-check``: agreement between the run's judge and a second judge on the same comparisons.
+
+The second judge grades again every comparison the first judge decided for a seeded sample of answers, with the
+candidate shown in the other position (:class:`~pytest_lens.judging.judge.LLMJudge` with ``swapped=True``). Two
+figures come out of the pairs of verdicts:
+
+- Cohen's kappa over the verdicts (candidate / tie / reference), by scikit-learn's ``cohen_kappa_score``: agreement
+  beyond what the two judges' verdict frequencies give by chance (1 perfect, 0 chance, below 0 worse than chance);
+- the positional bias: of the comparisons both judges decided, the fraction where both named the same position
+  (A or B) although the candidate had changed places, i.e. the verdict followed the position, not the content.
+
+A judge that always answers ``A`` agrees with its swapped self on nothing (kappa about -1) and follows the position
+every time (bias 1); a judge that reads the responses agrees with itself (kappa 1, bias 0).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pytest_lens.records.statistics import JudgeAgreement
+
+__all__ = ["MIN_KAPPA", "judge_agreement", "verdict_position"]
+
+#: Below this kappa the summary and the artifact warn ("moderate" agreement starts at 0.4 on Landis and Koch's scale).
+MIN_KAPPA = 0.4
+_VERDICTS = ["candidate", "tie", "reference"]
+
+
+def verdict_position(winner: str, candidate_position: str | None) -> str | None:
+    """The position (``A`` or ``B``) a verdict named; ``None`` for a TIE or a judge that saw no positions."""
+    if winner == "tie" or candidate_position not in ("A", "B"):
+        return None
+    if winner == "candidate":
+        return candidate_position
+    return "B" if candidate_position == "A" else "A"
+
+
+def judge_agreement(
+    pairs: Iterable[Mapping[str, Any]], *, answers: int, judge: str, check: str, min_kappa: float = MIN_KAPPA
+) -> JudgeAgreement:
+    """Agreement of the pairs recorded in the results' ``judge_check`` details (see the module docstring)."""
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import cohen_kappa_score
+
+    entries = list(pairs)
+    decided = [entry for entry in entries if "second" in entry]
+    first = [str(entry["first"]) for entry in decided]
+    second = [str(entry["second"]) for entry in decided]
+    kappa: float | None = None
+    if decided:
+        with warnings.catch_warnings():  # undefined: reported as None below, not as a warning
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            value = float(cohen_kappa_score(first, second, labels=_VERDICTS))
+        kappa = None if value != value else value  # NaN: one and the same verdict throughout, for both judges
+    positional = [
+        (a, b)
+        for entry in decided
+        if (a := verdict_position(entry["first"], entry.get("first_position"))) is not None
+        and (b := verdict_position(entry["second"], entry.get("second_position"))) is not None
+        and entry.get("first_position") != entry.get("second_position")
+    ]
+    bias = sum(1 for a, b in positional if a == b) / len(positional) if positional else None
+    agreement = sum(1 for a, b in zip(first, second, strict=True) if a == b) / len(decided) if decided else None
+    warning = None
+    if not decided:
+        warning = "no comparison was graded by both judges: the judge is unchecked"
+    elif kappa is not None and kappa < min_kappa:
+        warning = f"Cohen's kappa {kappa:.2f} is below {min_kappa:g}: the judge's verdicts do not reproduce"
+        if bias is not None and bias >= 0.5:
+            warning += f", and {bias:.0%} of its decided verdicts follow the position rather than the content"
+    return JudgeAgreement(
+        judge=judge,
+        check=check,
+        answers=answers,
+        comparisons=len(entries),
+        failed=len(entries) - len(decided),
+        agreement=agreement,
+        kappa=kappa,
+        positional_bias=bias,
+        positional_comparisons=len(positional),
+        min_kappa=min_kappa,
+        warning=warning,
+    )
