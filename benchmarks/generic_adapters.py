@@ -80,7 +80,7 @@ def timing(target: str, scopes: list[Any], storage: Path) -> dict[str, float]:
             started = time.perf_counter()
             adapter.reset(scope.scope_id)
             for episode in scope.stream:
-                adapter.ingest(episode.episode_id, scope.scope_id, episode.timestamp, episode.text, dict(episode.meta or {}))
+                adapter.ingest(episode.episode_id, scope.scope_id, episode.iso_timestamp, episode.text, dict(episode.meta or {}))
             adapter.prepare(scope.scope_id, len(scope.stream))
             ingest_s += time.perf_counter() - started
             for question in scope.questions:
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
                     str(summary.faults),
                 ]
             )
-            print(f"  {label}: done in {time.perf_counter() - started:.0f} s", flush=True)
+            print(f"  {label}: done in {time.perf_counter() - started:.0f} s: {' | '.join(rows[-1])}", flush=True)
     headers = ["adapter", "headline", "composite", *METRICS, "calls/q", "ingest s", "search p50 ms", "p95 ms", "faults"]
     print()
     print("\n".join(format_table(headers, rows, [False, *([True] * (len(headers) - 1))])))

@@ -90,7 +90,7 @@ class LangChainAdapter(FactoryAdapter):
         if isinstance(made, VectorStore):
             store, retriever = made, None
         elif isinstance(made, BaseRetriever) and isinstance(getattr(made, "vectorstore", None), VectorStore):
-            store, retriever = made.vectorstore, made
+            store, retriever = getattr(made, "vectorstore"), made  # noqa: B009 - not declared on BaseRetriever
         else:
             raise TypeError(
                 f"factory {self.target()} returned {type(made).__name__}: expected a LangChain VectorStore, or a BaseRetriever "
