@@ -34,7 +34,7 @@ def add_list(sub: Subparsers) -> argparse.ArgumentParser:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from pytest_lens.contract.registry import registered_adapters
+    from pytest_lens.contract.registry import registered_adapters, registered_schemes
     from pytest_lens.datasets import DatasetError, load_dataset
     from pytest_lens.datasets.bundled import bundled_dataset_paths, bundled_suite_paths
     from pytest_lens.suites import SELECTABLE
@@ -52,6 +52,9 @@ def run_list(args: argparse.Namespace) -> int:
     print("registered adapters:")
     for name, target in sorted(registered_adapters().items()):
         print(f"  {name:<20} {target}")
+    print("interface adapters (--lens-adapter=SCHEME:...):")
+    for name, target in sorted(registered_schemes().items()):
+        print(f"  {name + ':':<20} {target}")
     return 0
 
 

@@ -1,7 +1,14 @@
 """Finding adapter classes.
 
-An adapter is named by ``module:Class`` or by a short name registered under the
-``pytest_lens.adapters`` entry-point group (e.g. ``bm25``, ``sqlite-hybrid``).
+An adapter is named by ``module:Class``, by a short name registered under the
+``pytest_lens.adapters`` entry-point group (e.g. ``bm25``, ``sqlite-hybrid``), or by
+``scheme:REST`` where ``scheme`` is registered under ``pytest_lens.adapter_schemes``
+(e.g. ``langchain:mypkg.memory:make_store``, ``mcp:npx -y @modelcontextprotocol/server-memory``).
+
+A scheme's class adapts a whole interface rather than one memory system: its classmethod
+``lens_bind(rest, import_paths)`` checks ``REST`` (raising :class:`AdapterLoadError` with
+the reason) and returns the adapter class bound to it. A registered scheme wins over a
+module of the same name.
 """
 
 from __future__ import annotations
@@ -23,9 +30,12 @@ __all__ = [
     "import_adapter_module",
     "load_adapter_class",
     "registered_adapters",
+    "registered_schemes",
 ]
 
 ENTRY_POINT_GROUP = "pytest_lens.adapters"
+#: Entry points naming the classes that adapt an interface: ``langchain``, ``llamaindex``, ``langgraph-store``, ``mcp``.
+SCHEME_GROUP = "pytest_lens.adapter_schemes"
 
 
 class AdapterLoadError(ValueError):
@@ -46,6 +56,9 @@ def load_adapter_class(target: str, import_paths: Sequence[Path] = ()) -> type[A
     top-level name (``name.py`` or ``name/``) is put at the front of ``sys.path``.
     """
     registered = registered_adapters()
+    scheme, colon, rest = target.partition(":")
+    if target not in registered and colon and scheme in (schemes := registered_schemes()):
+        return _bind_scheme(scheme, schemes[scheme], rest, target, import_paths)
     path = registered.get(target, target)
     module_name, sep, attribute = path.partition(":")
     if not sep or not module_name or not attribute:
@@ -66,6 +79,35 @@ def load_adapter_class(target: str, import_paths: Sequence[Path] = ()) -> type[A
         problems = missing or abstract
         raise AdapterLoadError(f"{path} does not implement the adapter contract: missing {', '.join(problems)}")
     return obj
+
+
+def registered_schemes() -> dict[str, str]:
+    """Scheme -> ``module:Class`` for every installed interface adapter."""
+    return {ep.name: ep.value for ep in entry_points(group=SCHEME_GROUP)}
+
+
+_BOUND: dict[tuple[str, str], type[Any]] = {}
+
+
+def _bind_scheme(scheme: str, path: str, rest: str, target: str, import_paths: Sequence[Path]) -> type[Any]:
+    """The scheme's class bound to ``rest`` (once per target and process, so every load returns the same class)."""
+    key = (path, rest)
+    if key in _BOUND:
+        return _BOUND[key]
+    if not rest.strip():
+        raise AdapterLoadError(f"{target!r}: say what the {scheme} adapter should use after '{scheme}:'")
+    generic = load_adapter_class(path, import_paths)
+    bind = getattr(generic, "lens_bind", None)
+    if not callable(bind):
+        raise AdapterLoadError(f"{path} (scheme {scheme!r}) has no classmethod lens_bind(rest, import_paths)")
+    try:
+        bound = bind(rest, tuple(import_paths))
+    except AdapterLoadError as exc:
+        raise AdapterLoadError(f"{target!r}: {exc}") from None
+    if not inspect.isclass(bound) or any(not callable(getattr(bound, name, None)) for name in REQUIRED_METHODS):
+        raise AdapterLoadError(f"{path}.lens_bind({rest!r}) did not return an adapter class")
+    _BOUND[key] = bound
+    return bound
 
 
 def import_adapter_module(module_name: str, target: str, import_paths: Sequence[Path] = ()) -> Any:

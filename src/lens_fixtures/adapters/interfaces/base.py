@@ -1,0 +1,209 @@
+"""What the interface adapters share: binding to a target, the factory, episode metadata, ranked results.
+
+An interface adapter is selected as ``--lens-adapter=SCHEME:REST`` (:mod:`pytest_lens.contract.registry`):
+the registry calls :meth:`InterfaceAdapter.lens_bind` with ``REST``, which checks it at start-up and
+returns a subclass carrying it. For the library interfaces ``REST`` names a factory, ``module:attribute``,
+called once per scope (every scope starts from an empty store) with the keywords it accepts among those the
+adapter offers (``embeddings``, ``storage_dir``, ...).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from lens_fixtures.adapters.snippets import excerpt
+from pytest_lens import MemoryAdapter, SearchResult
+from pytest_lens.contract.registry import AdapterLoadError, import_adapter_module
+
+__all__ = [
+    "REF_KEY",
+    "FactoryAdapter",
+    "InterfaceAdapter",
+    "call_factory",
+    "day_number",
+    "episode_metadata",
+    "load_factory",
+    "ranked_results",
+]
+
+#: The metadata key every mapped document carries its episode id under (the ref the agent cites).
+REF_KEY = "lens_ref"
+#: The episode's day as a number (20240131): the one form every store's filter language compares.
+DAY_KEY = "lens_day"
+
+
+class InterfaceAdapter(MemoryAdapter):
+    """An adapter for a whole interface; :meth:`lens_bind` makes the class for one target."""
+
+    #: The scheme it is registered under (``langchain``, ``mcp``, ...).
+    scheme: ClassVar[str] = ""
+    #: What follows ``SCHEME:`` on the command line; set on the bound subclass.
+    lens_target: ClassVar[str] = ""
+
+    @classmethod
+    def lens_bind(cls, rest: str, import_paths: Sequence[Path] = ()) -> type[InterfaceAdapter]:
+        """The class bound to ``rest``, after :meth:`check_target` accepted it."""
+        cls.check_target(rest, import_paths)
+        name = f"{cls.__name__}[{rest}]"
+        return type(name, (cls,), {"lens_target": rest, "__module__": cls.__module__, "__qualname__": name})
+
+    @classmethod
+    def check_target(cls, rest: str, import_paths: Sequence[Path]) -> None:
+        """Raise :class:`AdapterLoadError` saying why ``rest`` cannot be used. Default: anything goes."""
+
+    def target(self) -> str:
+        """The bound target; a clear error when the unbound class is used directly."""
+        if not self.lens_target:
+            raise TypeError(f"{type(self).__name__} is selected as --lens-adapter={self.scheme}:... (it needs a target)")
+        return self.lens_target
+
+
+def load_factory(target: str, import_paths: Sequence[Path] = ()) -> Callable[..., Any]:
+    """The callable named by ``module:attribute`` (attributes may be dotted); :class:`AdapterLoadError` says why not."""
+    module_name, sep, attribute = target.partition(":")
+    if not sep or not module_name or not attribute:
+        raise AdapterLoadError(f"expected a factory as module:function, got {target!r}")
+    obj: Any = import_adapter_module(module_name, target, import_paths)
+    for part in attribute.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise AdapterLoadError(f"module {module_name!r} has no attribute {attribute!r}") from None
+    if not callable(obj):
+        raise AdapterLoadError(f"{target} is a {type(obj).__name__}, not a callable factory")
+    return obj  # type: ignore[no-any-return]
+
+
+def call_factory(factory: Callable[..., Any], offered: Mapping[str, Any], target: str) -> Any:
+    """``factory(**the offered keywords it names)``; with ``**kwargs`` it gets them all.
+
+    A required parameter that is not offered is an error naming it and what is offered.
+    """
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return factory()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return factory(**offered)
+    kwargs = {}
+    for name, parameter in parameters.items():
+        if name in offered and parameter.kind is not inspect.Parameter.POSITIONAL_ONLY:
+            kwargs[name] = offered[name]
+        elif parameter.default is inspect.Parameter.empty and parameter.kind not in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+        ):
+            raise TypeError(f"factory {target} requires {name!r}, which the adapter does not offer (it offers: {', '.join(offered)})")
+    return factory(**kwargs)
+
+
+class FactoryAdapter(InterfaceAdapter):
+    """An interface adapter whose target is a factory, called once per scope with a fresh storage directory."""
+
+    @classmethod
+    def check_target(cls, rest: str, import_paths: Sequence[Path]) -> None:
+        """The factory imports and is callable."""
+        load_factory(rest, import_paths)
+
+    def __init__(self, storage_dir: str | None = None, *, snippet_chars: int = 600, max_results: int = 20, batch_size: int = 32) -> None:
+        for name, value in (("snippet_chars", snippet_chars), ("max_results", max_results), ("batch_size", batch_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"option {name} must be a positive integer, got {value!r}")
+        self._factory = load_factory(self.target())
+        self._storage_dir = Path(storage_dir) if storage_dir else None
+        self._scopes = itertools.count(1)
+        self._snippet_chars = snippet_chars
+        self._max_results = max_results
+        self._batch_size = batch_size
+        self._built = False
+        #: Something was written to the current store (the next ``reset`` makes a new one).
+        self.dirty = False
+
+    def offered(self) -> dict[str, Any]:
+        """The keywords this interface offers the factory besides ``storage_dir``."""
+        return {}
+
+    def adopt(self, made: Any) -> None:
+        """Check what the factory returned and keep it (raise ``TypeError`` saying what was expected)."""
+        raise NotImplementedError
+
+    def made(self) -> None:
+        """Make sure a store exists: the factory's first one is made on first need (its manifest depends on it)."""
+        if not self._built:
+            self._new_store()
+
+    def _new_store(self) -> None:
+        directory = None
+        if self._storage_dir is not None:
+            directory = self._storage_dir / f"scope-{next(self._scopes)}"
+            directory.mkdir(parents=True, exist_ok=True)
+        keywords = {"storage_dir": str(directory) if directory else None, **self.offered()}
+        self.adopt(call_factory(self._factory, keywords, self.target()))
+        self._built, self.dirty = True, False
+
+    def reset(self, scope_id: str) -> None:
+        """A new store from the factory (a store nothing was written to yet is kept): the scope starts empty."""
+        if not self._built or self.dirty:
+            self._new_store()
+
+    def limit(self, limit: int | None) -> int:
+        """The number of results to ask for: ``limit`` (default 10) capped at ``max_results``."""
+        return max(1, min(limit or 10, self._max_results))
+
+    def snippet(self, text: str) -> str:
+        """What a search result shows of a stored text."""
+        return excerpt(text, self._snippet_chars) if text.strip() else text
+
+
+def day_number(timestamp: str) -> int:
+    """``2024-01-31T...`` -> 20240131 (0 when the timestamp does not start with a date)."""
+    digits = timestamp[:10].replace("-", "")
+    return int(digits) if len(digits) == 8 and digits.isdigit() else 0
+
+
+def episode_metadata(episode_id: str, scope_id: str, timestamp: str, meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The episode's metadata as flat scalars (what every store accepts): ref, scope, timestamp, day, then ``meta``.
+
+    A ``meta`` value that is not a string, number or boolean is written as JSON; ``meta`` never
+    overwrites the adapter's own keys.
+    """
+    mapped: dict[str, Any] = {}
+    for key, value in (meta or {}).items():
+        mapped[str(key)] = value if isinstance(value, str | int | float | bool) else json.dumps(value, sort_keys=True, default=str)
+    mapped.update({REF_KEY: episode_id, "lens_scope": scope_id, "timestamp": timestamp, DAY_KEY: day_number(timestamp)})
+    return mapped
+
+
+def day_bounds(filters: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
+    """``start_date``/``end_date`` filters as day numbers (``None`` when absent)."""
+    filters = filters or {}
+    start, end = filters.get("start_date"), filters.get("end_date")
+    return (day_number(str(start)) if start else None, day_number(str(end)) if end else None)
+
+
+def ranked_results(hits: Iterable[tuple[str, str, float | None, Mapping[str, Any]]], limit: int) -> list[SearchResult]:
+    """``(ref, snippet, score, metadata)`` hits as results: best first, one per ref, at most ``limit``.
+
+    A hit without a score (an interface that only orders) is scored by its rank, ``1 / (1 + rank)``.
+    Scores are sorted stably, so equal scores keep the interface's order.
+    """
+    scored = []
+    for rank, (ref, text, score, metadata) in enumerate(hits):
+        value = 1.0 / (1 + rank) if score is None else float(score)
+        scored.append((ref, text, value, dict(metadata)))
+    scored.sort(key=lambda hit: -hit[2])
+    results: list[SearchResult] = []
+    seen: set[str] = set()
+    for ref, text, value, metadata in scored:
+        if ref in seen:
+            continue
+        seen.add(ref)
+        results.append(SearchResult(ref_id=ref, text=text, score=round(value, 6), metadata=metadata))
+        if len(results) == limit:
+            break
+    return results

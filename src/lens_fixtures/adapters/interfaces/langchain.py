@@ -1,0 +1,199 @@
+"""``--lens-adapter=langchain:module:factory``: any LangChain ``VectorStore`` (or a retriever over one), no adapter code.
+
+The factory is called once per scope with the keywords it accepts among ``embeddings`` (pytest-lens's
+embedder as LangChain ``Embeddings``: the offline MiniLM by default, through the shared cache) and
+``storage_dir`` (a fresh directory per scope, for persistent stores). It returns a
+``VectorStore``, or a ``BaseRetriever`` with a ``vectorstore`` (``store.as_retriever()``,
+``TimeWeightedVectorStoreRetriever``), which then answers the searches.
+
+The mapping:
+
+- an episode is one ``Document``: ``page_content`` the episode's text, ``id`` and metadata ``lens_ref`` its
+  episode id, metadata ``timestamp``, ``lens_day`` (20240131), ``lens_scope`` and the episode's ``meta``
+  (flattened to scalars); added in batches with ``add_documents(ids=...)`` before any search;
+- ``search`` is ``similarity_search_with_relevance_scores`` (the store's own [0, 1] relevance), else
+  ``similarity_search_with_score`` read as a similarity; a retriever's ``invoke`` gives no scores and is
+  scored by rank; ``retrieve`` is ``get_by_ids``;
+- date filters (``start_date``/``end_date``) only where the store's filter language is known: a predicate on
+  the ``Document`` for ``InMemoryVectorStore``, a ``where`` dict on ``lens_day`` for Chroma (``date_filter``
+  option: ``auto``, ``callable``, ``where`` or ``none``). Other stores declare no date range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.interfaces.base import REF_KEY, FactoryAdapter, day_bounds, episode_metadata, ranked_results
+from lens_fixtures.adapters.interfaces.embedders import langchain_embeddings
+from pytest_lens import CapabilityManifest, Document, SearchResult
+
+__all__ = ["DATE_FILTERS", "LangChainAdapter"]
+
+#: How a store is asked to filter by day: a predicate on the Document, a Chroma-style where dict, or not at all.
+DATE_FILTERS = ("auto", "callable", "where", "none")
+#: Stores whose filter language is known, by class name (auto).
+_KNOWN_FILTERS = {"InMemoryVectorStore": "callable", "Chroma": "where"}
+
+
+class LangChainAdapter(FactoryAdapter):
+    """A LangChain vector store or retriever from the user's factory, one per scope.
+
+    Options: ``date_filter`` (see the module docstring), the embedder's (``embedding_model``,
+    ``embedding_base_url``, ``embedding_batch_size``, ``cache``, ``cache_dir``), ``snippet_chars`` (600),
+    ``max_results`` (20), ``batch_size`` (32 documents per ``add_documents``).
+    """
+
+    scheme = "langchain"
+
+    def __init__(
+        self,
+        storage_dir: str | None = None,
+        *,
+        date_filter: str = "auto",
+        embedding_model: str | None = None,
+        embedding_base_url: str | None = None,
+        embedding_batch_size: int | None = None,
+        cache: bool = True,
+        cache_dir: str | None = None,
+        snippet_chars: int = 600,
+        max_results: int = 20,
+        batch_size: int = 32,
+    ) -> None:
+        if date_filter not in DATE_FILTERS:
+            raise ValueError(f"option date_filter must be one of {', '.join(DATE_FILTERS)}, got {date_filter!r}")
+        super().__init__(storage_dir, snippet_chars=snippet_chars, max_results=max_results, batch_size=batch_size)
+        self._embedder = embedder_from_options(
+            embedder=None,
+            embedding_model=embedding_model,
+            embedding_base_url=embedding_base_url,
+            embedding_batch_size=embedding_batch_size,
+            cache=cache,
+            cache_dir=cache_dir,
+        )
+        self._embeddings = langchain_embeddings(self._embedder)
+        self._date_filter = date_filter
+        self._store: Any = None
+        self._retriever: Any = None
+        self._pending: list[Any] = []
+
+    def offered(self) -> dict[str, Any]:
+        """``embeddings``: the embedder as LangChain ``Embeddings``."""
+        return {"embeddings": self._embeddings}
+
+    def adopt(self, made: Any) -> None:
+        """A ``VectorStore``, or a ``BaseRetriever`` over one; the store must implement ``get_by_ids``."""
+        from langchain_core.retrievers import BaseRetriever
+        from langchain_core.vectorstores import VectorStore
+
+        if isinstance(made, VectorStore):
+            store, retriever = made, None
+        elif isinstance(made, BaseRetriever) and isinstance(getattr(made, "vectorstore", None), VectorStore):
+            store, retriever = getattr(made, "vectorstore"), made  # noqa: B009 - not declared on BaseRetriever
+        else:
+            raise TypeError(
+                f"factory {self.target()} returned {type(made).__name__}: expected a LangChain VectorStore, or a BaseRetriever "
+                "with a vectorstore (documents are added to it and retrieved from it by id)"
+            )
+        if type(store).get_by_ids is VectorStore.get_by_ids:
+            raise TypeError(f"{type(store).__name__} does not implement get_by_ids: pytest-lens retrieves episodes by id")
+        self._store, self._retriever, self._pending = store, retriever, []
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        """Queue the episode's Document; a full batch is added to the store."""
+        from langchain_core.documents import Document as LangChainDocument
+
+        metadata = episode_metadata(episode_id, scope_id, timestamp, meta)
+        self.made()
+        self.dirty = True
+        self._pending.append(LangChainDocument(page_content=text, metadata=metadata, id=episode_id))
+        if len(self._pending) >= self._batch_size:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            documents, self._pending = self._pending, []
+            target = self._retriever if self._retriever is not None and hasattr(self._retriever, "add_documents") else self._store
+            target.add_documents(documents, ids=[document.id for document in documents])
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        """Add whatever is queued."""
+        self._flush()
+
+    def _dialect(self) -> str:
+        if self._date_filter != "auto":
+            return self._date_filter
+        self.made()
+        return _KNOWN_FILTERS.get(type(self._store).__name__, "none")
+
+    def _filter(self, filters: dict[str, Any] | None) -> dict[str, Any]:
+        start, end = day_bounds(filters)
+        if (start is None and end is None) or self._dialect() == "none":
+            return {}
+        if self._dialect() == "callable":
+
+            def inside(document: Any) -> bool:
+                day = int(document.metadata.get("lens_day", 0))
+                return (start is None or day >= start) and (end is None or day <= end)
+
+            return {"filter": inside}
+        bounds = [{"lens_day": {op: value}} for op, value in (("$gte", start), ("$lte", end)) if value is not None]
+        return {"filter": bounds[0] if len(bounds) == 1 else {"$and": bounds}}
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        """The store's nearest documents, best first, one per episode."""
+        if not query.strip():
+            return []
+        self.made()
+        self._flush()
+        k = self.limit(limit)
+        keywords = self._filter(filters)
+        hits: list[tuple[Any, float | None]]
+        if self._retriever is not None:
+            if keywords:
+                self._retriever.search_kwargs = {**getattr(self._retriever, "search_kwargs", {}), **keywords, "k": k}
+            elif hasattr(self._retriever, "search_kwargs"):
+                self._retriever.search_kwargs = {**self._retriever.search_kwargs, "k": k}
+            hits = [(document, None) for document in self._retriever.invoke(query)]
+        else:
+            search: Callable[..., list[tuple[Any, float]]] = self._store.similarity_search_with_relevance_scores
+            try:
+                hits = list(search(query, k=k, **keywords))
+            except NotImplementedError:
+                hits = list(self._store.similarity_search_with_score(query, k=k, **keywords))
+        return ranked_results(
+            (
+                (_ref(document), self.snippet(document.page_content), score, {"timestamp": document.metadata.get("timestamp", "")})
+                for document, score in hits
+            ),
+            k,
+        )
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        """``get_by_ids([ref_id])``: the stored text, verbatim."""
+        self.made()
+        self._flush()
+        for document in self._store.get_by_ids([ref_id]):
+            if _ref(document) == ref_id:
+                return Document(ref_id=ref_id, text=document.page_content, metadata={"timestamp": document.metadata.get("timestamp", "")})
+        return None
+
+    def get_capabilities(self) -> CapabilityManifest:
+        """Semantic search; a date range only where the store's filter language is known."""
+        return CapabilityManifest(
+            search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=self._dialect() != "none"
+        )
+
+    def lens_stats(self) -> dict[str, int]:
+        """Embedding-cache hits and misses."""
+        return self._embedder.stats.as_counters()
+
+    def close(self) -> None:
+        """Drop the store and close the embedding cache."""
+        self._store = self._retriever = None
+        self._embedder.close()
+
+
+def _ref(document: Any) -> str:
+    return str(document.metadata.get(REF_KEY) or document.id)

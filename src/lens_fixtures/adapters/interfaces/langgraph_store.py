@@ -1,0 +1,148 @@
+"""``--lens-adapter=langgraph-store:module:factory``: a LangGraph ``BaseStore`` with a semantic index, no adapter code.
+
+This is the store LangMem and LangGraph agents keep long-term memory in. The factory is called once per
+scope with the keywords it accepts among ``index`` (a ready index config: ``dims``, ``embed`` (pytest-lens's
+embedder: the offline MiniLM by default, through the shared cache) and ``fields=["text"]``), ``embed``
+(the embedding function alone), ``dims`` and ``storage_dir`` (a fresh directory per scope); it
+returns a ``BaseStore`` (e.g. ``InMemoryStore(index=index)``).
+
+The mapping:
+
+- an episode is one item under the namespace ``("lens", "episodes")``, key the episode id, value
+  ``{"text", "timestamp", "lens_day", "lens_scope", "meta"}``; only ``text`` is embedded; written in batches
+  (one ``batch`` of ``PutOp``s) before any search;
+- ``search`` is ``store.search(namespace, query=..., limit=k, filter=...)``: items with their similarity
+  ``score``; date filters are the store's own comparison operators on ``lens_day`` (``$gte``/``$lte``);
+- ``retrieve`` is ``store.get(namespace, key)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.interfaces.base import FactoryAdapter, day_bounds, day_number, ranked_results
+from lens_fixtures.adapters.interfaces.embedders import langgraph_index
+from pytest_lens import CapabilityManifest, Document, SearchResult
+
+__all__ = ["NAMESPACE", "LangGraphStoreAdapter"]
+
+#: Where the episodes live in the store.
+NAMESPACE = ("lens", "episodes")
+
+
+class LangGraphStoreAdapter(FactoryAdapter):
+    """A LangGraph ``BaseStore`` from the user's factory, one per scope.
+
+    Options: ``date_filter`` (true: pass ``start_date``/``end_date`` as the store's filter), the embedder's
+    (``embedding_model``, ``embedding_base_url``, ``embedding_batch_size``, ``cache``, ``cache_dir``),
+    ``snippet_chars`` (600), ``max_results`` (20), ``batch_size`` (32 items per ``batch``).
+    """
+
+    scheme = "langgraph-store"
+
+    def __init__(
+        self,
+        storage_dir: str | None = None,
+        *,
+        date_filter: bool = True,
+        embedding_model: str | None = None,
+        embedding_base_url: str | None = None,
+        embedding_batch_size: int | None = None,
+        cache: bool = True,
+        cache_dir: str | None = None,
+        snippet_chars: int = 600,
+        max_results: int = 20,
+        batch_size: int = 32,
+    ) -> None:
+        if not isinstance(date_filter, bool):
+            raise TypeError(f"option date_filter must be true or false, got {date_filter!r}")
+        super().__init__(storage_dir, snippet_chars=snippet_chars, max_results=max_results, batch_size=batch_size)
+        self._embedder = embedder_from_options(
+            embedder=None,
+            embedding_model=embedding_model,
+            embedding_base_url=embedding_base_url,
+            embedding_batch_size=embedding_batch_size,
+            cache=cache,
+            cache_dir=cache_dir,
+        )
+        self._index_config = langgraph_index(self._embedder, ["text"])
+        self._date_filter = date_filter
+        self._store: Any = None
+        self._pending: list[Any] = []
+
+    def offered(self) -> dict[str, Any]:
+        """``index`` (the whole config), ``embed`` and ``dims``."""
+        config = self._index_config
+        return {"index": dict(config), "embed": config["embed"], "dims": config["dims"]}
+
+    def adopt(self, made: Any) -> None:
+        """A LangGraph ``BaseStore``."""
+        from langgraph.store.base import BaseStore
+
+        if not isinstance(made, BaseStore):
+            raise TypeError(f"factory {self.target()} returned {type(made).__name__}: expected a langgraph.store.base.BaseStore")
+        self._store, self._pending = made, []
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        """Queue the episode's item; a full batch is written."""
+        from langgraph.store.base import PutOp
+
+        self.made()
+        self.dirty = True
+        value = {"text": text, "timestamp": timestamp, "lens_day": day_number(timestamp), "lens_scope": scope_id, "meta": dict(meta or {})}
+        self._pending.append(PutOp(namespace=NAMESPACE, key=episode_id, value=value, index=["text"]))
+        if len(self._pending) >= self._batch_size:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            operations, self._pending = self._pending, []
+            self._store.batch(operations)
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        """Write whatever is queued."""
+        self._flush()
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        """The store's nearest items, best first, one per episode."""
+        if not query.strip():
+            return []
+        self.made()
+        self._flush()
+        k = self.limit(limit)
+        start, end = day_bounds(filters)
+        bounds = {op: value for op, value in (("$gte", start), ("$lte", end)) if value is not None}
+        where = {"lens_day": bounds} if self._date_filter and bounds else None
+        items = self._store.search(NAMESPACE, query=query, limit=k, filter=where)
+        return ranked_results(
+            (
+                (item.key, self.snippet(item.value.get("text", "")), item.score, {"timestamp": item.value.get("timestamp", "")})
+                for item in items
+            ),
+            k,
+        )
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        """``store.get(namespace, ref_id)``: the stored text, verbatim."""
+        self.made()
+        self._flush()
+        item = self._store.get(NAMESPACE, ref_id)
+        if item is None:
+            return None
+        return Document(ref_id=ref_id, text=str(item.value.get("text", "")), metadata={"timestamp": item.value.get("timestamp", "")})
+
+    def get_capabilities(self) -> CapabilityManifest:
+        """Semantic search; a date range unless ``date_filter`` is off."""
+        return CapabilityManifest(
+            search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=self._date_filter
+        )
+
+    def lens_stats(self) -> dict[str, int]:
+        """Embedding-cache hits and misses."""
+        return self._embedder.stats.as_counters()
+
+    def close(self) -> None:
+        """Drop the store and close the embedding cache."""
+        self._store = None
+        self._embedder.close()

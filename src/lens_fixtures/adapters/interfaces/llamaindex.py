@@ -1,0 +1,167 @@
+"""``--lens-adapter=llamaindex:module:factory``: a LlamaIndex ``VectorStoreIndex``, no adapter code.
+
+The factory is called once per scope with the keywords it accepts among ``embed_model`` (pytest-lens's
+embedder as a LlamaIndex ``BaseEmbedding``: the offline MiniLM by default, through the shared cache),
+and ``storage_dir`` (a fresh directory per scope), and returns a ``VectorStoreIndex`` (e.g.
+``VectorStoreIndex([], embed_model=embed_model)``, or one over a persistent vector store).
+
+The mapping:
+
+- an episode is one ``TextNode``: ``id_`` the episode id, ``text`` the episode's text, metadata ``lens_ref``,
+  ``timestamp``, ``lens_day`` (20240131), ``lens_scope`` and the episode's ``meta`` (flattened to scalars),
+  every metadata key excluded from the embedded and the LLM text (the vector is the episode's text alone);
+  inserted in batches with ``insert_nodes`` before any search;
+- ``search`` is ``as_retriever(similarity_top_k=k, filters=...).retrieve(query)``: ``NodeWithScore`` list, the
+  node's score as the result's; date filters are ``MetadataFilters`` on ``lens_day`` (GTE/LTE), which
+  LlamaIndex's vector stores apply themselves (``date_filter=false`` for a store that cannot);
+- ``retrieve`` is the index's docstore (``get_node``), else its vector store's ``get_nodes``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.interfaces.base import REF_KEY, FactoryAdapter, day_bounds, episode_metadata, ranked_results
+from lens_fixtures.adapters.interfaces.embedders import llamaindex_embedding
+from pytest_lens import CapabilityManifest, Document, SearchResult
+
+__all__ = ["LlamaIndexAdapter"]
+
+
+class LlamaIndexAdapter(FactoryAdapter):
+    """A LlamaIndex ``VectorStoreIndex`` from the user's factory, one per scope.
+
+    Options: ``date_filter`` (true: pass ``start_date``/``end_date`` as metadata filters), the embedder's
+    (``embedding_model``, ``embedding_base_url``, ``embedding_batch_size``, ``cache``, ``cache_dir``),
+    ``snippet_chars`` (600), ``max_results`` (20), ``batch_size`` (32 nodes per ``insert_nodes``).
+    """
+
+    scheme = "llamaindex"
+
+    def __init__(
+        self,
+        storage_dir: str | None = None,
+        *,
+        date_filter: bool = True,
+        embedding_model: str | None = None,
+        embedding_base_url: str | None = None,
+        embedding_batch_size: int | None = None,
+        cache: bool = True,
+        cache_dir: str | None = None,
+        snippet_chars: int = 600,
+        max_results: int = 20,
+        batch_size: int = 32,
+    ) -> None:
+        if not isinstance(date_filter, bool):
+            raise TypeError(f"option date_filter must be true or false, got {date_filter!r}")
+        super().__init__(storage_dir, snippet_chars=snippet_chars, max_results=max_results, batch_size=batch_size)
+        self._embedder = embedder_from_options(
+            embedder=None,
+            embedding_model=embedding_model,
+            embedding_base_url=embedding_base_url,
+            embedding_batch_size=embedding_batch_size,
+            cache=cache,
+            cache_dir=cache_dir,
+        )
+        self._embed_model = llamaindex_embedding(self._embedder)
+        self._date_filter = date_filter
+        self._index: Any = None
+        self._pending: list[Any] = []
+
+    def offered(self) -> dict[str, Any]:
+        """``embed_model``: the embedder as a LlamaIndex ``BaseEmbedding``."""
+        return {"embed_model": self._embed_model}
+
+    def adopt(self, made: Any) -> None:
+        """A ``VectorStoreIndex``."""
+        from llama_index.core import VectorStoreIndex
+
+        if not isinstance(made, VectorStoreIndex):
+            raise TypeError(f"factory {self.target()} returned {type(made).__name__}: expected a llama_index VectorStoreIndex")
+        self._index, self._pending = made, []
+
+    def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        """Queue the episode's node; a full batch is inserted."""
+        from llama_index.core.schema import TextNode
+
+        metadata = episode_metadata(episode_id, scope_id, timestamp, meta)
+        keys = list(metadata)
+        self.made()
+        self.dirty = True
+        self._pending.append(
+            TextNode(id_=episode_id, text=text, metadata=metadata, excluded_embed_metadata_keys=keys, excluded_llm_metadata_keys=keys)
+        )
+        if len(self._pending) >= self._batch_size:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            nodes, self._pending = self._pending, []
+            self._index.insert_nodes(nodes)
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        """Insert whatever is queued."""
+        self._flush()
+
+    def _filters(self, filters: dict[str, Any] | None) -> Any:
+        start, end = day_bounds(filters)
+        if not self._date_filter or (start is None and end is None):
+            return None
+        from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters
+
+        bounds = [(FilterOperator.GTE, start), (FilterOperator.LTE, end)]
+        return MetadataFilters(
+            filters=[MetadataFilter(key="lens_day", operator=op, value=value) for op, value in bounds if value is not None]
+        )
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        """The index retriever's nodes, best first, one per episode."""
+        if not query.strip():
+            return []
+        self.made()
+        self._flush()
+        k = self.limit(limit)
+        retriever = self._index.as_retriever(similarity_top_k=k, filters=self._filters(filters))
+        hits = retriever.retrieve(query)
+        return ranked_results(
+            (
+                (_ref(hit.node), self.snippet(hit.node.get_content()), hit.score, {"timestamp": hit.node.metadata.get("timestamp", "")})
+                for hit in hits
+            ),
+            k,
+        )
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        """The node stored under the episode id: from the docstore, else from the vector store."""
+        self.made()
+        self._flush()
+        node = self._index.docstore.get_node(ref_id, raise_error=False)
+        if node is None and getattr(self._index.vector_store, "stores_text", False):
+            try:
+                found = self._index.vector_store.get_nodes(node_ids=[ref_id])
+            except (NotImplementedError, KeyError, ValueError):
+                found = []
+            node = next((item for item in found if item.node_id == ref_id), None)
+        if node is None:
+            return None
+        return Document(ref_id=ref_id, text=node.get_content(), metadata={"timestamp": node.metadata.get("timestamp", "")})
+
+    def get_capabilities(self) -> CapabilityManifest:
+        """Semantic search; a date range unless ``date_filter`` is off."""
+        return CapabilityManifest(
+            search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=self._date_filter
+        )
+
+    def lens_stats(self) -> dict[str, int]:
+        """Embedding-cache hits and misses."""
+        return self._embedder.stats.as_counters()
+
+    def close(self) -> None:
+        """Drop the index and close the embedding cache."""
+        self._index = None
+        self._embedder.close()
+
+
+def _ref(node: Any) -> str:
+    return str(node.metadata.get(REF_KEY) or node.node_id)

@@ -1,0 +1,61 @@
+"""What the interface tests need: the libraries (extras) and the real MCP memory server (installed from npm).
+
+Outside CI a missing one skips its tests, saying how to install it; under ``CI=true`` it fails them: CI installs
+all of them itself (.ci/run), so a missing one is a broken CI, never a quiet skip.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+#: The npm package and the version .ci/run installs.
+MEMORY_SERVER = "@modelcontextprotocol/server-memory"
+#: Where .ci/run installs it (``npm install --prefix``), relative to the repository root.
+CI_PREFIX = Path(__file__).resolve().parents[2] / ".ci" / "npm"
+
+
+def on_ci() -> bool:
+    """Whether ``CI`` is set to a true value."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def require(module: str, install: str) -> None:
+    """Import ``module`` or skip (fail under ``CI=true``) saying what to install."""
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        message = f"{module} is not installed ({exc}): pip install {install}"
+        if on_ci():
+            pytest.fail(f"CI=true and {message}", pytrace=False)
+        pytest.skip(message, allow_module_level=True)
+
+
+def memory_server_command() -> str:
+    """The command line that starts the real memory server.
+
+    ``LENS_MCP_MEMORY_SERVER`` (a command line) wins; else ``mcp-server-memory`` under ``LENS_NPM_PREFIX`` or
+    ``.ci/npm`` (where .ci/run installs it). Without one the test skips, saying how to install it; under
+    ``CI=true`` it fails instead: CI installs the server itself, so a missing one is a broken CI, not a skip.
+    """
+    given = os.environ.get("LENS_MCP_MEMORY_SERVER", "").strip()
+    if given:
+        return given
+    for prefix in (os.environ.get("LENS_NPM_PREFIX", ""), str(CI_PREFIX)):
+        if prefix:
+            binary = Path(prefix) / "node_modules" / ".bin" / "mcp-server-memory"
+            if binary.exists():
+                node = shutil.which("node") or "node"
+                return shlex.join([node, str(binary.resolve())])
+    message = (
+        f"the MCP memory server is not installed: npm install --prefix {CI_PREFIX} {MEMORY_SERVER} "
+        "(or set LENS_NPM_PREFIX to an npm prefix holding it, or LENS_MCP_MEMORY_SERVER to its command line)"
+    )
+    if on_ci():
+        pytest.fail(f"CI=true and {message}", pytrace=False)
+    pytest.skip(message)
