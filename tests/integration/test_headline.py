@@ -15,14 +15,17 @@ NO_CACHE = ("-p", "no:cacheprovider")
 CASCADING = f"--lens-dataset={DATA_DIR / 'cascading_failure_s01.json'}"
 
 #: bm25 and null on the bundled cascading-failure scope at 16k with the offline agent, measured by the code
-#: before the headline existed (main at 320e878): the paper's composite, overall and per question type.
-PINNED_COMPOSITE = {"bm25": 0.827441, "null": 0.0}
+#: before the headline existed (main at 320e878): the paper's composite, overall and per question type. Re-pinned
+#: once since, for a change of the agent, not of the formula: the offline agent now answers from the memory's
+#: ranking where it gave up with the evidence in hand (issue 30), which turned cfs01_q02's gated 0 into 0.879
+#: (longitudinal 0.712 -> 0.879, citation coverage and grounding 0.917 -> 0.958, composite 0.827 -> 0.855).
+PINNED_COMPOSITE = {"bm25": 0.855219, "null": 0.0}
 PINNED_BY_TYPE = {
     "action_recommendation": 0.757576,
     "counterfactual": 0.838384,
     "distractor_resistance": 0.838384,
     "evidence_sufficiency": 0.484848,
-    "longitudinal": 0.712121,
+    "longitudinal": 0.878788,
     "negative": 0.838384,
     "null_hypothesis": 1.0,
     "paraphrase": 0.878788,
@@ -31,9 +34,9 @@ PINNED_BY_TYPE = {
 }
 PINNED_TIER1 = {
     "budget_compliance": 1.0,
-    "citation_coverage": 0.916667,
-    "evidence_coverage": 0.475694,
-    "evidence_grounding": 0.916667,
+    "citation_coverage": 0.958333,
+    "evidence_coverage": 0.496528,
+    "evidence_grounding": 0.958333,
     "fact_recall": 0.364583,
 }
 
@@ -64,7 +67,7 @@ def test_the_papers_composite_is_computed_exactly_as_before(pytester: pytest.Pyt
                     "headline: retrieval score = 0.5 x first-search nDCG@10 + 0.5 x first-search MRR*",
                     "  beside it: the LENS paper's composite (tier-1 only: no judge, tiers 2-3 absent)*",
                     "adapter * n * retrieval score [[]95% CI[]] * composite (tier-1 only) * grounding*",
-                    "bm25 * 24 * 0.827 * pass",
+                    "bm25 * 24 * 0.855 * pass",
                     "retrieval score by question type:",
                 ]
             )
