@@ -54,7 +54,15 @@ def read_input(path: Path) -> bytes:
         raise JsonDocumentError("not_a_file", f"{path} is {kind}, not a file")
     limit = max_input_bytes()
     with path.open("rb") as handle:
-        data = handle.read(limit + 1)  # the file may have grown since stat
+        # Read what stat says is there (read(n) allocates n bytes up front: never ask for the whole limit), then on
+        # in pieces if the file grew since stat, up to one byte past the limit.
+        data = handle.read(min(limit, info.st_size) + 1)
+        if len(data) > info.st_size:
+            chunks, total = [data], len(data)
+            while total <= limit and (chunk := handle.read(min(1 << 24, limit + 1 - total))):
+                chunks.append(chunk)
+                total += len(chunk)
+            data = b"".join(chunks)
     if len(data) > limit or info.st_size > limit:
         raise JsonDocumentError(
             "too_large", f"{path} is larger than {limit:,} bytes, the most read (set {MAX_INPUT_BYTES_ENV} to read larger files)"
