@@ -33,8 +33,8 @@ from pytest_lens.suites import SUITES
 REPO = Path(__file__).parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 OURS = OWN_PACKAGES
-#: ``pytest_lens.<name>`` strings that name no module: an entry-point group.
-NOT_MODULES = {"pytest_lens.adapters"}
+#: ``pytest_lens.<name>`` strings that name no module: entry-point groups.
+NOT_MODULES = {"pytest_lens.adapters", "pytest_lens.adapter_schemes"}
 
 
 def resolve(target: str) -> Any:
@@ -102,7 +102,7 @@ def test_the_walks_find_the_registries_they_are_meant_to_cover() -> None:
         assert set(registry.values()) <= found
     assert set(warm_up.SUMMARY_MODULES) & found
     assert "pytest_lens.plugin.conformance.hooks" in found  # hooks.py's pytest_plugins
-    assert {group for group, _ in entry_points()} >= {"pytest11", "pytest_lens.adapters"}
+    assert {group for group, _ in entry_points()} >= {"pytest11", "pytest_lens.adapters", "pytest_lens.adapter_schemes"}
 
 
 def test_a_moved_target_fails_to_resolve() -> None:
