@@ -155,7 +155,9 @@ def assert_kept_not_saved(pytester: pytest.Pytester) -> None:
 def test_sigterm_to_a_concurrent_run_keeps_the_artifact(pytester: pytest.Pytester) -> None:
     # Issue 32: SIGTERM with --lens-concurrency=8 lost everything (no artifact).
     pytester.makepyfile(slow_memory=SLOW_MEMORY)
-    dataset = f"{options.DATASET}={needle_dataset(pytester.path / 'n12.json', count=12)}"
+    # 48 questions, 8 at once: answered ahead of their test items, 12 could all be done by the time a loaded machine
+    # printed the first PASSED and signalled, and the run would end whole.
+    dataset = f"{options.DATASET}={needle_dataset(pytester.path / 'n48.json', count=48)}"
     args = ["--lens-adapter=slow=slow_memory:SlowThreadSafe", dataset, "--lens-concurrency=8", "--lens-json=out.json"]
     assert signalled_run(pytester, [*args, f"{options.SAVE}=main"], [signal.SIGTERM]) == pytest.ExitCode.INTERRUPTED
     assert_kept_not_saved(pytester)
