@@ -21,6 +21,7 @@ from tests.integration.test_baseline_gating import needle_dataset
 NO_CACHE = ("-p", "no:cacheprovider")
 
 SLOW_MEMORY = """
+import os
 import time
 
 from lens_fixtures.adapters.bm25 import BM25Adapter
@@ -34,6 +35,16 @@ class Slow(BM25Adapter):
 
 class SlowThreadSafe(Slow):
     lens_thread_safe = True
+
+
+class HoldsOneThreadSafe(SlowThreadSafe):
+    # The lagoon question's search waits until the test has signalled the run (or 60 s), so a run that is signalled
+    # once a question passed can never have finished every question first, however fast or loaded the machine.
+    def search(self, query, filters=None, limit=None):
+        deadline = time.monotonic() + 60
+        while "lagoon" in query and not os.path.exists("release") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return super().search(query, filters, limit)
 """
 
 ENDING_MEMORY = """
@@ -124,7 +135,10 @@ def test_a_call_holding_the_gil_ends_the_run_with_what_it_had(pytester: pytest.P
 
 
 def signalled_run(pytester: pytest.Pytester, args: list[str], signals: list[signal.Signals], *, gap_s: float = 0.0) -> int:
-    """Run pytest in a session of its own, signal its process group once a question passed; its exit status."""
+    """Run pytest in a session of its own, signal its process group once a question passed; its exit status.
+
+    After the signals, a file named ``release`` lets go of any call an adapter holds until then.
+    """
     log = pytester.path / "log.txt"
     with log.open("wb") as out:
         process = pytester.popen(
@@ -138,6 +152,7 @@ def signalled_run(pytester: pytest.Pytester, args: list[str], signals: list[sign
             if index:
                 time.sleep(gap_s)
             os.killpg(process.pid, number)
+        (pytester.path / "release").touch()
         try:
             return process.wait(timeout=240)
         finally:
@@ -155,10 +170,17 @@ def assert_kept_not_saved(pytester: pytest.Pytester) -> None:
 def test_sigterm_to_a_concurrent_run_keeps_the_artifact(pytester: pytest.Pytester) -> None:
     # Issue 32: SIGTERM with --lens-concurrency=8 lost everything (no artifact).
     pytester.makepyfile(slow_memory=SLOW_MEMORY)
-    # 48 questions, 8 at once: answered ahead of their test items, 12 could all be done by the time a loaded machine
-    # printed the first PASSED and signalled, and the run would end whole.
-    dataset = f"{options.DATASET}={needle_dataset(pytester.path / 'n48.json', count=48)}"
-    args = ["--lens-adapter=slow=slow_memory:SlowThreadSafe", dataset, "--lens-concurrency=8", "--lens-json=out.json"]
+    # Questions are answered 8 at once ahead of their test items, so all 12 could be done by the time a loaded machine
+    # printed the first PASSED and signalled. A checkpoint's results are handed out once all its questions are
+    # answered: the first six questions pass at checkpoint 6, and a search held at checkpoint 12 keeps the run
+    # unfinished until the signal.
+    path = needle_dataset(pytester.path / "n12.json", count=12)
+    document = json.loads(path.read_text())
+    for question in document["questions"][:6]:
+        question["checkpoint_after"] = 6
+    path.write_text(json.dumps(document))
+    dataset = f"{options.DATASET}={path}"
+    args = ["--lens-adapter=slow=slow_memory:HoldsOneThreadSafe", dataset, "--lens-concurrency=8", "--lens-json=out.json"]
     assert signalled_run(pytester, [*args, f"{options.SAVE}=main"], [signal.SIGTERM]) == pytest.ExitCode.INTERRUPTED
     assert_kept_not_saved(pytester)
 
