@@ -16,12 +16,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import MemoryAdapter, SearchResult
 from pytest_lens.contract.registry import AdapterLoadError, import_adapter_module
 
 __all__ = [
     "REF_KEY",
+    "EmbeddingFactoryAdapter",
     "FactoryAdapter",
     "InterfaceAdapter",
     "call_factory",
@@ -158,6 +160,69 @@ class FactoryAdapter(InterfaceAdapter):
     def snippet(self, text: str) -> str:
         """What a search result shows of a stored text."""
         return excerpt(text, self._snippet_chars) if text.strip() else text
+
+
+class EmbeddingFactoryAdapter(FactoryAdapter):
+    """A factory adapter for a vector-store library: it offers the factory pytest-lens's embedder, and may filter by day.
+
+    Options: ``date_filter`` (checked by :meth:`check_date_filter`; :attr:`default_date_filter` when not given),
+    the embedder's (``embedding_model``, ``embedding_base_url``, ``embedding_batch_size``, ``cache``,
+    ``cache_dir``: the offline MiniLM through the shared cache by default), ``snippet_chars`` (600),
+    ``max_results`` (20), ``batch_size`` (32 documents per write). A subclass wraps the embedder in its
+    library's type in :meth:`setup`.
+    """
+
+    #: ``date_filter`` when the option is not given.
+    default_date_filter: ClassVar[Any] = True
+
+    def __init__(
+        self,
+        storage_dir: str | None = None,
+        *,
+        date_filter: Any = None,
+        embedding_model: str | None = None,
+        embedding_base_url: str | None = None,
+        embedding_batch_size: int | None = None,
+        cache: bool = True,
+        cache_dir: str | None = None,
+        snippet_chars: int = 600,
+        max_results: int = 20,
+        batch_size: int = 32,
+    ) -> None:
+        date_filter = self.default_date_filter if date_filter is None else date_filter
+        self.check_date_filter(date_filter)
+        super().__init__(storage_dir, snippet_chars=snippet_chars, max_results=max_results, batch_size=batch_size)
+        self._embedder = embedder_from_options(
+            embedder=None,
+            embedding_model=embedding_model,
+            embedding_base_url=embedding_base_url,
+            embedding_batch_size=embedding_batch_size,
+            cache=cache,
+            cache_dir=cache_dir,
+        )
+        self._date_filter = date_filter
+        self.setup()
+
+    @classmethod
+    def check_date_filter(cls, value: Any) -> None:
+        """Raise saying what ``date_filter`` accepts. Default: true or false."""
+        if not isinstance(value, bool):
+            raise TypeError(f"option date_filter must be true or false, got {value!r}")
+
+    def setup(self) -> None:
+        """Wrap the embedder for the library and start with no store (the embedder is ``self._embedder``)."""
+
+    def lens_stats(self) -> dict[str, int]:
+        """Embedding-cache hits and misses."""
+        return self._embedder.stats.as_counters()
+
+    def close(self) -> None:
+        """Drop the store and close the embedding cache."""
+        self.drop()
+        self._embedder.close()
+
+    def drop(self) -> None:
+        """Let go of the current store."""
 
 
 def day_number(timestamp: str) -> int:

@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lens_fixtures.adapters.embedding_options import embedder_from_options
-from lens_fixtures.adapters.interfaces.base import REF_KEY, FactoryAdapter, day_bounds, episode_metadata, ranked_results
+from lens_fixtures.adapters.interfaces.base import REF_KEY, EmbeddingFactoryAdapter, day_bounds, episode_metadata, ranked_results
 from lens_fixtures.adapters.interfaces.embedders import langchain_embeddings
 from pytest_lens import CapabilityManifest, Document, SearchResult
 
@@ -37,7 +36,7 @@ DATE_FILTERS = ("auto", "callable", "where", "none")
 _KNOWN_FILTERS = {"InMemoryVectorStore": "callable", "Chroma": "where"}
 
 
-class LangChainAdapter(FactoryAdapter):
+class LangChainAdapter(EmbeddingFactoryAdapter):
     """A LangChain vector store or retriever from the user's factory, one per scope.
 
     Options: ``date_filter`` (see the module docstring), the embedder's (``embedding_model``,
@@ -46,34 +45,17 @@ class LangChainAdapter(FactoryAdapter):
     """
 
     scheme = "langchain"
+    default_date_filter = "auto"
 
-    def __init__(
-        self,
-        storage_dir: str | None = None,
-        *,
-        date_filter: str = "auto",
-        embedding_model: str | None = None,
-        embedding_base_url: str | None = None,
-        embedding_batch_size: int | None = None,
-        cache: bool = True,
-        cache_dir: str | None = None,
-        snippet_chars: int = 600,
-        max_results: int = 20,
-        batch_size: int = 32,
-    ) -> None:
-        if date_filter not in DATE_FILTERS:
-            raise ValueError(f"option date_filter must be one of {', '.join(DATE_FILTERS)}, got {date_filter!r}")
-        super().__init__(storage_dir, snippet_chars=snippet_chars, max_results=max_results, batch_size=batch_size)
-        self._embedder = embedder_from_options(
-            embedder=None,
-            embedding_model=embedding_model,
-            embedding_base_url=embedding_base_url,
-            embedding_batch_size=embedding_batch_size,
-            cache=cache,
-            cache_dir=cache_dir,
-        )
+    @classmethod
+    def check_date_filter(cls, value: Any) -> None:
+        """One of :data:`DATE_FILTERS`."""
+        if value not in DATE_FILTERS:
+            raise ValueError(f"option date_filter must be one of {', '.join(DATE_FILTERS)}, got {value!r}")
+
+    def setup(self) -> None:
+        """The embedder as LangChain ``Embeddings``; no store or retriever yet."""
         self._embeddings = langchain_embeddings(self._embedder)
-        self._date_filter = date_filter
         self._store: Any = None
         self._retriever: Any = None
         self._pending: list[Any] = []
@@ -123,7 +105,7 @@ class LangChainAdapter(FactoryAdapter):
 
     def _dialect(self) -> str:
         if self._date_filter != "auto":
-            return self._date_filter
+            return str(self._date_filter)
         self.made()
         return _KNOWN_FILTERS.get(type(self._store).__name__, "none")
 
@@ -185,14 +167,9 @@ class LangChainAdapter(FactoryAdapter):
             search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=self._dialect() != "none"
         )
 
-    def lens_stats(self) -> dict[str, int]:
-        """Embedding-cache hits and misses."""
-        return self._embedder.stats.as_counters()
-
-    def close(self) -> None:
-        """Drop the store and close the embedding cache."""
+    def drop(self) -> None:
+        """Let go of the store and its retriever."""
         self._store = self._retriever = None
-        self._embedder.close()
 
 
 def _ref(document: Any) -> str:

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lens_fixtures.adapters.embedding_options import embedder_from_options
-from lens_fixtures.adapters.interfaces.base import FactoryAdapter, day_bounds, day_number, ranked_results
+from lens_fixtures.adapters.interfaces.base import EmbeddingFactoryAdapter, day_bounds, day_number, ranked_results
 from lens_fixtures.adapters.interfaces.embedders import langgraph_index
 from pytest_lens import CapabilityManifest, Document, SearchResult
 
@@ -31,7 +30,7 @@ __all__ = ["NAMESPACE", "LangGraphStoreAdapter"]
 NAMESPACE = ("lens", "episodes")
 
 
-class LangGraphStoreAdapter(FactoryAdapter):
+class LangGraphStoreAdapter(EmbeddingFactoryAdapter):
     """A LangGraph ``BaseStore`` from the user's factory, one per scope.
 
     Options: ``date_filter`` (true: pass ``start_date``/``end_date`` as the store's filter), the embedder's
@@ -41,33 +40,9 @@ class LangGraphStoreAdapter(FactoryAdapter):
 
     scheme = "langgraph-store"
 
-    def __init__(
-        self,
-        storage_dir: str | None = None,
-        *,
-        date_filter: bool = True,
-        embedding_model: str | None = None,
-        embedding_base_url: str | None = None,
-        embedding_batch_size: int | None = None,
-        cache: bool = True,
-        cache_dir: str | None = None,
-        snippet_chars: int = 600,
-        max_results: int = 20,
-        batch_size: int = 32,
-    ) -> None:
-        if not isinstance(date_filter, bool):
-            raise TypeError(f"option date_filter must be true or false, got {date_filter!r}")
-        super().__init__(storage_dir, snippet_chars=snippet_chars, max_results=max_results, batch_size=batch_size)
-        self._embedder = embedder_from_options(
-            embedder=None,
-            embedding_model=embedding_model,
-            embedding_base_url=embedding_base_url,
-            embedding_batch_size=embedding_batch_size,
-            cache=cache,
-            cache_dir=cache_dir,
-        )
+    def setup(self) -> None:
+        """The embedder as a LangGraph index config over ``text``; no store yet."""
         self._index_config = langgraph_index(self._embedder, ["text"])
-        self._date_filter = date_filter
         self._store: Any = None
         self._pending: list[Any] = []
 
@@ -138,11 +113,6 @@ class LangGraphStoreAdapter(FactoryAdapter):
             search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=self._date_filter
         )
 
-    def lens_stats(self) -> dict[str, int]:
-        """Embedding-cache hits and misses."""
-        return self._embedder.stats.as_counters()
-
-    def close(self) -> None:
-        """Drop the store and close the embedding cache."""
+    def drop(self) -> None:
+        """Let go of the store."""
         self._store = None
-        self._embedder.close()

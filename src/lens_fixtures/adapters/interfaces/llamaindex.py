@@ -21,15 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from lens_fixtures.adapters.embedding_options import embedder_from_options
-from lens_fixtures.adapters.interfaces.base import REF_KEY, FactoryAdapter, day_bounds, episode_metadata, ranked_results
+from lens_fixtures.adapters.interfaces.base import REF_KEY, EmbeddingFactoryAdapter, day_bounds, episode_metadata, ranked_results
 from lens_fixtures.adapters.interfaces.embedders import llamaindex_embedding
 from pytest_lens import CapabilityManifest, Document, SearchResult
 
 __all__ = ["LlamaIndexAdapter"]
 
 
-class LlamaIndexAdapter(FactoryAdapter):
+class LlamaIndexAdapter(EmbeddingFactoryAdapter):
     """A LlamaIndex ``VectorStoreIndex`` from the user's factory, one per scope.
 
     Options: ``date_filter`` (true: pass ``start_date``/``end_date`` as metadata filters), the embedder's
@@ -39,33 +38,9 @@ class LlamaIndexAdapter(FactoryAdapter):
 
     scheme = "llamaindex"
 
-    def __init__(
-        self,
-        storage_dir: str | None = None,
-        *,
-        date_filter: bool = True,
-        embedding_model: str | None = None,
-        embedding_base_url: str | None = None,
-        embedding_batch_size: int | None = None,
-        cache: bool = True,
-        cache_dir: str | None = None,
-        snippet_chars: int = 600,
-        max_results: int = 20,
-        batch_size: int = 32,
-    ) -> None:
-        if not isinstance(date_filter, bool):
-            raise TypeError(f"option date_filter must be true or false, got {date_filter!r}")
-        super().__init__(storage_dir, snippet_chars=snippet_chars, max_results=max_results, batch_size=batch_size)
-        self._embedder = embedder_from_options(
-            embedder=None,
-            embedding_model=embedding_model,
-            embedding_base_url=embedding_base_url,
-            embedding_batch_size=embedding_batch_size,
-            cache=cache,
-            cache_dir=cache_dir,
-        )
+    def setup(self) -> None:
+        """The embedder as a LlamaIndex ``BaseEmbedding``; no index yet."""
         self._embed_model = llamaindex_embedding(self._embedder)
-        self._date_filter = date_filter
         self._index: Any = None
         self._pending: list[Any] = []
 
@@ -153,14 +128,9 @@ class LlamaIndexAdapter(FactoryAdapter):
             search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=self._date_filter
         )
 
-    def lens_stats(self) -> dict[str, int]:
-        """Embedding-cache hits and misses."""
-        return self._embedder.stats.as_counters()
-
-    def close(self) -> None:
-        """Drop the index and close the embedding cache."""
+    def drop(self) -> None:
+        """Let go of the index."""
         self._index = None
-        self._embedder.close()
 
 
 def _ref(node: Any) -> str:
