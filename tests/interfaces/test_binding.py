@@ -81,3 +81,31 @@ def test_a_factory_needing_what_is_not_offered_names_it(tmp_path: Path) -> None:
     adapter = load_adapter_class("langchain:tests.interfaces.stores:needs_a_client")(storage_dir=str(tmp_path))
     with pytest.raises(TypeError, match="requires 'client', which the adapter does not offer"):
         adapter.reset("a")
+
+
+CHAIN_FILTERS = "auto, callable, where, none"
+
+
+@pytest.mark.parametrize(
+    ("target", "value", "error", "message"),
+    [
+        ("langchain:tests.interfaces.stores:in_memory", "sometimes", ValueError, f"must be one of {CHAIN_FILTERS}, got 'sometimes'"),
+        ("langchain:tests.interfaces.stores:in_memory", True, ValueError, f"must be one of {CHAIN_FILTERS}, got True"),
+        ("llamaindex:tests.interfaces.stores:in_memory", "yes", TypeError, "must be true or false, got 'yes'"),
+        ("langgraph-store:tests.interfaces.stores:in_memory", 1, TypeError, "must be true or false, got 1"),
+    ],
+)
+def test_a_bad_date_filter_option_is_refused_before_anything_is_built(target: str, value: object, error: type, message: str) -> None:
+    with pytest.raises(error, match=f"option date_filter {message}"):
+        load_adapter_class(target)(date_filter=value)
+
+
+def test_the_date_filter_default_is_each_interfaces_own(tmp_path: Path) -> None:
+    # LangChain picks the filter language from the store (auto: InMemoryVectorStore filters by a predicate);
+    # the others filter unless told not to; date_filter=none / false declares no date range, honestly.
+    chain = load_adapter_class("langchain:tests.interfaces.stores:in_memory")
+    assert chain(storage_dir=str(tmp_path)).get_capabilities().supports_date_range is True
+    assert chain(storage_dir=str(tmp_path), date_filter="none").get_capabilities().supports_date_range is False
+    graph = load_adapter_class("langgraph-store:tests.interfaces.stores:in_memory")
+    assert graph(storage_dir=str(tmp_path)).get_capabilities().supports_date_range is True
+    assert graph(storage_dir=str(tmp_path), date_filter=False).get_capabilities().supports_date_range is False
