@@ -35,7 +35,7 @@ from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 from pytest_lens.embedding import CachedEmbedder, Embedder, default_cache_dir
 
-__all__ = ["MEM0_INSTALL_HINT", "Mem0Adapter", "mem0_available"]
+__all__ = ["MEM0_INSTALL_HINT", "Mem0Adapter", "Mem0Memory", "mem0_available"]
 
 MEM0_INSTALL_HINT = "the mem0 adapter needs the optional extra: pip install 'pytest-lens[mem0]' (mem0ai)"
 _USER = "lens"  # mem0 scopes memories by user; one scope is live at a time
@@ -52,7 +52,92 @@ if not mem0_available():
     raise ImportError(MEM0_INSTALL_HINT)
 
 
-class Mem0Adapter(MemoryAdapter):
+class Mem0Memory(MemoryAdapter):
+    """What the mem0 adapters share: a mem0 ``Memory`` over local Qdrant and our embedder, its filters and its closing.
+
+    ``folder`` names the directory under ``storage_dir`` (a private temporary one without it); ``llm`` (given
+    mem0's LLM config) builds the model mem0 calls, as for :func:`_open_memory`.
+    """
+
+    def __init__(
+        self,
+        storage_dir: str | None,
+        folder: str,
+        *,
+        embedding_model: str | None,
+        embedding_base_url: str | None,
+        embedding_batch_size: int | None,
+        cache: bool,
+        cache_dir: str | None,
+        embedder: Embedder | None,
+        snippet_chars: int,
+        max_results: int,
+        threshold: float,
+        llm: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self._embedder = embedder_from_options(
+            embedder=embedder,
+            embedding_model=embedding_model,
+            embedding_base_url=embedding_base_url,
+            embedding_batch_size=embedding_batch_size,
+            cache=cache,
+            cache_dir=cache_dir,
+        )
+        self._owned_dir = None if storage_dir else tempfile.mkdtemp(prefix=f"lens-{folder}-")
+        self._root = Path(storage_dir or self._owned_dir or ".") / folder
+        self._root.mkdir(parents=True, exist_ok=True)
+        self._snippet_chars = snippet_chars
+        self._max_results = max_results
+        self._threshold = threshold
+        self._memory = _open_memory(self._root, self._embedder, llm)
+
+    def _metadata(self, episode_id: str, timestamp: str) -> dict[str, Any]:
+        """What every memory of an episode carries: its ref, timestamp and (for date filters) epoch seconds."""
+        metadata: dict[str, Any] = {"ref_id": episode_id, "timestamp": timestamp}
+        epoch = _epoch(timestamp)
+        if epoch is not None:
+            metadata["epoch"] = epoch
+        return metadata
+
+    def _search(self, query: str, filters: dict[str, Any] | None, top_k: int) -> list[dict[str, Any]]:
+        """``Memory.search``'s hits; a date range becomes a mem0 metadata filter on the episode's epoch seconds."""
+        mem0_filters: dict[str, Any] = {"user_id": _USER}
+        start, end = date_bounds(filters)
+        bounds: dict[str, float] = {}
+        if start and (low := _epoch(start)) is not None:
+            bounds["gte"] = low
+        if end and (high := _epoch(end, end_of_day=True)) is not None:
+            bounds["lte"] = high
+        if bounds:
+            mem0_filters["epoch"] = bounds
+        found = self._memory.search(query, top_k=top_k, filters=mem0_filters, threshold=self._threshold)
+        return list(found.get("results", []))
+
+    def _limit(self, limit: int | None) -> int:
+        return max(1, min(limit or 10, self._max_results))
+
+    def get_capabilities(self) -> CapabilityManifest:
+        """Semantic search with a date range; no extra tools (as mem0 in the paper)."""
+        return CapabilityManifest(search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=True)
+
+    def lens_stats(self) -> dict[str, int]:
+        """Embedding-cache hits and misses, and encoding time, since construction."""
+        return self._embedder.stats.as_counters()
+
+    def close(self) -> None:
+        """Close mem0's databases and the Qdrant client (releasing its path lock); delete a private directory."""
+        try:
+            self._memory.close()
+            client = getattr(self._memory.vector_store, "client", None)
+            if client is not None:
+                client.close()
+        finally:
+            self._embedder.close()
+            if self._owned_dir:
+                shutil.rmtree(self._owned_dir, ignore_errors=True)
+
+
+class Mem0Adapter(Mem0Memory):
     """mem0 ``Memory`` with ``infer=False``, local Qdrant, our embedder, telemetry off.
 
     Options: the embedder's (``embedding_model``, ``embedding_base_url``,
@@ -77,21 +162,19 @@ class Mem0Adapter(MemoryAdapter):
         max_results: int = 20,
         threshold: float = 0.0,
     ) -> None:
-        self._embedder = embedder_from_options(
-            embedder=embedder,
+        super().__init__(
+            storage_dir,
+            "mem0",
             embedding_model=embedding_model,
             embedding_base_url=embedding_base_url,
             embedding_batch_size=embedding_batch_size,
             cache=cache,
             cache_dir=cache_dir,
+            embedder=embedder,
+            snippet_chars=snippet_chars,
+            max_results=max_results,
+            threshold=threshold,
         )
-        self._owned_dir = None if storage_dir else tempfile.mkdtemp(prefix="lens-mem0-")
-        self._root = Path(storage_dir or self._owned_dir or ".") / "mem0"
-        self._root.mkdir(parents=True, exist_ok=True)
-        self._snippet_chars = snippet_chars
-        self._max_results = max_results
-        self._threshold = threshold
-        self._memory = _open_memory(self._root, self._embedder)
         self._ids: dict[str, str] = {}
 
     def reset(self, scope_id: str) -> None:
@@ -104,10 +187,7 @@ class Mem0Adapter(MemoryAdapter):
         old = self._ids.pop(episode_id, None)
         if old is not None:
             self._memory.delete(old)
-        metadata: dict[str, Any] = {"ref_id": episode_id, "timestamp": timestamp}
-        epoch = _epoch(timestamp)
-        if epoch is not None:
-            metadata["epoch"] = epoch
+        metadata = self._metadata(episode_id, timestamp)
         result = self._memory.add([{"role": "user", "content": text}], user_id=_USER, metadata=metadata, infer=False)
         added = [item for item in result.get("results", []) if item.get("event") == "ADD"]
         if len(added) != 1:
@@ -118,19 +198,8 @@ class Mem0Adapter(MemoryAdapter):
         """``Memory.search``; a date range becomes a mem0 metadata filter on the episode's epoch seconds."""
         if not query.strip():
             return []
-        limit = max(1, min(limit or 10, self._max_results))
-        mem0_filters: dict[str, Any] = {"user_id": _USER}
-        start, end = date_bounds(filters)
-        bounds: dict[str, float] = {}
-        if start and (low := _epoch(start)) is not None:
-            bounds["gte"] = low
-        if end and (high := _epoch(end, end_of_day=True)) is not None:
-            bounds["lte"] = high
-        if bounds:
-            mem0_filters["epoch"] = bounds
-        found = self._memory.search(query, top_k=limit, filters=mem0_filters, threshold=self._threshold)
         results = []
-        for item in found.get("results", []):
+        for item in self._search(query, filters, self._limit(limit)):
             metadata = item.get("metadata") or {}
             ref_id = metadata.get("ref_id")
             if not isinstance(ref_id, str) or self._ids.get(ref_id) != str(item.get("id")):
@@ -154,26 +223,6 @@ class Mem0Adapter(MemoryAdapter):
         if item is None:
             return None
         return Document(ref_id=ref_id, text=str(item["memory"]), metadata={"timestamp": (item.get("metadata") or {}).get("timestamp")})
-
-    def get_capabilities(self) -> CapabilityManifest:
-        """Semantic search with a date range; no extra tools (as mem0-raw in the paper)."""
-        return CapabilityManifest(search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=True)
-
-    def lens_stats(self) -> dict[str, int]:
-        """Embedding-cache hits and misses, and encoding time, since construction."""
-        return self._embedder.stats.as_counters()
-
-    def close(self) -> None:
-        """Close mem0's databases and the Qdrant client (releasing its path lock); delete a private directory."""
-        try:
-            self._memory.close()
-            client = getattr(self._memory.vector_store, "client", None)
-            if client is not None:
-                client.close()
-        finally:
-            self._embedder.close()
-            if self._owned_dir:
-                shutil.rmtree(self._owned_dir, ignore_errors=True)
 
 
 def _open_memory(root: Path, embedder: CachedEmbedder, llm: Callable[[Any], Any] | None = None) -> Any:

@@ -30,16 +30,11 @@ stores them in its local Qdrant. Search is mem0's own search over those facts.
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lens_fixtures.adapters.chunk_index import date_bounds
-from lens_fixtures.adapters.embedding_options import embedder_from_options
-from lens_fixtures.adapters.mem0_adapter import _USER, _epoch, _open_memory
+from lens_fixtures.adapters.mem0_adapter import _USER, Mem0Memory
 from lens_fixtures.adapters.snippets import excerpt
-from pytest_lens import AdapterUnavailable, CapabilityManifest, Document, MemoryAdapter, SearchResult
+from pytest_lens import AdapterUnavailable, Document, SearchResult
 
 if TYPE_CHECKING:
     from pytest_lens.embedding import Embedder
@@ -91,7 +86,7 @@ def _shown(reply: str) -> str:
     return repr(flat[:200] + ("..." if len(flat) > 200 else ""))
 
 
-class Mem0ExtractAdapter(MemoryAdapter):
+class Mem0ExtractAdapter(Mem0Memory):
     """mem0 ``Memory`` with ``infer=True``: the run's model extracts facts, our embedder and local Qdrant store them.
 
     Options: ``model`` (the extraction model; the run's ``lens_llm`` model by default),
@@ -124,21 +119,7 @@ class Mem0ExtractAdapter(MemoryAdapter):
                 "(or --lens-judge-model); its requests go through the LLM cache like the agent's"
             )
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(extraction_max_tokens)
-        self._embedder = embedder_from_options(
-            embedder=embedder,
-            embedding_model=embedding_model,
-            embedding_base_url=embedding_base_url,
-            embedding_batch_size=embedding_batch_size,
-            cache=cache,
-            cache_dir=cache_dir,
-        )
-        self._owned_dir = None if storage_dir else tempfile.mkdtemp(prefix="lens-mem0x-")
-        self._root = Path(storage_dir or self._owned_dir or ".") / "mem0-extract"
-        self._root.mkdir(parents=True, exist_ok=True)
         self._keep = keep_episodes
-        self._snippet_chars = snippet_chars
-        self._max_results = max_results
-        self._threshold = threshold
         self._episodes: dict[str, tuple[str, str]] = {}
         self._memories: dict[str, list[str]] = {}
         self._stats = {
@@ -148,7 +129,20 @@ class Mem0ExtractAdapter(MemoryAdapter):
             "episodes_without_memories": 0,
         }
         self._date = ""
-        self._memory = _open_memory(self._root, self._embedder, self._lens_model)
+        super().__init__(
+            storage_dir,
+            "mem0-extract",
+            embedding_model=embedding_model,
+            embedding_base_url=embedding_base_url,
+            embedding_batch_size=embedding_batch_size,
+            cache=cache,
+            cache_dir=cache_dir,
+            embedder=embedder,
+            snippet_chars=snippet_chars,
+            max_results=max_results,
+            threshold=threshold,
+            llm=self._lens_model,
+        )
 
     def _lens_model(self, config: Any) -> Any:
         """mem0's LLM interface over the run's chat client (built once mem0 is imported)."""
@@ -188,10 +182,7 @@ class Mem0ExtractAdapter(MemoryAdapter):
         """``Memory.add(..., infer=True)``: the model's facts about the episode, each tagged with the episode's id and time."""
         for memory_id in self._memories.pop(episode_id, []):
             self._memory.delete(memory_id)
-        metadata: dict[str, Any] = {"ref_id": episode_id, "timestamp": timestamp}
-        epoch = _epoch(timestamp)
-        if epoch is not None:
-            metadata["epoch"] = epoch
+        metadata = self._metadata(episode_id, timestamp)
         self._date = timestamp.strip()[:10]
         result = self._memory.add([{"role": "user", "content": text}], user_id=_USER, metadata=metadata, infer=True)
         added = [str(item["id"]) for item in result.get("results", []) if item.get("event") == "ADD"]
@@ -205,19 +196,9 @@ class Mem0ExtractAdapter(MemoryAdapter):
         """``Memory.search`` over the extracted facts, one result per episode (its best facts), best first."""
         if not query.strip():
             return []
-        limit = max(1, min(limit or 10, self._max_results))
-        mem0_filters: dict[str, Any] = {"user_id": _USER}
-        start, end = date_bounds(filters)
-        bounds: dict[str, float] = {}
-        if start and (low := _epoch(start)) is not None:
-            bounds["gte"] = low
-        if end and (high := _epoch(end, end_of_day=True)) is not None:
-            bounds["lte"] = high
-        if bounds:
-            mem0_filters["epoch"] = bounds
-        found = self._memory.search(query, top_k=limit * 3, filters=mem0_filters, threshold=self._threshold)
+        limit = self._limit(limit)
         grouped: dict[str, tuple[float, list[str], Any]] = {}
-        for item in found.get("results", []):
+        for item in self._search(query, filters, limit * 3):
             metadata = item.get("metadata") or {}
             ref_id = metadata.get("ref_id")
             if not isinstance(ref_id, str) or str(item.get("id")) not in self._memories.get(ref_id, ()):
@@ -241,22 +222,6 @@ class Mem0ExtractAdapter(MemoryAdapter):
         facts = [item["memory"] for memory_id in self._memories.get(ref_id, []) if (item := self._memory.get(memory_id))]
         return Document(ref_id=ref_id, text="\n".join(facts)) if facts else None
 
-    def get_capabilities(self) -> CapabilityManifest:
-        """Semantic search over extracted facts with a date range; no extra tools."""
-        return CapabilityManifest(search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=True)
-
     def lens_stats(self) -> dict[str, int]:
         """Extraction calls and tokens, episodes that left no memory, and the embedding cache's counters."""
-        return {**self._stats, **self._embedder.stats.as_counters()}
-
-    def close(self) -> None:
-        """Close mem0's databases and the Qdrant client (releasing its path lock); delete a private directory."""
-        try:
-            self._memory.close()
-            client = getattr(self._memory.vector_store, "client", None)
-            if client is not None:
-                client.close()
-        finally:
-            self._embedder.close()
-            if self._owned_dir:
-                shutil.rmtree(self._owned_dir, ignore_errors=True)
+        return {**self._stats, **super().lens_stats()}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,9 +10,7 @@ from lens_fixtures.adapters.graphrag_light import ExtractionReplyError, GraphRAG
 from lens_fixtures.openai_server import ExtractionPolicy, LensPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
-from pytest_lens.llm.cache import RequestCache
-from pytest_lens.llm.client import ChatClient, LLMEndpoint
-from pytest_lens.llm.stats import LLMStats
+from tests.unit.lens_fixtures.adapters.scripted import scripted_client
 
 EPISODES = [
     ("ep1", "2024-01-01T10:00:00", "## 2024-01-01 Ops\n- service-b retries against geo-lookup rose to 12%\n- checkout p99 410ms"),
@@ -21,16 +18,6 @@ EPISODES = [
     ("ep3", "2024-01-03T10:00:00", "## 2024-01-03 Ops\n- heavy snow closed the north road"),
     ("ep4", "2024-01-04T10:00:00", "## 2024-01-04 Ops\n- vendor-api timeouts at 30%"),
 ]
-
-
-def client(server: OpenAITestServer, path: Path, mode: str = "record") -> ChatClient:
-    return ChatClient(LLMEndpoint(server.base_url, api_key_env="LENS_TEST_KEY"), "m", cache=RequestCache(path, mode), stats=LLMStats())  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAITestServer]:
-    with OpenAITestServer() as running:
-        yield running
 
 
 def load(adapter: GraphRAGLightAdapter, upto: int, prepare_at: tuple[int, ...]) -> None:
@@ -47,7 +34,7 @@ def test_without_an_llm_the_adapter_is_unavailable_and_says_how_to_configure_one
 
 
 def test_ingest_calls_no_model_and_prepare_reads_each_episode_once(server: OpenAITestServer, tmp_path: Path) -> None:
-    adapter = GraphRAGLightAdapter(str(tmp_path), lens_llm=client(server, tmp_path / "c.sqlite"))
+    adapter = GraphRAGLightAdapter(str(tmp_path), lens_llm=scripted_client(server, tmp_path / "c.sqlite"))
     load(adapter, 4, prepare_at=())
     assert server.count(kind="extraction") == 0
     adapter.prepare("scope", 4)
@@ -58,7 +45,7 @@ def test_ingest_calls_no_model_and_prepare_reads_each_episode_once(server: OpenA
 
 
 def test_search_follows_relations_one_hop_to_episodes_the_query_does_not_name(server: OpenAITestServer, tmp_path: Path) -> None:
-    llm = client(server, tmp_path / "c.sqlite")
+    llm = scripted_client(server, tmp_path / "c.sqlite")
     hopping = GraphRAGLightAdapter(str(tmp_path), lens_llm=llm)
     flat = GraphRAGLightAdapter(str(tmp_path), lens_llm=llm, hops=0)
     for adapter in (hopping, flat):
@@ -78,7 +65,7 @@ def test_search_follows_relations_one_hop_to_episodes_the_query_does_not_name(se
 
 
 def test_the_graph_at_a_checkpoint_is_the_same_whichever_checkpoints_came_before(server: OpenAITestServer, tmp_path: Path) -> None:
-    llm = client(server, tmp_path / "c.sqlite")
+    llm = scripted_client(server, tmp_path / "c.sqlite")
     stepwise = GraphRAGLightAdapter(str(tmp_path), lens_llm=llm)
     at_once = GraphRAGLightAdapter(str(tmp_path), lens_llm=llm)
     load(stepwise, 4, prepare_at=(1, 2, 3, 4))
@@ -97,10 +84,10 @@ def test_the_graph_at_a_checkpoint_is_the_same_whichever_checkpoints_came_before
 
 
 def test_a_recorded_graph_replays_with_no_request_and_the_same_results(server: OpenAITestServer, tmp_path: Path) -> None:
-    recorded = GraphRAGLightAdapter(str(tmp_path), lens_llm=client(server, tmp_path / "c.sqlite"))
+    recorded = GraphRAGLightAdapter(str(tmp_path), lens_llm=scripted_client(server, tmp_path / "c.sqlite"))
     load(recorded, 4, prepare_at=(2, 4))
     before = server.count()
-    replayed = GraphRAGLightAdapter(str(tmp_path), lens_llm=client(server, tmp_path / "c.sqlite", "replay"))
+    replayed = GraphRAGLightAdapter(str(tmp_path), lens_llm=scripted_client(server, tmp_path / "c.sqlite", "replay"))
     load(replayed, 4, prepare_at=(2, 4))
     assert server.count() == before
     assert replayed.search("service-b", None, 5) == recorded.search("service-b", None, 5)
@@ -111,7 +98,7 @@ def test_a_recorded_graph_replays_with_no_request_and_the_same_results(server: O
 
 def test_an_unreadable_extraction_is_an_adapter_fault_naming_the_episode(tmp_path: Path) -> None:
     with OpenAITestServer(LensPolicy(extraction=ExtractionPolicy(malformed=True))) as server:
-        llm = client(server, tmp_path / "c.sqlite")
+        llm = scripted_client(server, tmp_path / "c.sqlite")
         caller = AdapterCaller.build(lambda: GraphRAGLightAdapter(str(tmp_path), lens_llm=llm), "graphrag-light", 30)
         caller.reset("scope")
         caller.ingest("ep1", "scope", "2024-01-01T10:00:00", "service-b retries rose", {})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,7 @@ from lens_fixtures.adapters.mem0_extract import ExtractionReplyError, Mem0Extrac
 from lens_fixtures.openai_server import ExtractionPolicy, LensPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
-from pytest_lens.llm.cache import RequestCache
-from pytest_lens.llm.client import ChatClient, LLMEndpoint
-from pytest_lens.llm.stats import LLMStats
+from tests.unit.lens_fixtures.adapters.scripted import scripted_client
 
 EPISODES = [
     ("ep1", "2024-01-01T10:00:00", "## 2024-01-01 Ops\n- pump seven vibration 4.1 mm/s\n- all quiet"),
@@ -28,20 +25,13 @@ EPISODES = [
 ]
 
 
-def client(server: OpenAITestServer, path: Path, mode: str = "record") -> ChatClient:
-    return ChatClient(LLMEndpoint(server.base_url, api_key_env="LENS_TEST_KEY"), "m", cache=RequestCache(path, mode), stats=LLMStats())  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAITestServer]:
-    with OpenAITestServer() as running:
-        yield running
-
-
 def loaded(server: OpenAITestServer, tmp_path: Path, hashing: Any, name: str = "a", **options: Any) -> Mem0ExtractAdapter:
     (tmp_path / name).mkdir()
     adapter = Mem0ExtractAdapter(
-        str(tmp_path / name), lens_llm=client(server, tmp_path / "c.sqlite", options.pop("mode", "record")), embedder=hashing, **options
+        str(tmp_path / name),
+        lens_llm=scripted_client(server, tmp_path / "c.sqlite", options.pop("mode", "record")),
+        embedder=hashing,
+        **options,
     )
     adapter.reset("scope")
     for ref, timestamp, text in EPISODES:
@@ -109,7 +99,7 @@ def test_reingest_replaces_the_episodes_memories_and_reset_forgets_them(server: 
 
 def test_an_unreadable_extraction_is_an_adapter_fault_with_mem0s_message(tmp_path: Path, hashing: Any) -> None:
     with OpenAITestServer(LensPolicy(extraction=ExtractionPolicy(malformed=True))) as server:
-        llm = client(server, tmp_path / "c.sqlite")
+        llm = scripted_client(server, tmp_path / "c.sqlite")
         caller = AdapterCaller.build(lambda: Mem0ExtractAdapter(str(tmp_path), lens_llm=llm, embedder=hashing), "mem0-extract", 60)
         caller.reset("scope")
         with pytest.raises(AdapterCallError) as raised:
