@@ -201,6 +201,8 @@ class EmbeddingFactoryAdapter(FactoryAdapter):
             cache_dir=cache_dir,
         )
         self._date_filter = date_filter
+        #: Documents mapped from episodes, written in batches of ``batch_size`` (and before any read).
+        self._pending: list[Any] = []
         self.setup()
 
     @classmethod
@@ -211,6 +213,37 @@ class EmbeddingFactoryAdapter(FactoryAdapter):
 
     def setup(self) -> None:
         """Wrap the embedder for the library and start with no store (the embedder is ``self._embedder``)."""
+
+    def adopted(self) -> None:
+        """A new store was adopted: nothing queued for the old one is written to it."""
+        self._pending = []
+
+    def queue(self, document: Any) -> None:
+        """Queue one mapped episode for the current store (made on first need); a full batch is written."""
+        self.made()
+        self.dirty = True
+        self._pending.append(document)
+        if len(self._pending) >= self._batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write whatever is queued (:meth:`write`)."""
+        if self._pending:
+            documents, self._pending = self._pending, []
+            self.write(documents)
+
+    def write(self, documents: list[Any]) -> None:
+        """Write a batch of mapped episodes to the store."""
+        raise NotImplementedError
+
+    def ready(self) -> None:
+        """Before a read: the store exists and holds every episode queued so far."""
+        self.made()
+        self.flush()
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        """Write whatever is queued."""
+        self.flush()
 
     def lens_stats(self) -> dict[str, int]:
         """Embedding-cache hits and misses."""

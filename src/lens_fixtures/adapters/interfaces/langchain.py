@@ -58,7 +58,6 @@ class LangChainAdapter(EmbeddingFactoryAdapter):
         self._embeddings = langchain_embeddings(self._embedder)
         self._store: Any = None
         self._retriever: Any = None
-        self._pending: list[Any] = []
 
     def offered(self) -> dict[str, Any]:
         """``embeddings``: the embedder as LangChain ``Embeddings``."""
@@ -80,28 +79,20 @@ class LangChainAdapter(EmbeddingFactoryAdapter):
             )
         if type(store).get_by_ids is VectorStore.get_by_ids:
             raise TypeError(f"{type(store).__name__} does not implement get_by_ids: pytest-lens retrieves episodes by id")
-        self._store, self._retriever, self._pending = store, retriever, []
+        self._store, self._retriever = store, retriever
+        self.adopted()
 
     def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
         """Queue the episode's Document; a full batch is added to the store."""
         from langchain_core.documents import Document as LangChainDocument
 
         metadata = episode_metadata(episode_id, scope_id, timestamp, meta)
-        self.made()
-        self.dirty = True
-        self._pending.append(LangChainDocument(page_content=text, metadata=metadata, id=episode_id))
-        if len(self._pending) >= self._batch_size:
-            self._flush()
+        self.queue(LangChainDocument(page_content=text, metadata=metadata, id=episode_id))
 
-    def _flush(self) -> None:
-        if self._pending:
-            documents, self._pending = self._pending, []
-            target = self._retriever if self._retriever is not None and hasattr(self._retriever, "add_documents") else self._store
-            target.add_documents(documents, ids=[document.id for document in documents])
-
-    def prepare(self, scope_id: str, checkpoint: int) -> None:
-        """Add whatever is queued."""
-        self._flush()
+    def write(self, documents: list[Any]) -> None:
+        """One batch, in one call."""
+        target = self._retriever if self._retriever is not None and hasattr(self._retriever, "add_documents") else self._store
+        target.add_documents(documents, ids=[document.id for document in documents])
 
     def _dialect(self) -> str:
         if self._date_filter != "auto":
@@ -127,8 +118,7 @@ class LangChainAdapter(EmbeddingFactoryAdapter):
         """The store's nearest documents, best first, one per episode."""
         if not query.strip():
             return []
-        self.made()
-        self._flush()
+        self.ready()
         k = self.limit(limit)
         keywords = self._filter(filters)
         hits: list[tuple[Any, float | None]]
@@ -154,8 +144,7 @@ class LangChainAdapter(EmbeddingFactoryAdapter):
 
     def retrieve(self, ref_id: str) -> Document | None:
         """``get_by_ids([ref_id])``: the stored text, verbatim."""
-        self.made()
-        self._flush()
+        self.ready()
         for document in self._store.get_by_ids([ref_id]):
             if _ref(document) == ref_id:
                 return Document(ref_id=ref_id, text=document.page_content, metadata={"timestamp": document.metadata.get("timestamp", "")})

@@ -44,7 +44,6 @@ class LangGraphStoreAdapter(EmbeddingFactoryAdapter):
         """The embedder as a LangGraph index config over ``text``; no store yet."""
         self._index_config = langgraph_index(self._embedder, ["text"])
         self._store: Any = None
-        self._pending: list[Any] = []
 
     def offered(self) -> dict[str, Any]:
         """``index`` (the whole config), ``embed`` and ``dims``."""
@@ -57,34 +56,25 @@ class LangGraphStoreAdapter(EmbeddingFactoryAdapter):
 
         if not isinstance(made, BaseStore):
             raise TypeError(f"factory {self.target()} returned {type(made).__name__}: expected a langgraph.store.base.BaseStore")
-        self._store, self._pending = made, []
+        self._store = made
+        self.adopted()
 
     def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
         """Queue the episode's item; a full batch is written."""
         from langgraph.store.base import PutOp
 
-        self.made()
-        self.dirty = True
         value = {"text": text, "timestamp": timestamp, "lens_day": day_number(timestamp), "lens_scope": scope_id, "meta": dict(meta or {})}
-        self._pending.append(PutOp(namespace=NAMESPACE, key=episode_id, value=value, index=["text"]))
-        if len(self._pending) >= self._batch_size:
-            self._flush()
+        self.queue(PutOp(namespace=NAMESPACE, key=episode_id, value=value, index=["text"]))
 
-    def _flush(self) -> None:
-        if self._pending:
-            operations, self._pending = self._pending, []
-            self._store.batch(operations)
-
-    def prepare(self, scope_id: str, checkpoint: int) -> None:
-        """Write whatever is queued."""
-        self._flush()
+    def write(self, operations: list[Any]) -> None:
+        """One batch, in one call."""
+        self._store.batch(operations)
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
         """The store's nearest items, best first, one per episode."""
         if not query.strip():
             return []
-        self.made()
-        self._flush()
+        self.ready()
         k = self.limit(limit)
         start, end = day_bounds(filters)
         bounds = {op: value for op, value in (("$gte", start), ("$lte", end)) if value is not None}
@@ -100,8 +90,7 @@ class LangGraphStoreAdapter(EmbeddingFactoryAdapter):
 
     def retrieve(self, ref_id: str) -> Document | None:
         """``store.get(namespace, ref_id)``: the stored text, verbatim."""
-        self.made()
-        self._flush()
+        self.ready()
         item = self._store.get(NAMESPACE, ref_id)
         if item is None:
             return None

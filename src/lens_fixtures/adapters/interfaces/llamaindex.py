@@ -42,7 +42,6 @@ class LlamaIndexAdapter(EmbeddingFactoryAdapter):
         """The embedder as a LlamaIndex ``BaseEmbedding``; no index yet."""
         self._embed_model = llamaindex_embedding(self._embedder)
         self._index: Any = None
-        self._pending: list[Any] = []
 
     def offered(self) -> dict[str, Any]:
         """``embed_model``: the embedder as a LlamaIndex ``BaseEmbedding``."""
@@ -54,7 +53,8 @@ class LlamaIndexAdapter(EmbeddingFactoryAdapter):
 
         if not isinstance(made, VectorStoreIndex):
             raise TypeError(f"factory {self.target()} returned {type(made).__name__}: expected a llama_index VectorStoreIndex")
-        self._index, self._pending = made, []
+        self._index = made
+        self.adopted()
 
     def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
         """Queue the episode's node; a full batch is inserted."""
@@ -62,22 +62,13 @@ class LlamaIndexAdapter(EmbeddingFactoryAdapter):
 
         metadata = episode_metadata(episode_id, scope_id, timestamp, meta)
         keys = list(metadata)
-        self.made()
-        self.dirty = True
-        self._pending.append(
+        self.queue(
             TextNode(id_=episode_id, text=text, metadata=metadata, excluded_embed_metadata_keys=keys, excluded_llm_metadata_keys=keys)
         )
-        if len(self._pending) >= self._batch_size:
-            self._flush()
 
-    def _flush(self) -> None:
-        if self._pending:
-            nodes, self._pending = self._pending, []
-            self._index.insert_nodes(nodes)
-
-    def prepare(self, scope_id: str, checkpoint: int) -> None:
-        """Insert whatever is queued."""
-        self._flush()
+    def write(self, nodes: list[Any]) -> None:
+        """One batch, in one call."""
+        self._index.insert_nodes(nodes)
 
     def _filters(self, filters: dict[str, Any] | None) -> Any:
         start, end = day_bounds(filters)
@@ -94,8 +85,7 @@ class LlamaIndexAdapter(EmbeddingFactoryAdapter):
         """The index retriever's nodes, best first, one per episode."""
         if not query.strip():
             return []
-        self.made()
-        self._flush()
+        self.ready()
         k = self.limit(limit)
         retriever = self._index.as_retriever(similarity_top_k=k, filters=self._filters(filters))
         hits = retriever.retrieve(query)
@@ -109,8 +99,7 @@ class LlamaIndexAdapter(EmbeddingFactoryAdapter):
 
     def retrieve(self, ref_id: str) -> Document | None:
         """The node stored under the episode id: from the docstore, else from the vector store."""
-        self.made()
-        self._flush()
+        self.ready()
         node = self._index.docstore.get_node(ref_id, raise_error=False)
         if node is None and getattr(self._index.vector_store, "stores_text", False):
             try:
