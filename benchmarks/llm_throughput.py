@@ -35,12 +35,13 @@ import re
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pytest_process import pytest_command
 
 REPO = Path(__file__).resolve().parents[1]
 SCOPE = Path("shared") / "datasets" / "lens" / "scope_01_with_distractors.json"
@@ -61,26 +62,14 @@ class Run:
     results: dict[str, Any]
 
 
-def pytest_command(args: argparse.Namespace, workdir: Path, base_url: str | None, concurrency: int, name: str) -> list[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:hypothesispytest",
-        "-p",
-        "no:xdist",
-        "-p",
-        "no:anyio",
-        "-q",
+def lens_command(args: argparse.Namespace, workdir: Path, base_url: str | None, concurrency: int, name: str) -> list[str]:
+    command = pytest_command(
         f"--lens-adapter={args.adapter}",
         f"--lens-dataset={args.dataset}",
         f"--lens-budget={args.budget}",
         f"--lens-concurrency={concurrency}",
         f"--lens-json={workdir / name}.json",
-    ]
+    )
     if base_url is not None:
         command += [
             "--lens-agent=llm",
@@ -101,7 +90,7 @@ def run_once(args: argparse.Namespace, server: Any, concurrency: int, name: str)
         workdir = Path(tmp)
         if server is not None:
             server.reset()
-        command = pytest_command(args, workdir, server.base_url if server is not None else None, concurrency, name)
+        command = lens_command(args, workdir, server.base_url if server is not None else None, concurrency, name)
         cpu_before = _children_cpu()
         started = time.perf_counter()
         done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False, env=ENV)
@@ -195,7 +184,7 @@ def main() -> None:
             if index == 0:  # untimed: one question in each mode compiles and caches what both import
                 with tempfile.TemporaryDirectory(prefix="lens-throughput-") as tmp:
                     for concurrency in (1, 2):
-                        warm = pytest_command(args, Path(tmp), server.base_url, concurrency, "warm")
+                        warm = lens_command(args, Path(tmp), server.base_url, concurrency, "warm")
                         subprocess.run([*warm, "-k", "q01"], cwd=tmp, capture_output=True, check=False, env=ENV)
             rows.extend(measure(args, server, f"llm agent, {latency:g} ms"))
     if args.offline:

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_process import pytest_command
+
 REPO = Path(__file__).resolve().parents[1]
 SCOPE = Path("shared") / "datasets" / "lens" / "scope_01_with_distractors.json"
 DEFAULT_DATASET = next((base / SCOPE for base in REPO.parents if (base / SCOPE).exists()), REPO.parent / SCOPE)
@@ -61,20 +63,8 @@ class Row:
     queued_s: float
 
 
-def pytest_command(args: argparse.Namespace, workdir: Path, base_url: str, model: str, extra: list[str]) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:hypothesispytest",
-        "-p",
-        "no:xdist",
-        "-p",
-        "no:anyio",
-        "-q",
+def lens_command(args: argparse.Namespace, workdir: Path, base_url: str, model: str, extra: list[str]) -> list[str]:
+    return pytest_command(
         "--lens-adapter=bm25",
         f"--lens-dataset={args.dataset}",
         "--lens-budget=16k",
@@ -86,7 +76,7 @@ def pytest_command(args: argparse.Namespace, workdir: Path, base_url: str, model
         "-k",
         QUESTIONS,
         *extra,
-    ]
+    )
 
 
 def run_pytest(args: argparse.Namespace, base_url: str, model: str, extra: list[str]) -> tuple[float, dict[str, Any], str]:
@@ -94,7 +84,7 @@ def run_pytest(args: argparse.Namespace, base_url: str, model: str, extra: list[
         workdir = Path(tmp)
         started = time.perf_counter()
         done = subprocess.run(
-            pytest_command(args, workdir, base_url, model, extra), cwd=workdir, capture_output=True, text=True, check=False, env=ENV
+            lens_command(args, workdir, base_url, model, extra), cwd=workdir, capture_output=True, text=True, check=False, env=ENV
         )
         wall = time.perf_counter() - started
         if not (workdir / "run.json").exists():
