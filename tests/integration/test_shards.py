@@ -18,22 +18,14 @@ from typing import Any
 import pytest
 
 from pytest_lens.cli.main import main as lens_main
+from tests.integration.test_xdist import comparable as without_timing
 
-TIMING_FIELDS = ("duration_s", "duration_ms", "created")
 RUN = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--lens-adapter=bm25", "--lens-adapter=null")
 
 
 def comparable(artifact: dict[str, Any]) -> dict[str, Any]:
     """The artifact without wall-clock fields and without the record of how it was made (shards, merge)."""
-
-    def strip(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k not in TIMING_FIELDS}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
-    found: dict[str, Any] = strip(artifact)
+    found = without_timing(artifact)
     for key in ("merged_from", "shard", "resumed"):
         found["run"].pop(key, None)
     return found
