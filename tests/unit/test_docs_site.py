@@ -22,7 +22,7 @@ MAIN_JOB = (
     "python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 && .venv/bin/pip install -e '.[dev]' "
     "&& .venv/bin/pytest -m lens --lens-adapter=sqlite-hybrid --lens-json=lens-run.json"
 )
-TEST_COMMAND = ".venv/bin/pytest"
+TEST_COMMAND = ".venv/bin/pytest -n auto"
 
 
 def fenced_blocks(markdown: str) -> list[str]:
@@ -36,7 +36,7 @@ def test_readme_is_a_front_page_with_the_two_quick_start_commands() -> None:
     assert MAIN_JOB in blocks
     assert TEST_COMMAND in blocks
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert re.search(r"^\.venv/bin/pytest$", ci, flags=re.MULTILINE), ".ci/run must run the README's test command"
+    assert re.search(rf"^{re.escape(TEST_COMMAND)}$", ci, flags=re.MULTILINE), ".ci/run must run the README's test command"
 
 
 def test_the_readme_names_every_variable_the_ci_script_reads() -> None:
