@@ -128,6 +128,29 @@ def test_xdist_workers_print_progress_on_stderr_with_their_id(pytester: pytest.P
     assert "ingesting" not in result.stdout.str()
 
 
+def test_worker_progress_lines_never_share_a_line_with_the_dots_in_a_log(tmp_path: Path) -> None:
+    # A CI log: no TTY, standard output and standard error in one file. Four stream groups on two workers,
+    # so that later groups start (and print their progress line) while the controller is printing dots.
+    pytest.importorskip("xdist")
+    from tests.support import COLD_CHAIN_DEMO
+
+    log = tmp_path / "ci.log"
+    with log.open("w") as out:
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "--lens-adapter=bm25", "--lens-adapter=null", f"--lens-dataset={COLD_CHAIN_DEMO}",
+             "--lens-budget=4k", "--lens-budget=16k", "-n", "2", "-p", "no:randomly", *NO_CACHE],
+            cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=600,
+        )  # fmt: skip
+    lines = log.read_text().splitlines()
+    assert run.returncode == 1, "\n".join(lines)  # null's questions are gated
+    progress = [line for line in lines if "lens: " in line and "ingesting" in line]
+    assert len(progress) == 4, "\n".join(lines)
+    # Each progress line is a line of its own, and no line of dots carries a progress line.
+    assert all(line.startswith("[gw") for line in progress), "\n".join(progress)
+    dots = [line for line in lines if line[:1] in {".", "G", "F"}]
+    assert dots and not any("lens:" in line for line in dots), "\n".join(dots)
+
+
 def test_a_slow_conformance_clause_says_which_example_it_is_on(pytester: pytest.Pytester) -> None:
     (pytester.path / "slowmem.py").write_text(
         ADAPTER.replace("self.docs[episode_id] = text", "import time; time.sleep(0.05); self.docs[episode_id] = text")

@@ -59,14 +59,17 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def add_validate(sub: Subparsers) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = sub.add_parser("validate", help="check LENS dataset files and report defects by file and field")
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="dataset file or directory")
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "validate", help="check LENS dataset files (and NAME.labels.json label files) and report defects by file and field"
+    )
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="dataset file or directory, or a NAME.labels.json labels file")
     parser.add_argument("--strict", action="store_true", help="exit non-zero on warnings too")
     return parser
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from pytest_lens.datasets import DatasetError, Severity, load_dataset
+    from pytest_lens.datasets.labels import LABELS_SUFFIX, is_labels_file
     from pytest_lens.datasets.loader import expand_dataset_paths
 
     status = 0
@@ -76,6 +79,9 @@ def run_validate(args: argparse.Namespace) -> int:
         print(exc)
         return 2
     for path in files:
+        if is_labels_file(path) and path.is_file():
+            status = max(status, _validate_labels(path, strict=args.strict))
+            continue
         try:
             loaded = load_dataset(path)
         except DatasetError as exc:
@@ -83,6 +89,8 @@ def run_validate(args: argparse.Namespace) -> int:
             print(f"{path}: INVALID")
             for issue in exc.issues:
                 print(f"  error   {_located(issue, path)}: {issue.message} [{issue.code}]")
+            if any(issue.code == "not_a_dataset" and "labels file" not in issue.message for issue in exc.issues):
+                print(f"  (lens validate also checks labels files, named NAME{LABELS_SUFFIX} beside the dataset NAME.json)")
             continue
         warnings = [issue for issue in loaded.issues if issue.severity is Severity.WARNING]
         scopes = ", ".join(f"{s.scope_id} ({len(s.stream)} episodes, {len(s.questions)} questions)" for s in loaded.scopes)
@@ -92,6 +100,40 @@ def run_validate(args: argparse.Namespace) -> int:
         if warnings and args.strict:
             status = 1
     return status
+
+
+def _validate_labels(path: Path, *, strict: bool) -> int:
+    """Check a ``NAME.labels.json`` sidecar: its own schema, then its episode ids against ``NAME.json`` beside it."""
+    from pytest_lens.datasets import DatasetError, load_dataset
+    from pytest_lens.datasets.labels import LabelsError, dataset_path, read_labels
+
+    try:
+        labels = read_labels(path)
+    except LabelsError as exc:
+        print(f"{path}: INVALID labels file")
+        print(f"  error   {exc.field}: {exc.detail} [labels]")
+        return 1
+    signal = sum(labels.values())
+    counts = f"{len(labels)} episode(s) labelled ({signal} signal, {len(labels) - signal} distractor)"
+    warnings = [("episodes", "labels no episode", "labels_empty")] if not labels else []
+    dataset = dataset_path(path)
+    if not dataset.is_file():
+        checked = f"no {dataset.name} beside it, episode ids not checked"
+    else:
+        try:
+            loaded = load_dataset(dataset)  # reads this sidecar too, and warns about ids its dataset lacks
+        except DatasetError:
+            checked = "episode ids not checked"
+            problem = f"{dataset.name} beside it is not a valid dataset (lens validate {dataset} says why)"
+            warnings.append(("-", problem, "labels_dataset_invalid"))
+        else:
+            known = {episode.episode_id for scope in loaded.dataset.scopes for episode in scope.episodes}
+            checked = f"{len(known & set(labels))} of the {len(known)} episodes of {dataset.name}"
+            warnings.extend((issue.field, issue.message, issue.code) for issue in loaded.issues if issue.path == str(path))
+    print(f"{path}: {'ok' if not warnings else f'{len(warnings)} warning(s)'} - labels file: {counts}; {checked}")
+    for field, message, code in warnings:
+        print(f"  warning {field}: {message} [{code}]")
+    return 1 if warnings and strict else 0
 
 
 def _located(issue: DatasetIssue, path: Path) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from pytest_lens.datasets.json_document import JsonDocumentError, read_json
 from pytest_lens.datasets.models import Episode
 
-__all__ = ["LABELS_SUFFIX", "LabelsError", "is_labels_file", "labels_path", "meta_labels", "read_labels"]
+__all__ = ["LABELS_SUFFIX", "LabelsError", "dataset_path", "is_labels_file", "labels_path", "meta_labels", "read_labels"]
 
 #: A dataset ``NAME.json`` may have its labels in ``NAME.labels.json`` beside it.
 LABELS_SUFFIX = ".labels.json"
@@ -28,7 +28,13 @@ _KINDS = {"signal": True, "distractor": False}
 
 
 class LabelsError(ValueError):
-    """A labels sidecar is unusable; the message names the file and the field."""
+    """A labels sidecar is unusable; the message names the file and the field (also kept apart: ``path``, ``field``, ``detail``)."""
+
+    def __init__(self, path: Path, field: str, detail: str) -> None:
+        super().__init__(f"{path}: {detail}" if field == "-" else f"{path}: {field}: {detail}")
+        self.path = path
+        self.field = field
+        self.detail = detail
 
 
 def is_labels_file(path: Path) -> bool:
@@ -41,6 +47,11 @@ def labels_path(dataset_path: Path) -> Path:
     name = dataset_path.name
     stem = name[: -len(".json")] if name.endswith(".json") else name
     return dataset_path.with_name(stem + LABELS_SUFFIX)
+
+
+def dataset_path(labels_file: Path) -> Path:
+    """The dataset a sidecar labels (``trial.labels.json`` -> ``trial.json``)."""
+    return labels_file.with_name(labels_file.name[: -len(LABELS_SUFFIX)] + ".json")
 
 
 def meta_labels(episodes: Iterable[Episode]) -> dict[str, bool]:
@@ -69,14 +80,14 @@ def read_labels(path: Path) -> dict[str, bool]:
     try:
         document = read_json(path.read_bytes())
     except (OSError, JsonDocumentError) as exc:
-        raise LabelsError(f"{path}: cannot read the labels file: {exc}") from None
+        raise LabelsError(path, "-", f"cannot read the labels file: {exc}") from None
     episodes = document.get("episodes") if isinstance(document, dict) else None
     if not isinstance(episodes, dict):
-        raise LabelsError(f'{path}: episodes: expected an object {{"<episode id>": {{"kind": "signal" | "distractor"}}}}')
+        raise LabelsError(path, "episodes", 'expected an object {"<episode id>": {"kind": "signal" | "distractor"}}')
     found: dict[str, bool] = {}
     for episode_id, entry in episodes.items():
         kind = entry.get("kind", entry.get("episode_type")) if isinstance(entry, dict) else entry
         if not isinstance(kind, str) or kind.lower() not in _KINDS:
-            raise LabelsError(f"{path}: episodes.{episode_id}: expected kind 'signal' or 'distractor', got {kind!r}")
+            raise LabelsError(path, f"episodes.{episode_id}", f"expected kind 'signal' or 'distractor', got {kind!r}")
         found[episode_id] = _KINDS[kind.lower()]
     return found

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pytest_lens.datasets.json_document import JsonDocumentError, read_input
-from pytest_lens.datasets.labels import LabelsError, is_labels_file, labels_path, meta_labels, read_labels
+from pytest_lens.datasets.labels import LABELS_SUFFIX, LabelsError, is_labels_file, labels_path, meta_labels, read_labels
 from pytest_lens.datasets.models import Dataset, Episode, KeyFact, Question
 from pytest_lens.datasets.scope_dir import (
     SPEC_FILE,
@@ -31,6 +31,7 @@ from pytest_lens.datasets.validator import (
 )
 
 __all__ = [
+    "DATASET_KINDS",
     "DatasetError",
     "LoadedDataset",
     "LoadedScope",
@@ -194,7 +195,11 @@ def load_dataset(path: Path | str, *, strict: bool = False) -> LoadedDataset:
     except DocumentError as exc:
         raise DatasetError([DatasetIssue(where, "-", exc.code, str(exc), Severity.ERROR)]) from None
     try:
-        dataset = _imported(fmt, document, where) or Dataset.model_validate(document)
+        dataset = _imported(fmt, document, where)
+        if dataset is None:
+            if not (isinstance(document, dict) and "scopes" in document):
+                raise DatasetError([_not_a_dataset(where, document)])
+            dataset = Dataset.model_validate(document)
     except ValidationError as exc:
         raise DatasetError(
             [DatasetIssue(where, field_path(error["loc"]), "schema", schema_message(error), Severity.ERROR) for error in exc.errors()]
@@ -298,6 +303,22 @@ def _imported(fmt: str | None, document: object, where: str) -> Dataset | None:
         raise DatasetError([DatasetIssue(where, exc.field, f"import_{fmt}", f"not a valid {fmt} file: {exc}", Severity.ERROR)]) from None
 
 
+#: What a dataset path may name (the message for a file that is none of them).
+DATASET_KINDS = (
+    'a LENS dataset ({"scopes": [...], "questions": [...]}), a LENS scope directory (spec.yaml + generated/), '
+    "or a LoCoMo, LongMemEval, MEME or MemoryAgentBench file (detected, or named FORMAT:PATH with FORMAT one of "
+    "locomo, longmemeval, meme, mab)"
+)
+
+
+def _not_a_dataset(where: str, document: object) -> DatasetIssue:
+    """The issue for a JSON document of no known kind, with a hint when it looks like a labels sidecar."""
+    message = f'not a dataset: no "scopes" and no other known format; a dataset is {DATASET_KINDS}'
+    if isinstance(document, dict) and isinstance(document.get("episodes"), dict):
+        message += f'. It looks like a labels file ("episodes" by id): name it NAME{LABELS_SUFFIX} beside the dataset NAME.json'
+    return DatasetIssue(where, "-", "not_a_dataset", message, Severity.ERROR)
+
+
 def _sidecar_labels(path: Path, dataset: Dataset, issues: list[DatasetIssue]) -> dict[str, bool]:
     """The dataset's ``NAME.labels.json`` labels (empty without one); malformed -> :class:`DatasetError`, stray ids -> a warning."""
     sidecar = labels_path(path)
@@ -306,7 +327,7 @@ def _sidecar_labels(path: Path, dataset: Dataset, issues: list[DatasetIssue]) ->
     try:
         labels = read_labels(sidecar)
     except LabelsError as exc:
-        raise DatasetError([DatasetIssue(str(sidecar), "-", "labels", str(exc).split(": ", 1)[-1], Severity.ERROR)]) from None
+        raise DatasetError([DatasetIssue(str(sidecar), exc.field, "labels", exc.detail, Severity.ERROR)]) from None
     known = {episode.episode_id for scope in dataset.scopes for episode in scope.episodes}
     stray = sorted(set(labels) - known)
     if stray:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pytest_lens.contract.adapter import CapabilityManifest
 from pytest_lens.contract.schema import schema_error
@@ -107,6 +108,8 @@ class ToolBridge:
         self._returned: dict[str, None] = {}
         #: Refs whose text a record already holds: later hits of them keep no snippet (the artifact stays small).
         self._snipped: set[str] = set()
+        #: Every distinct text each ref returned so far in this question: what the agent has already read of it.
+        self._seen: dict[str, list[str]] = {}
         self._tools = {spec.name: spec for spec in self._build_tools()}
         #: The adapter's block of context for the agent's prompt; delivered before any tool call, so charged first.
         self.context = context
@@ -143,7 +146,7 @@ class ToolBridge:
         index = len(self.records) + 1
         args, parse_error = self._parse_arguments(arguments)
         refusal = self.tracker.admit_tool_call()
-        hits: list[RefHit] = []
+        returns: list[_Returned] = []
         if refusal is not None:
             content, status, error = refusal, "refused", refusal
         elif parse_error is not None:
@@ -151,7 +154,7 @@ class ToolBridge:
             content, status, error = f"Error: {parse_error}", "error", parse_error
         else:
             try:
-                payload, hits = self._dispatch(name, args)
+                payload, returns = self._dispatch(name, args)
                 content, status, error = json.dumps(payload, ensure_ascii=False), "ok", None
             except ToolArgumentError as exc:
                 self.malformed_calls += 1
@@ -159,10 +162,10 @@ class ToolBridge:
             except AdapterCallError as exc:
                 self.faults.append(exc.fault)
                 content, status, error = f"Error: the memory system failed ({exc.fault.message})", "error", exc.fault.describe()
-        returned = list(dict.fromkeys(hit.ref_id for hit in hits))
-        # A hit that would carry neither text nor score (a ref whose text an earlier call of this question
-        # showed, returned again by a retrieval) is left to returned_refs: the artifact stays small.
-        hits = [hit for hit in map(self._first_snippet, hits) if hit.snippet or hit.score is not None]
+        returned = list(dict.fromkeys(item.ref_id for item in returns))
+        # A hit that would carry no snippet, no score and no new text (a ref whose whole text an earlier call of
+        # this question showed, returned again by a retrieval) is left to returned_refs: the artifact stays small.
+        hits = [hit for hit in map(self._hit, returns) if hit.snippet or hit.score is not None or hit.new_chars]
         for ref in returned:
             self._returned.setdefault(ref, None)
         tokens = self.tracker.charge_result(content)
@@ -183,15 +186,23 @@ class ToolBridge:
         self.records.append(record)
         return ToolOutcome(content=content, is_error=status != "ok", record=record)
 
-    def _first_snippet(self, hit: RefHit) -> RefHit:
-        if hit.ref_id in self._snipped:
-            return hit.model_copy(update={"snippet": ""}) if hit.snippet else hit
-        if hit.snippet:
-            self._snipped.add(hit.ref_id)
-        return hit
+    def _hit(self, item: _Returned) -> RefHit:
+        """A returned ref as its record keeps it: a snippet on its first text only, and the characters new to the agent."""
+        text = item.text if isinstance(item.text, str) else ""
+        seen = self._seen.setdefault(item.ref_id, [])
+        new_chars = unseen_chars(text, seen)
+        if new_chars:
+            seen.append(text)
+        snippet = ""
+        if text and item.ref_id not in self._snipped:
+            self._snipped.add(item.ref_id)
+            snippet = text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
+        score = item.score
+        number = round(float(score), 6) if isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score) else None
+        return RefHit(ref_id=item.ref_id, score=number, snippet=snippet, new_chars=new_chars)
 
     # -- tool implementations --------------------------------------------------------------
-    def _dispatch(self, name: str, args: dict[str, Any]) -> tuple[Any, list[RefHit]]:
+    def _dispatch(self, name: str, args: dict[str, Any]) -> tuple[Any, list[_Returned]]:
         if name == SEARCH:
             return self._search(args)
         if name == RETRIEVE:
@@ -202,7 +213,7 @@ class ToolBridge:
             return self._extended(name, args)
         raise ToolArgumentError(f"unknown tool {name!r}; available tools: {', '.join(self._tools)}")
 
-    def _search(self, args: dict[str, Any]) -> tuple[Any, list[RefHit]]:
+    def _search(self, args: dict[str, Any]) -> tuple[Any, list[_Returned]]:
         _reject_unknown(SEARCH, args, {"query", "limit", "filters"})
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
@@ -217,9 +228,9 @@ class ToolBridge:
             if metadata:
                 entry["metadata"] = metadata
             payload.append(entry)
-        return payload, [_hit(result.ref_id, result.text, result.score) for result in results]
+        return payload, [_Returned(result.ref_id, result.text, result.score) for result in results]
 
-    def _retrieve(self, args: dict[str, Any]) -> tuple[Any, list[RefHit]]:
+    def _retrieve(self, args: dict[str, Any]) -> tuple[Any, list[_Returned]]:
         _reject_unknown(RETRIEVE, args, {"ref_id"})
         ref_id = args.get("ref_id")
         if not isinstance(ref_id, str) or not ref_id:
@@ -231,16 +242,16 @@ class ToolBridge:
         metadata = self._sanitize(document.metadata)
         if metadata:
             payload["metadata"] = metadata
-        return payload, [_hit(document.ref_id, document.text)]
+        return payload, [_Returned(document.ref_id, document.text)]
 
-    def _extended(self, name: str, args: dict[str, Any]) -> tuple[Any, list[RefHit]]:
+    def _extended(self, name: str, args: dict[str, Any]) -> tuple[Any, list[_Returned]]:
         error = schema_error(self._tools[name].parameters, args)
         if error is not None:
             raise ToolArgumentError(f"invalid arguments for {name}: {error}")
         raw = self.caller.extended(name, self._unalias(args))
-        hits: dict[str, RefHit] = {}
-        _collect_refs(raw, hits)
-        return self._sanitize(raw), list(hits.values())
+        found: dict[str, _Returned] = {}
+        _collect_refs(raw, found)
+        return self._sanitize(raw), list(found.values())
 
     def _capabilities_payload(self) -> dict[str, Any]:
         manifest = asdict(self.manifest)
@@ -363,21 +374,51 @@ def _reject_unknown(tool: str, args: dict[str, Any], allowed: set[str]) -> None:
         raise ToolArgumentError(f"{tool} got unexpected argument(s) {', '.join(unknown)}; it takes {', '.join(sorted(allowed))}")
 
 
-def _hit(ref_id: str, text: Any, score: Any = None) -> RefHit:
-    """A returned ref as the record keeps it: the text shortened to a snippet."""
-    snippet = text if isinstance(text, str) else ""
-    if len(snippet) > SNIPPET_CHARS:
-        snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…"
-    number = round(float(score), 6) if isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score) else None
-    return RefHit(ref_id=ref_id, score=number, snippet=snippet)
+class _Returned(NamedTuple):
+    """A ref a tool call returned, with the text and score the agent got for it (either may be missing)."""
+
+    ref_id: str
+    text: Any = None
+    score: Any = None
 
 
-def _collect_refs(value: Any, into: dict[str, RefHit]) -> None:
+#: How adapters mark a cut in a snippet ("first words ...", FTS5's "... match ..."): not text of the episode.
+_ELLIPSES = re.compile(r"\s*(?:\.\.\.|…)\s*")
+
+
+def unseen_chars(text: str, seen: list[str]) -> int:
+    """Characters of ``text`` not covered by the texts in ``seen`` (earlier returns of the same ref).
+
+    A seen text counts where it occurs in ``text``, piece by piece between the ellipses adapters put into
+    snippets; so a retrieval of the full episode after a 300-character search snippet counts everything
+    but those 300 characters, and a second retrieval of the same text counts 0.
+    """
+    if not text.strip():
+        return 0
+    if any(text in earlier or text.strip() in earlier for earlier in seen):
+        return 0
+    spans: list[tuple[int, int]] = []
+    for earlier in seen:
+        for piece in _ELLIPSES.split(earlier):
+            piece = piece.strip()
+            at = text.find(piece) if piece else -1
+            if at >= 0:
+                spans.append((at, at + len(piece)))
+    covered, reach = 0, 0
+    for start, end in sorted(spans):
+        start = max(start, reach)
+        if end > start:
+            covered += end - start
+            reach = end
+    return len(text) - covered
+
+
+def _collect_refs(value: Any, into: dict[str, _Returned]) -> None:
     """Every ``ref_id`` in an extra tool's result, first occurrence first, with its text and score when given."""
     if isinstance(value, dict):
         ref = value.get("ref_id")
         if isinstance(ref, str) and ref not in into:
-            into[ref] = _hit(ref, value.get("text"), value.get("score"))
+            into[ref] = _Returned(ref, value.get("text"), value.get("score"))
         for item in value.values():
             _collect_refs(item, into)
     elif isinstance(value, list):

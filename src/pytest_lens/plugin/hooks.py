@@ -77,6 +77,10 @@ def skip_assertion_rewriting(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Read settings once and load datasets; activate only when an adapter is configured."""
     config.addinivalue_line("markers", "lens: a LENS question test, added or parametrized by pytest-lens")
+    if hasattr(config.hook, "pytest_configure_node") and not _is_worker(config):  # an xdist controller (or may become one)
+        from pytest_lens.plugin.terminal_progress import WorkerProgressLines
+
+        config.pluginmanager.register(WorkerProgressLines(config), "lens-worker-progress")
     if not options.lens_requested(config):
         return
     from pytest_lens.runs.session import LensConfigError, LensSession

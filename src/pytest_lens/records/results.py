@@ -112,12 +112,16 @@ class RefHit(_Record):
     """One ref a tool call returned to the agent: stored id, score (searches) and the start of its text.
 
     Only a ref's first return in a question keeps a snippet; a later return of it appears here only
-    when it has a score (a search), and otherwise in :attr:`ToolCallRecord.returned_refs` alone.
+    when it has a score (a search) or text the agent had not read yet (a retrieval of the full episode after a
+    search's snippet), and otherwise in :attr:`ToolCallRecord.returned_refs` alone: it added nothing.
     """
 
     ref_id: str
     score: float | None = None
     snippet: str = ""
+    #: Characters of the returned text that the question's earlier calls had not shown the agent (all of it on a
+    #: first return); ``None`` in artifacts written before this was recorded.
+    new_chars: int | None = None
 
 
 class ToolCallRecord(_Record):

@@ -58,7 +58,7 @@ def test_a_malformed_sidecar_stops_the_run_naming_the_file(tmp_path: Path) -> No
         load_dataset(path)
     (issue,) = info.value.issues
     assert issue.path == str(tmp_path / "trial.labels.json") and issue.code == "labels"
-    assert "episodes.e1: expected kind 'signal' or 'distractor', got 'maybe'" in issue.message
+    assert (issue.field, issue.message) == ("episodes.e1", "expected kind 'signal' or 'distractor', got 'maybe'")
 
 
 def test_sidecar_labels_for_unknown_episodes_are_a_warning(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from pytest_lens.datasets import LoadedScope
-from pytest_lens.execution.bridge import RefAliases, ToolBridge
+from pytest_lens.execution.bridge import RefAliases, ToolBridge, unseen_chars
 from pytest_lens.execution.calls import AdapterCaller
 from pytest_lens.records.budget import EXHAUSTED_MESSAGE, BudgetTracker, parse_budget, result_tokens
 from tests.support import RecordingMemory, SearchRaises
@@ -152,3 +152,35 @@ def test_huge_tool_call_arguments_are_stored_cut_like_answers(small_scope: Loade
     assert outcome.record.arguments == {"_cut": json.dumps({"query": query})[:ARGUMENT_CHARS], "_chars": len(query) + 13}
     small = bridge.call("memory_search", {"query": "pump pressure"})
     assert small.record.arguments == {"query": "pump pressure"}  # short ones are kept as they came
+
+
+def test_records_count_the_text_a_return_added_beyond_earlier_returns() -> None:
+    full = "pump pressure readings for station A. " + "The night shift logged every valve in turn. " * 20
+    caller = AdapterCaller(RecordingMemory(), "mem")
+    caller.ingest("e1", "s1", "2025-01-01T00:00:00", full, {})
+    bridge = ToolBridge(caller, caller.capabilities(), BudgetTracker(parse_budget("16k")))
+    search = bridge.call("memory_search", {"query": "pump pressure"}).record
+    assert search.hits[0].new_chars == 80  # RecordingMemory's search returns the first 80 characters
+    # The retrieval returns the whole episode: everything past those 80 characters is new to the agent.
+    retrieval = bridge.call("memory_retrieve", {"ref_id": "e1"}).record
+    assert [(hit.ref_id, hit.snippet, hit.new_chars) for hit in retrieval.hits] == [("e1", "", len(full) - 80)]
+    # Retrieved again, it adds nothing: listed in returned_refs alone.
+    again = bridge.call("memory_retrieve", {"ref_id": "e1"}).record
+    assert again.returned_refs == ["e1"] and again.hits == []
+
+
+@pytest.mark.parametrize(
+    ("text", "seen", "new"),
+    [
+        ("abcdefghij", [], 10),
+        ("abcdefghij", ["abcdefghij"], 0),
+        ("abcde", ["abcdefghij"], 0),  # a snippet after the full text adds nothing
+        ("abcdefghij", ["abcd ..."], 6),  # excerpt()-style cut marker
+        ("abcdefghij", ["... cde ... hij …"], 4),  # FTS5-style pieces; only a, b, f, g are new
+        ("abcdefghij", ["abcdef", "defghi"], 1),  # overlapping pieces count once
+        ("abcdefghij", ["xyz"], 10),
+        ("   ", [], 0),
+    ],
+)
+def test_unseen_chars(text: str, seen: list[str], new: int) -> None:
+    assert unseen_chars(text, seen) == new

@@ -7,7 +7,7 @@ import textwrap
 
 from pytest_lens.analysis.format import METRIC_LABELS
 from pytest_lens.records.results import ToolCallRecord
-from pytest_lens.reports.views.transcript import Transcript, call_signature
+from pytest_lens.reports.views.transcript import Transcript, call_signature, hit_text
 
 __all__ = ["transcript_lines"]
 
@@ -67,12 +67,10 @@ def transcript_lines(transcript: Transcript, *, width: int = 100, episode_texts:
         for rank, hit in enumerate(call.hits, start=1):
             flags = ("R" if hit.ref_id in required else "-") + ("C" if hit.ref_id in cited else "-")
             score = f"{hit.score:.4f}" if hit.score is not None else "-"
-            snippet = textwrap.shorten(" ".join(hit.snippet.split()), width=max(20, width - 20 - len(hit.ref_id)), placeholder="…")
+            snippet = textwrap.shorten(" ".join(hit_text(hit).split()), width=max(20, width - 20 - len(hit.ref_id)), placeholder="…")
             lines.append(f"{_INDENT * 3}{rank:>2}. {flags} {hit.ref_id}  {score}  {snippet}")
-        others = [ref for ref in call.returned_refs if ref not in {hit.ref_id for hit in call.hits}]
-        if others:
-            also = "also returned (no new text)" if call.hits else "returned (no new text; see earlier calls)"
-            lines.append(f"{_INDENT * 3}{also}: {', '.join(others)}")
+        for label, refs in transcript.returned_without_hits(call):
+            lines.append(f"{_INDENT * 3}{'also ' if call.hits else ''}{label}: {', '.join(refs)}")
     lines.append("")
     lines.extend(_block("answer", r.answer or "(empty)", width))
     lines.append("")

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pytest_lens.citations import split_citations
 from pytest_lens.records.cases import case_id
-from pytest_lens.records.results import EpisodeText, QuestionResult, RunArtifact, ScopeEvidence, ToolCallRecord
+from pytest_lens.records.results import EpisodeText, QuestionResult, RefHit, RunArtifact, ScopeEvidence, ToolCallRecord
 from pytest_lens.scoring.composite import HardGate
 from pytest_lens.scoring.headline import gates_of
 
@@ -26,6 +26,7 @@ __all__ = [
     "Transcript",
     "build_transcripts",
     "call_signature",
+    "hit_text",
     "outcome_of",
     "transcripts",
 ]
@@ -41,6 +42,17 @@ def call_signature(call: ToolCallRecord, limit: int = 160) -> str:
     if len(args) > limit:
         args = args[: limit - 1] + "…"
     return f"{call.name}({args})"
+
+
+def hit_text(hit: RefHit) -> str:
+    """What a hit's row shows: its snippet, or (a ref returned before) how much text the return added."""
+    if hit.snippet:
+        return hit.snippet
+    if hit.new_chars:
+        return f"({hit.new_chars:,} new characters beyond what earlier calls returned)"
+    if hit.new_chars == 0:
+        return "(no new text: see its first return above)"
+    return "(text not kept here: see its first return above)"
 
 
 def outcome_of(result: QuestionResult) -> Outcome:
@@ -144,6 +156,26 @@ class Transcript:
         required, cited = set(r.required_refs), set(r.cited_refs)
         return [EvidenceRow(ref, ref in required, ref in cited, ref in returned, first_call.get(ref), self.texts.get(ref)) for ref in order]
 
+    def returned_without_hits(self, call: ToolCallRecord) -> list[tuple[str, list[str]]]:
+        """``(label, refs)`` for the refs ``call`` returned that its hits leave out, each label saying what they carried.
+
+        Those are refs that added no text (returned again, or returned as a bare id); artifacts written before
+        hits counted new characters (:attr:`RefHit.new_chars`) cannot tell, and their label says so.
+        """
+        shown = {hit.ref_id for hit in call.hits}
+        others = [ref for ref in call.returned_refs if ref not in shown]
+        if not others:
+            return []
+        counted = any(hit.new_chars is not None for earlier in self.calls for hit in earlier.hits)
+        if not counted:
+            return [("returned again (its text is not kept in this record; see earlier calls)", others)]
+        before = {ref for earlier in self.calls if earlier.index < call.index for ref in earlier.returned_refs}
+        groups = [
+            ("returned again, no new text (see earlier calls)", [ref for ref in others if ref in before]),
+            ("returned without text", [ref for ref in others if ref not in before]),
+        ]
+        return [(label, refs) for label, refs in groups if refs]
+
     def answer_parts(self) -> list[AnswerPart]:
         """The answer split into text and citation groups, each citation resolved to the stored ref."""
         r = self.result
@@ -216,13 +248,15 @@ class Transcript:
                     "calls_left": call.calls_left,
                     "ms": call.duration_ms,
                     "hits": [
-                        [hit.ref_id, hit.score, hit.snippet, hit.ref_id in required, hit.ref_id in cited, hit.ref_id in self.texts]
+                        [hit.ref_id, hit.score, hit_text(hit), hit.ref_id in required, hit.ref_id in cited, hit.ref_id in self.texts]
                         for hit in call.hits
                     ],
-                    "returned": [[ref, ref in required, ref in cited, ref in self.texts] for ref in call.returned_refs if ref not in shown],
+                    "returned": [
+                        [label, [[ref, ref in required, ref in cited, ref in self.texts] for ref in refs]]
+                        for label, refs in self.returned_without_hits(call)
+                    ],
                 }
                 for call in self.calls
-                for shown in [{hit.ref_id for hit in call.hits}]
             ],
             "answer": [
                 part if isinstance(part, str) else [[c.shown, c.ref_id, c.grounded, c.required, c.has_text] for c in part]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pytest_lens.records.results import RunArtifact
@@ -47,3 +48,47 @@ def test_faults_are_shown(tmp_path: Path) -> None:
     assert "outcome: failed" in text
     assert "FAULT: adapter 'raises' raised in search(): RuntimeError: index corrupted" in text
     assert "memory_search(" in text and "-> ERROR" in text
+
+
+def test_a_retrieval_after_a_search_snippet_is_labelled_by_the_text_it_added(example_run: RunArtifact) -> None:
+    # bm25's search returns a ~270-character snippet; the retrieval after it returns the whole episode.
+    # The transcript must say how much text that added, never "no new text".
+    checked = 0
+    for item in transcripts(example_run):
+        if item.result.adapter != "bm25":
+            continue
+        lines = transcript_lines(item, width=200)
+        searched: set[str] = set()
+        for call in item.calls:
+            if call.name == "memory_search":
+                searched.update(call.returned_refs)
+                continue
+            for hit in call.hits:
+                full = example_run.evidence[item.result.scope_id].texts.get(hit.ref_id)
+                if hit.ref_id not in searched or full is None:
+                    continue
+                assert hit.new_chars is not None and 0 < hit.new_chars < len(full.text)
+                row = next(line for line in lines if f" {hit.ref_id}  -  " in line and f"{hit.new_chars:,} new characters" in line)
+                assert "no new text" not in row
+                checked += 1
+    assert checked >= 5
+
+
+def test_returns_that_added_nothing_say_so_and_older_records_do_not_guess(example_run: RunArtifact) -> None:
+    item = next(
+        item
+        for item in transcripts(example_run)
+        if item.result.adapter == "bm25" and any(item.returned_without_hits(call) for call in item.calls)
+    )
+    text = "\n".join(transcript_lines(item, width=200))
+    assert "returned again, no new text (see earlier calls): " in text
+    # An artifact from before hits counted new characters cannot tell what a return added: its label says so.
+    data = json.loads(example_run.model_dump_json())
+    for result in data["results"]:
+        for call in result["tool_calls"]:
+            for hit in call["hits"]:
+                del hit["new_chars"]
+    old = next(old for old in transcripts(RunArtifact.model_validate(data)) if old.test_id == item.test_id)
+    old_text = "\n".join(transcript_lines(old, width=200))
+    assert "no new text" not in old_text and "new characters" not in old_text
+    assert "returned again (its text is not kept in this record; see earlier calls): " in old_text

@@ -93,13 +93,13 @@
             h("td.num", null, String(i + 1)), h("td", null, episodeLink(t.scope, hit[0], hit[0])),
             h("td.num", null, hit[1] === null ? "" : num(hit[1], 4)),
             h("td.marks", null, marks(hit[3], hit[4])),
-            h("td.snippet", null, hit[2] || "(no new text: see its first return above)"));
+            h("td.snippet", null, hit[2]));
         }))));
     }
-    if (call.returned.length) {
-      body.push(h("div.returned", null, call.hits.length ? "also returned (no new text): " : "returned (no new text; see earlier calls): ",
-        call.returned.map(function (ref, i) { return [i ? ", " : "", episodeLink(t.scope, ref[0], ref[0]), marks(ref[1], ref[2])]; })));
-    }
+    call.returned.forEach(function (group) {
+      body.push(h("div.returned", null, (call.hits.length ? "also " : "") + group[0] + ": ",
+        group[1].map(function (ref, i) { return [i ? ", " : "", episodeLink(t.scope, ref[0], ref[0]), marks(ref[1], ref[2])]; })));
+    });
     return h("li.call." + call.status, null, body);
   }
 
