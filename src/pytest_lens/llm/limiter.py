@@ -129,8 +129,8 @@ class ConnectionLimiter:
         one of :attr:`timeout_types` while the server's capacity is unknown (no :meth:`fit`).
         """
         started = time.perf_counter()
-        epoch, queued = self._acquire()
         shared, held = self.shared, None
+        epoch, queued = self._acquire(then_shared=shared is not None)
         try:
             if shared is not None:
                 held = self._acquire_shared(shared, queued=queued)
@@ -151,8 +151,11 @@ class ConnectionLimiter:
             shared.release(held)
         self._release(epoch, throttled=False, succeeded=True)
 
-    def _acquire(self) -> tuple[int, bool]:
-        """Take a place here: the limit's epoch then, and whether the request had to wait for it."""
+    def _acquire(self, *, then_shared: bool) -> tuple[int, bool]:
+        """Take a place here: the limit's epoch then, and whether the request had to wait for it.
+
+        ``then_shared``: the request waits for a shared place next, and counts as waiting until it has one.
+        """
         with self._condition:
             self._waiting += 1
             queued = self._in_flight >= self._limit
@@ -160,20 +163,22 @@ class ConnectionLimiter:
                 self._condition.wait()
             self._waiting -= 1
             self._in_flight += 1
-            if self.shared is None:
+            if then_shared:
+                self._waiting_shared += 1
+            else:
                 self._peak = max(self._peak, self._in_flight)
             return self._epoch, queued
 
     def _acquire_shared(self, shared: SharedSlots, *, queued: bool) -> int:
         """Holding a place here, take a shared one (counted as waiting meanwhile); the descriptor that holds it."""
-        with self._condition:
-            self._waiting_shared += 1
         try:
             held = shared.acquire(first_try_now=not queued)
-        finally:
+        except BaseException:
             with self._condition:
                 self._waiting_shared -= 1
+            raise
         with self._condition:
+            self._waiting_shared -= 1
             self._peak = max(self._peak, self._in_flight - self._waiting_shared)
         return held
 
