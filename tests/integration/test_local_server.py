@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 
 import pytest
 
@@ -76,3 +77,33 @@ def test_the_limit_follows_the_slots_the_server_says(pytester: pytest.Pytester) 
         assert server.duplicates() == 0
     assert_answered(run_result, 8)
     run_result.stdout.fnmatch_lines(["llm server: server serves 3 request(s) at once*"])
+
+
+def test_xdist_workers_share_the_servers_one_slot(pytester: pytest.Pytester) -> None:
+    """Two workers, one slot: together they keep one request in flight, not one each (which would queue at the server)."""
+    with OpenAITestServer(slots=1, seconds_per_token=0.001, faults=[RAMBLE]) as server:
+        result = pytester.runpytest(
+            "-n",
+            "2",
+            "--lens-adapter=bm25",
+            "--lens-adapter=kw=bm25",  # two stream groups: one per worker, answering at the same time
+            "--lens-agent=llm",
+            "--lens-agent-model=scripted",
+            f"--lens-llm-base-url={server.base_url}",
+            "--lens-llm-cache-mode=off",
+            "--lens-json=run.json",
+            *QUIET,
+        )
+        peak = server.peak_in_flight
+        bodies = Counter(json.dumps(r.body, sort_keys=True) for r in server.requests if r.path == "/v1/chat/completions")
+        queued_at_server = chat_requests(server)
+    assert_answered(result, 16)
+    assert peak == 1, f"the server had {peak} requests in flight at once: the workers did not share its one slot"
+    # No request sent twice: the two adapters are the same retriever, so each body comes once from each worker.
+    assert set(bodies.values()) == {2}
+    result.stdout.fnmatch_lines([f"llm requests: {len(queued_at_server)} (cache off*); http requests {len(queued_at_server)}, retries 0,*"])
+    assert max(queued_at_server) < 0.25  # none waited at the server
+    results = json.loads((pytester.path / "run.json").read_text())["results"]
+    assert len(results) == 16 and all(r["not_measured"] is None for r in results)
+    assert {r["adapter"] for r in results} == {"bm25", "kw"}
+    assert sum(r["queued_s"] for r in results) > 0  # they waited here instead, outside their durations

@@ -133,6 +133,9 @@ class OpenAITestServer:
         self._tickets = 0
         #: (start, end) of every completion generated in a slot, perf_counter seconds.
         self._served: list[tuple[float, float]] = []
+        #: Chat completions received and not answered yet (generating or waiting for a slot), and the most ever.
+        self._in_flight = 0
+        self._peak_in_flight = 0
         #: Paths of the ``GET /props`` and ``GET /slots`` requests received (not in :attr:`requests`: they ask nothing of the model).
         self.probes: list[str] = []
         self._address = (host, port)
@@ -207,6 +210,7 @@ class OpenAITestServer:
             self._fired.clear()
             self._served.clear()
             self.probes.clear()
+            self._peak_in_flight = self._in_flight
 
     def duplicates(self) -> int:
         """Chat requests whose body is the same as an earlier chat request's: work the server was asked for twice."""
@@ -232,6 +236,21 @@ class OpenAITestServer:
                 busy += b - max(a, reach)
                 reach = b
         return busy / (end - start)
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most chat completions ever received and not yet answered at once (generating, or queued for a slot)."""
+        with self._lock:
+            return self._peak_in_flight
+
+    def _arrive(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
 
     def slot_states(self) -> list[bool]:
         """Per slot, whether it is generating now (empty without ``slots``)."""
@@ -483,7 +502,10 @@ class _Handler(BaseHTTPRequestHandler):
             owner._record(RecordedRequest("POST", path, kind, 400, body, "context", self.headers.get("authorization")))
             self._send(400, refusal)
             return
-        slot = owner._take_slot() if owner.slots is not None and kind != "embedding" else None
+        chat = kind != "embedding"
+        if chat:
+            owner._arrive()  # counted until its answer is ready, before it is sent (the client may send the next at once)
+        slot = owner._take_slot() if owner.slots is not None and chat else None
         generating = time.perf_counter()
         try:
             if fault is not None and fault.kind == "slow":  # slow generation: it holds the slot while it lasts
@@ -495,6 +517,8 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             if slot is not None:
                 owner._free_slot(slot, generating)
+            if chat:
+                owner._leave()
         fault_kind = fault.kind if fault is not None else None
         elapsed = time.perf_counter() - started
         queued = generating - started if slot is not None else 0.0

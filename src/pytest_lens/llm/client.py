@@ -22,15 +22,17 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any
 
 from pytest_lens.llm.api_keys import mask_data, mask_keys, mask_secrets, read_api_key, remember_url
 from pytest_lens.llm.cache import RequestCache, request_key
-from pytest_lens.llm.capacity import ServerCapacity, probe_capacity
+from pytest_lens.llm.capacity import ServerCapacity, probe_capacity, server_root
 from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError, LLMTimeoutError
 from pytest_lens.llm.limiter import ConnectionLimiter
 from pytest_lens.llm.repetition import current_repetition, repetition_seed
 from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, TIMEOUT_BASE_S, TIMEOUT_S_PER_TOKEN, auto_timeout_s, display_url
+from pytest_lens.llm.shared_slots import SharedSlots
 from pytest_lens.llm.stats import LLMStats
 
 __all__ = [
@@ -171,6 +173,8 @@ class LLMEndpoint:
         self.limiter = ConnectionLimiter(max_connections)
         #: What the server said it serves at once (probed when connecting); ``None`` before.
         self.capacity: ServerCapacity | None = None
+        #: Where the run's processes share the server's slots (:meth:`share_slots`), else ``None``.
+        self.shared_slots_dir: Path | None = None
 
     def __repr__(self) -> str:
         return f"LLMEndpoint({display_url(self.base_url)!r}, api_key_env={self.api_key_env!r})"
@@ -292,6 +296,26 @@ class LLMEndpoint:
         capacity.wait_for_idle_slot(2 * timeout, self._api_key if self._api_key != _NO_KEY else None)
         return time.perf_counter() - started
 
+    def share_slots(self, directory: Path | None) -> None:
+        """Share the server's slots with the other processes of this run through lock files in ``directory``.
+
+        The run's processes (pytest-xdist workers) each keep no more requests in flight than the server has
+        slots; sharing makes that the limit of them all together (:class:`~pytest_lens.llm.shared_slots.SharedSlots`).
+        Only a server that says how many slots it has is shared; ``None`` (the default) shares nothing.
+        """
+        with self._lock:
+            self.shared_slots_dir = directory
+            if self.capacity is not None:
+                self._share()
+
+    def _share(self) -> None:
+        capacity = self.capacity
+        slots = capacity.slots if capacity is not None else None
+        if slots is None or self.base_url is None:
+            self.limiter.share(None)
+            return
+        self.limiter.share(SharedSlots.for_server(self.shared_slots_dir, server_root(self.base_url), slots))
+
     def connect(self) -> tuple[Any, type]:
         """The ``openai`` client of this endpoint (built on first use) and its transport's HTTP response class.
 
@@ -322,6 +346,7 @@ class LLMEndpoint:
                 self.capacity = probe_capacity(self.base_url, self._api_key if self._api_key != _NO_KEY else None)
                 if self.capacity.slots is not None:
                     self.limiter.fit(self.capacity.slots)
+                self._share()
             return self._client, self._response_class
 
 

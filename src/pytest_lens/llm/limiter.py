@@ -15,11 +15,13 @@ does (additive increase, multiplicative decrease):
 When the server says how many requests it serves at once (llama.cpp's slots, see
 :mod:`pytest_lens.llm.capacity`), :meth:`ConnectionLimiter.fit` makes that the maximum and the
 limit: more in flight would only queue at the server, where waiting counts against each request's
-timeout. When it does not say, a timeout (:attr:`ConnectionLimiter.timeout_types`) halves the limit
-like a 429: a server that cannot finish a request in time while others are in flight is serving
-more than it can. Connection errors change nothing: they say nothing about the provider's rate.
-The retry (with its own backoff and ``Retry-After``) is the caller's; the limiter only decides
-when a request may go out.
+timeout. The processes of one run (pytest-xdist workers) share those slots: with :meth:`ConnectionLimiter.share`
+a request also holds one place of a :class:`~pytest_lens.llm.shared_slots.SharedSlots` while it is in flight,
+and the time waited for it is queueing like the time waited here. When the server does not say, a timeout
+(:attr:`ConnectionLimiter.timeout_types`) halves the limit like a 429: a server that cannot finish a
+request in time while others are in flight is serving more than it can. Connection errors change
+nothing: they say nothing about the provider's rate. The retry (with its own backoff and
+``Retry-After``) is the caller's; the limiter only decides when a request may go out.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_lens.llm.shared_slots import SharedSlots
 
 __all__ = ["THROTTLE_STATUS", "ConnectionLimiter", "LimitChange"]
 
@@ -60,6 +66,10 @@ class ConnectionLimiter:
         self._changes: list[LimitChange] = []
         self._condition = threading.Condition()
         self._waiting = 0
+        #: Requests holding a place here that wait for a place shared with other processes (:meth:`share`).
+        self._waiting_shared = 0
+        #: The server's slots as the run's processes share them (:meth:`share`), else ``None``.
+        self.shared: SharedSlots | None = None
         #: Exceptions that mean "timed out" (the endpoint sets the HTTP client's); they halve the limit until :meth:`fit`.
         self.timeout_types: tuple[type[BaseException], ...] = ()
         #: What the server said it serves at once (:meth:`fit`), else ``None``.
@@ -82,15 +92,15 @@ class ConnectionLimiter:
 
     @property
     def in_flight(self) -> int:
-        """Requests holding a place now."""
+        """Requests holding a place now (and the shared one, with :meth:`share`)."""
         with self._condition:
-            return self._in_flight
+            return self._in_flight - self._waiting_shared
 
     @property
     def waiting(self) -> int:
-        """Requests waiting for a place now (queued here, not at the server)."""
+        """Requests waiting for a place now (queued here or for a shared place, not at the server)."""
         with self._condition:
-            return self._waiting
+            return self._waiting + self._waiting_shared
 
     def fit(self, slots: int) -> None:
         """The server serves ``slots`` requests at once: keep no more in flight (and no fewer, up to the configured maximum)."""
@@ -99,6 +109,10 @@ class ConnectionLimiter:
             self.maximum = min(self.maximum, self.fitted)
             self._change(self.maximum, "fit")
             self._condition.notify_all()
+
+    def share(self, shared: SharedSlots | None) -> None:
+        """From now on each request also holds one of ``shared``'s places, which other processes of the run hold too."""
+        self.shared = shared
 
     @property
     def changes(self) -> list[LimitChange]:
@@ -115,26 +129,58 @@ class ConnectionLimiter:
         one of :attr:`timeout_types` while the server's capacity is unknown (no :meth:`fit`).
         """
         started = time.perf_counter()
-        epoch = self._acquire()
+        shared, held = self.shared, None
+        epoch, queued = self._acquire(then_shared=shared is not None)
+        try:
+            if shared is not None:
+                held = self._acquire_shared(shared, queued=queued)
+        except BaseException:
+            self._release(epoch, throttled=False, succeeded=False)
+            raise
         try:
             yield time.perf_counter() - started
         except BaseException as exc:
             throttled = getattr(exc, "status_code", None) in THROTTLE_STATUS or (
                 self.fitted is None and bool(self.timeout_types) and isinstance(exc, self.timeout_types)
             )
+            if shared is not None and held is not None:
+                shared.release(held)
             self._release(epoch, throttled=throttled, succeeded=False)
             raise
+        if shared is not None and held is not None:
+            shared.release(held)
         self._release(epoch, throttled=False, succeeded=True)
 
-    def _acquire(self) -> int:
+    def _acquire(self, *, then_shared: bool) -> tuple[int, bool]:
+        """Take a place here: the limit's epoch then, and whether the request had to wait for it.
+
+        ``then_shared``: the request waits for a shared place next, and counts as waiting until it has one.
+        """
         with self._condition:
             self._waiting += 1
+            queued = self._in_flight >= self._limit
             while self._in_flight >= self._limit:
                 self._condition.wait()
             self._waiting -= 1
             self._in_flight += 1
-            self._peak = max(self._peak, self._in_flight)
-            return self._epoch
+            if then_shared:
+                self._waiting_shared += 1
+            else:
+                self._peak = max(self._peak, self._in_flight)
+            return self._epoch, queued
+
+    def _acquire_shared(self, shared: SharedSlots, *, queued: bool) -> int:
+        """Holding a place here, take a shared one (counted as waiting meanwhile); the descriptor that holds it."""
+        try:
+            held = shared.acquire(first_try_now=not queued)
+        except BaseException:
+            with self._condition:
+                self._waiting_shared -= 1
+            raise
+        with self._condition:
+            self._waiting_shared -= 1
+            self._peak = max(self._peak, self._in_flight - self._waiting_shared)
+        return held
 
     def _release(self, epoch: int, *, throttled: bool, succeeded: bool) -> None:
         with self._condition:

@@ -68,6 +68,10 @@ class LLMServices:
         """The client handed to LLM-backed adapters and agents (``lens_llm``): the agent model, else the judge's."""
         return self.agent_client() or self.judge_client()
 
+    def share_slots(self, directory: Path | None) -> None:
+        """Share the server's slots with the run's other processes through ``directory`` (see :meth:`LLMEndpoint.share_slots`)."""
+        self.endpoint.share_slots(directory)
+
     def load(self) -> ModelLoad:
         """What the model has done so far in this process and is doing now, for progress lines."""
         load = self.stats.load()

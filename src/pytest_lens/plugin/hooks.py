@@ -99,7 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config.hook, "pytest_xdist_make_scheduler"):
         from pytest_lens.plugin.xdist import LensXdist, configure_worker
 
-        configure_worker(config)
+        configure_worker(config, session)
         xdist = LensXdist(session, config)
         config.pluginmanager.register(xdist, "lens-xdist")
     config.pluginmanager.register(LensPlugin(session, config, xdist), "lens-session")

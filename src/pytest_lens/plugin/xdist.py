@@ -12,10 +12,14 @@ ran on two workers anyway.
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -48,6 +52,8 @@ THREADS_KEY = "lens_torch_threads"
 GROUPS_KEY = "lens_groups_together"
 #: ``workerinput`` key telling workers which kept results of ``--lens-resume`` the controller reuses.
 SLICE_KEY = "lens_slice"
+#: ``workerinput`` key telling workers the directory where they share the model server's slots.
+SLOTS_KEY = "lens_server_slots"
 
 
 def case_id_of(nodeid: str) -> str | None:
@@ -141,6 +147,8 @@ class LensXdist:
         self.grouped = False
         self.crashed: set[str] = set()
         self.group_workers: dict[str, set[str]] = {}
+        #: Where the workers share the model server's slots (made for the first worker, removed when the run ends).
+        self.slots_dir: str | None = None
 
     # -- controller --------------------------------------------------------------------------
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[object]) -> None:
@@ -157,6 +165,18 @@ class LensXdist:
         node.workerinput[GROUPS_KEY] = groups_stay_together(str(self.config.getvalue("dist")), self.user_chose_dist)
         if self.session.slice is not None:
             node.workerinput[SLICE_KEY] = self.session.slice.worker_plan()
+        if self.session.settings.llm.configured:
+            node.workerinput[SLOTS_KEY] = self.shared_slots_dir()
+
+    def shared_slots_dir(self) -> str:
+        """The run's directory of shared server slots (:mod:`pytest_lens.llm.shared_slots`), made on first use.
+
+        One per run (a replacement worker gets the same), private to the user, removed at the end of the run.
+        """
+        if self.slots_dir is None:
+            self.slots_dir = tempfile.mkdtemp(prefix="pytest-lens-slots-")
+            self.config.add_cleanup(functools.partial(shutil.rmtree, self.slots_dir, ignore_errors=True))
+        return self.slots_dir
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Producer) -> LoadScopeScheduling | None:
@@ -237,10 +257,12 @@ def split_groups(group_workers: dict[str, set[str]], crashed: set[str]) -> list[
     ]
 
 
-def configure_worker(config: pytest.Config) -> None:
-    """On a worker: cap torch threads to the worker's share unless the user set them."""
+def configure_worker(config: pytest.Config, session: LensSession) -> None:
+    """On a worker: cap torch threads to the worker's share unless the user set them; share the model server's slots."""
     workerinput = getattr(config, "workerinput", None)
     if workerinput and THREADS_KEY in workerinput:
         threads = str(workerinput[THREADS_KEY])
         os.environ.setdefault("LENS_TORCH_THREADS", threads)
         os.environ.setdefault("OMP_NUM_THREADS", threads)
+    if workerinput and workerinput.get(SLOTS_KEY):
+        session.setup.llm.share_slots(Path(workerinput[SLOTS_KEY]))

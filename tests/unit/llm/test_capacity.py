@@ -4,6 +4,7 @@ timeouts sized to the request and named with the options that change them. Again
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +103,41 @@ def test_a_timeout_message_names_the_timeout_the_token_cap_and_the_options(tmp_p
         assert part in message
     assert "serves 1 request(s) at once" in message
     assert stats.snapshot().failures == 1
+
+
+def send_together(endpoints: list[LLMEndpoint], each: int = 3) -> None:
+    """Every endpoint (a process of the run, as an xdist worker would be) sends ``each`` requests from threads at once."""
+    import threading
+
+    def send(ep: LLMEndpoint, index: int) -> None:
+        ep.create({"model": "m", "messages": [{"role": "user", "content": f"question {index}"}], "max_tokens": 8}, LLMStats())
+
+    threads = [threading.Thread(target=send, args=(ep, n * 10 + i)) for n, ep in enumerate(endpoints) for i in range(each)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared", "each_its_own"])
+def test_endpoints_sharing_a_directory_keep_the_servers_slots_between_them(shared: bool, tmp_path: Path) -> None:
+    with OpenAITestServer(slots=1, faults=[Fault("slow", delay_s=0.2, permanent=True)]) as server:
+        endpoints = [endpoint(server), endpoint(server)]
+        endpoints[0].share_slots(tmp_path if shared else None)
+        endpoints[0].connect()
+        endpoints[1].connect()
+        endpoints[1].share_slots(tmp_path if shared else None)  # before or after connecting: the same
+        send_together(endpoints)
+        assert len(server.requests) == 6 and server.duplicates() == 0
+        peak = server.peak_in_flight
+    assert all(ep.limiter.limit == 1 for ep in endpoints)
+    assert peak == (1 if shared else 2)  # each endpoint alone keeps one in flight: two at the server
+
+
+def test_a_server_that_does_not_say_its_slots_is_not_shared(tmp_path: Path) -> None:
+    with OpenAITestServer(slots=1, advertise_slots=False) as server:
+        ep = endpoint(server)
+        ep.share_slots(tmp_path)
+        ep.connect()
+    assert ep.limiter.shared is None  # the adaptive limit of each process, as before
+    assert list(tmp_path.iterdir()) == []
