@@ -194,8 +194,31 @@ def test_secret_in_artifacts_a_key_in_the_base_url_query_is_masked_everywhere(
             *OUTPUTS,
             *QUIET,
         )
-    assert f"{base}?api_key=***" in result.stdout.str()  # the agent line, and each failure naming the endpoint
+        sent = [(r.path, r.query, r.status) for r in server.requests if r.kind == "agent"]
+    # The requests go to BASE_PATH/chat/completions with the key kept a query parameter (it used to be glued into
+    # the path: /v1?api_key=.../chat/completions, HTTP 404 for every question).
+    assert sent and set(sent) == {("/v1/chat/completions", f"api_key={QUERY_KEY}", 200)}
+    result.assert_outcomes(passed=2)
+    assert f"{base}?api_key=***" in result.stdout.str()  # the agent line
     assert_secrets_nowhere(pytester, result, (SECRET, QUERY_KEY), cache_dir)
+
+
+def test_an_azure_style_api_version_stays_a_query_parameter_of_every_request(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, cache_dir: Path
+) -> None:
+    with OpenAITestServer() as server:
+        result = pytester.runpytest(
+            "--lens-adapter=bm25",
+            "--lens-agent=llm",
+            "--lens-agent-model=scripted",
+            f"--lens-llm-base-url={server.base_url}/?api-version=2024-10-21&deployment=gpt",
+            "--lens-llm-retries=0",
+            *QUIET,
+        )
+        sent = {(r.path, r.query, r.status) for r in server.requests if r.kind == "agent"}
+    assert sent == {("/v1/chat/completions", "api-version=2024-10-21&deployment=gpt", 200)}
+    assert server.count(kind="agent") >= 2
+    result.assert_outcomes(passed=2)
 
 
 def test_secret_in_artifacts_an_embedding_endpoints_user_info_query_and_basic_header_are_masked(

@@ -8,7 +8,7 @@ from typing import Literal
 
 __all__ = ["Fault", "FaultKind"]
 
-FaultKind = Literal["status", "slow", "malformed_tool_arguments", "content", "ramble", "not_json", "truncated"]
+FaultKind = Literal["status", "slow", "malformed_tool_arguments", "content", "ramble", "not_json", "truncated", "gzip_bomb"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,9 @@ class Fault:
       ``max_tokens`` or, without one, until the context is full (``finish_reason: length``; each token takes the
       server's ``seconds_per_token``);
     - ``not_json``: a 200 response whose body is an HTML error page (``text``, or a proxy's 502 page);
-    - ``truncated``: a 200 JSON response cut off halfway (the body says its own, shorter, length).
+    - ``truncated``: a 200 JSON response cut off halfway (the body says its own, shorter, length);
+    - ``gzip_bomb``: a 200 response with ``Content-Encoding: gzip`` whose body inflates to ``inflated_bytes``
+      (white space, then the real completion: valid JSON for a client that reads it all; about 1 MB sent per GiB).
 
     ``rate`` selects that share of requests by a hash of the request body (and ``salt``),
     so the same request is always selected. ``permanent`` faults hit a selected request
@@ -47,6 +49,7 @@ class Fault:
     limit: int | None = None
     contains: str | None = None
     salt: str = ""
+    inflated_bytes: int = 2**30
 
     def selects(self, body: bytes, kind: str) -> bool:
         """Whether this fault applies to a request with this body and kind."""

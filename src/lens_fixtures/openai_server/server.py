@@ -6,8 +6,10 @@ import hashlib
 import json
 import math
 import socket
+import sys
 import threading
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +49,8 @@ class RecordedRequest:
     elapsed_s: float = 0.0
     #: Seconds of ``elapsed_s`` spent waiting for a free slot (servers with ``slots``), before generating started.
     queued_s: float = 0.0
+    #: The query string of the request's URL, as sent (``""`` without one).
+    query: str = ""
 
 
 def hashed_embedding(text: str, dimensions: int = 64) -> list[float]:
@@ -157,7 +161,7 @@ class OpenAITestServer:
         class Handler(_Handler):
             owner = server
 
-        self._httpd = ThreadingHTTPServer(self._address, Handler)
+        self._httpd = _QuietServer(self._address, Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="lens-openai-test-server", daemon=True)
         self._thread.start()
@@ -439,6 +443,14 @@ class OpenAITestServer:
         }
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Says nothing when a client drops its connection (a client refusing a body too large to read resets it)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: OpenAITestServer
     protocol_version = "HTTP/1.1"
@@ -522,8 +534,12 @@ class _Handler(BaseHTTPRequestHandler):
         fault_kind = fault.kind if fault is not None else None
         elapsed = time.perf_counter() - started
         queued = generating - started if slot is not None else 0.0
-        owner._record(RecordedRequest("POST", path, kind, 200, body, fault_kind, self.headers.get("authorization"), elapsed, queued))
-        if fault is not None and fault.kind == "not_json":
+        authorization = self.headers.get("authorization")
+        owner._record(RecordedRequest("POST", path, kind, 200, body, fault_kind, authorization, elapsed, queued, self._query()))
+        if fault is not None and fault.kind == "gzip_bomb":
+            data = _gzip_bomb(json.dumps(payload).encode("utf-8"), fault.inflated_bytes)
+            self._send_bytes(200, data, "application/json", {"content-encoding": "gzip"})
+        elif fault is not None and fault.kind == "not_json":
             self._send_bytes(200, (fault.text or _PROXY_PAGE).encode("utf-8"), "text/html; charset=utf-8")
         elif fault is not None and fault.kind == "truncated":
             data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
@@ -544,10 +560,13 @@ class _Handler(BaseHTTPRequestHandler):
         fault: str | None = None,
     ) -> None:
         authorization = self.headers.get("authorization")
-        self.owner._record(RecordedRequest(method, path, kind, status, body, fault, authorization))
+        self.owner._record(RecordedRequest(method, path, kind, status, body, fault, authorization, query=self._query()))
         if self.owner.echo_authorization:
             message += f" (request headers: Authorization: {authorization})"
         self._send(status, {"error": {"message": message, "type": "lens_test_server", "code": status}}, headers)
+
+    def _query(self) -> str:
+        return self.path.partition("?")[2]
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send_bytes(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json", headers)
@@ -563,3 +582,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (e.g. its timeout fired during a slow fault)
+
+
+_PADDING_STATES: dict[int, tuple[Any, bytes]] = {}
+_PADDING_LOCK = threading.Lock()
+
+
+def _gzip_bomb(payload: bytes, inflated_bytes: int) -> bytes:
+    """Gzip of ``payload`` after white space, ``inflated_bytes`` in all (the padding's compressor is kept per size)."""
+    with _PADDING_LOCK:
+        if inflated_bytes not in _PADDING_STATES:
+            compressor = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+            pieces: list[bytes] = []
+            left, block = max(0, inflated_bytes - len(payload)), b" " * 2**20
+            while left > 0:
+                pieces.append(compressor.compress(block[:left]))
+                left -= len(block)
+            _PADDING_STATES[inflated_bytes] = (compressor, b"".join(pieces))
+        compressor, head = _PADDING_STATES[inflated_bytes]
+        rest = compressor.copy()
+    return bytes(head + rest.compress(payload) + rest.flush())

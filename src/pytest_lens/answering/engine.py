@@ -106,9 +106,11 @@ def _answer_case(
     not_measured: str | None = None
     synthetic: dict[str, str] = {}
     bridge: ToolBridge | None = None
-    if caller is not None and caller.abandoned is not None:  # a call of it never ended: the question is not asked
-        if caller.abandoned not in faults:
-            faults.append(caller.abandoned)
+    # A call of it never ended: the question goes to a rebuilt instance, or, when none can be had, is not asked.
+    abandoned = caller.recovered() if caller is not None else None
+    if abandoned is not None:
+        if abandoned not in faults:
+            faults.append(abandoned)
         caller = None
     if caller is not None:
         try:

@@ -9,6 +9,8 @@ import numpy as np
 
 from pytest_lens.embedding.base import Vectors, normalize_rows
 from pytest_lens.llm.api_keys import mask_secrets, read_api_key, remember_url
+from pytest_lens.llm.bounded import EMBEDDING_BYTES_PER_TEXT, MAX_RESPONSE_BYTES, bounded_transport, http_library
+from pytest_lens.llm.settings import split_base_url
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -73,10 +75,27 @@ class OpenAIEmbedder:
             raise ValueError(f"embedding endpoint {mask_secrets(self.base_url)} returned {len(data)} vectors for {len(batch)} texts")
         return [list(item.embedding) for item in data]
 
+    @property
+    def max_response_bytes(self) -> int:
+        """The most one response may hold, decoded: a chat completion's cap, or more for a large batch's vectors."""
+        return max(MAX_RESPONSE_BYTES, self.batch_size * EMBEDDING_BYTES_PER_TEXT)
+
     def _connect(self) -> OpenAI:
         if self._client is None:
-            from openai import OpenAI
+            import openai
 
             api_key = read_api_key(*API_KEY_ENV) or "not-needed"
-            self._client = OpenAI(base_url=self.base_url, api_key=api_key, timeout=self.timeout, max_retries=self.max_retries)
+            library = http_library(openai)
+            plain = library.HTTPTransport(limits=openai.DEFAULT_CONNECTION_LIMITS)
+            limit = "MAX_RESPONSE_BYTES, or EMBEDDING_BYTES_PER_TEXT per text of batch_size, in pytest_lens.llm.bounded"
+            transport = bounded_transport(library, plain, self.max_response_bytes, limit)
+            base_url, query = split_base_url(self.base_url)  # ?api-version=... stays a query parameter of each request
+            self._client = openai.OpenAI(
+                base_url=base_url,
+                default_query=query or None,
+                api_key=api_key,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                http_client=openai.DefaultHttpxClient(transport=transport, timeout=self.timeout),
+            )
         return self._client

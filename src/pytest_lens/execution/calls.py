@@ -16,6 +16,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 from pytest_lens.contract.adapter import CapabilityManifest, Document, SearchResult
@@ -106,8 +107,9 @@ class AdapterCaller:
     With a timeout, every call runs on the adapter's own :class:`AdapterThread` (where :meth:`build` also
     constructs it), and the calling thread waits for it until the timeout: a call that outlives it is a
     ``timeout`` fault. The timeout is raised inside the call too (as ``SIGALRM`` was); a call that does not
-    end even then (it catches ``BaseException``, or sleeps in C) is abandoned, running, and the adapter with
-    it: every later call is refused with an ``abandoned`` fault, and the run goes on. ``SystemExit`` raised by
+    end even then (it catches ``BaseException``, or sleeps in C) is abandoned, running, and the adapter instance
+    with it: later calls go to a fresh instance rebuilt in the same state (:attr:`recovery`, set by the runtime that
+    streamed it), or, when none can be had, are refused with an ``abandoned`` fault; the run goes on. ``SystemExit`` raised by
     an adapter is an ``exception`` fault. Adapter state is never touched from another thread unless the
     adapter declares itself thread-safe (:func:`~pytest_lens.contract.adapter.declares_thread_safe`): many adapters
     hold SQLite connections bound to the thread that opened them. Questions answered on worker threads
@@ -115,11 +117,11 @@ class AdapterCaller:
     """
 
     def __init__(self, adapter: Any, label: str, timeout_s: float | None = None, *, home: AdapterThread | None = None) -> None:
-        self.adapter = adapter
         self.label = label
         self.timeout_s = timeout_s if timeout_s and timeout_s > 0 else None
-        #: The thread the adapter is called on (shared by every view of this caller).
-        self._home = home if home is not None else AdapterThread(f"lens-adapter-{label}")
+        #: The instance called and the thread it is called on, shared by every view of this caller (and replaced
+        #: together when an abandoned instance is rebuilt, see :attr:`recovery`).
+        self._instance = _Instance((adapter, home if home is not None else AdapterThread(f"lens-adapter-{label}")))
         #: Seconds spent per method, for latency reports.
         self.latencies: dict[str, list[float]] = {}
         self._dispatch: Callable[[Callable[[], Any]], Any] | None = None
@@ -162,6 +164,42 @@ class AdapterCaller:
         view = copy.copy(self)
         view._offload_timeouts = True
         return view
+
+    @property
+    def adapter(self) -> Any:
+        """The adapter instance called (a fresh one once an abandoned instance was rebuilt)."""
+        return self._instance.current[0]
+
+    @property
+    def _home(self) -> AdapterThread:
+        return self._instance.current[1]
+
+    @property
+    def recovery(self) -> Callable[[], bool] | None:
+        """Rebuilds an abandoned instance in the state the abandoned one had (``True`` once it did); ``None``: never.
+
+        Set by the runtime that owns the instance (:class:`~pytest_lens.execution.runner.LensRuntime`), which knows
+        which episodes to replay; it calls :meth:`replace` with the rebuilt caller.
+        """
+        return self._instance.recovery
+
+    @recovery.setter
+    def recovery(self, rebuild: Callable[[], bool] | None) -> None:
+        self._instance.recovery = rebuild
+
+    def replace(self, fresh: AdapterCaller) -> None:
+        """From now on, this caller and every view of it call ``fresh``'s instance (on its thread)."""
+        self._instance.current = fresh._instance.current  # one assignment: no view sees one half of each
+
+    def recovered(self) -> AdapterFault | None:
+        """``None`` when the instance can be called (rebuilt first if it was abandoned); else why it cannot."""
+        abandoned = self._home.abandoned
+        if abandoned is None:
+            return None
+        rebuild = self.recovery
+        if rebuild is not None and not INTERRUPTED.is_set() and rebuild():
+            return self._home.abandoned
+        return abandoned
 
     @property
     def has_stats(self) -> bool:
@@ -264,14 +302,23 @@ class AdapterCaller:
         return self._home.abandoned
 
     def _call(self, method: str, thunk: Callable[[], T], episode_id: str | None = None) -> T:
-        abandoned = self._home.abandoned
-        if abandoned is not None:
-            raise AdapterCallError(abandoned)
-        dispatch = self._dispatch
-        if dispatch is not None:
-            result: T = dispatch(lambda: self._timed(method, thunk, episode_id))
-            return result
-        return self._timed(method, thunk, episode_id)
+        for _ in range(2):
+            abandoned = self.recovered()
+            if abandoned is not None:
+                raise AdapterCallError(abandoned)
+            home = self._home
+            try:
+                dispatch = self._dispatch
+                if dispatch is not None:
+                    result: T = dispatch(lambda: self._timed(method, thunk, episode_id))
+                    return result
+                return self._timed(method, thunk, episode_id)
+            except AdapterCallError as exc:
+                # Queued behind a call that was abandoned meanwhile, this one was never made: once more, on a rebuilt
+                # instance if one can be had. (The call that hung has its own ``timeout`` fault.)
+                if exc.fault.kind != "abandoned" or exc.fault is not home.abandoned or self.recovery is None:
+                    raise
+        raise AdapterCallError(self._home.abandoned or self._fault(method, "abandoned", STUCK))
 
     def _timed(self, method: str, thunk: Callable[[], T], episode_id: str | None) -> T:
         started = time.perf_counter()
@@ -390,6 +437,15 @@ class _Call:
         if not self.wait() or self.late:
             raise _CallTimeout
         return self.outcome()
+
+
+@dataclass
+class _Instance:
+    """An adapter instance, the thread it is called on, and how to rebuild it once abandoned (see :class:`AdapterCaller`)."""
+
+    #: The instance and its thread, replaced together.
+    current: tuple[Any, AdapterThread]
+    recovery: Callable[[], bool] | None = None
 
 
 class AdapterThread:

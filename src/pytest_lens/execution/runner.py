@@ -14,7 +14,9 @@ own storage directory.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -32,7 +34,7 @@ from pytest_lens.progress import Progress, StreamProgress
 from pytest_lens.records.results import AdapterFault, MemoryContext
 from pytest_lens.records.settings import AdapterSpec
 
-__all__ = ["AdapterSlot", "LensRuntime", "construct_adapter", "safe_name"]
+__all__ = ["MAX_REBUILDS", "AdapterSlot", "LensRuntime", "construct_adapter", "safe_name"]
 
 
 @dataclass
@@ -56,6 +58,13 @@ class AdapterSlot:
     context: MemoryContext | None = None
     #: Why there is no block at ``prepared_at`` although the adapter tried to give one; fails that checkpoint's questions only.
     context_fault: AdapterFault | None = None
+    #: The scope being streamed and the checkpoints ``prepare`` was called at since its reset (what a rebuild replays).
+    scope: LoadedScope | None = None
+    prepared: list[int] = field(default_factory=list)
+    #: Instances built to replace abandoned ones (at most :data:`MAX_REBUILDS`).
+    rebuilds: int = 0
+    #: Held while an abandoned instance is rebuilt (questions on several threads may find it abandoned at once).
+    rebuilding: threading.Lock = field(default_factory=threading.Lock)
 
     def checkpoint_faults(self) -> list[AdapterFault]:
         """The faults a question at the prepared checkpoint sees: its stream's, and its context's."""
@@ -105,8 +114,9 @@ class LensRuntime:
         if slot.caller is None:
             return [slot.construct_fault] if slot.construct_fault else []
         caller = slot.caller
-        if caller.abandoned is not None:  # a call of it never ended: nothing more is asked of it
-            return [caller.abandoned]
+        abandoned = caller.recovered()  # a call of it never ended: a fresh instance, or nothing more is asked of it
+        if abandoned is not None:
+            return [abandoned]
         restart = slot.scope_id != scope.scope_id or checkpoint < slot.ingested
         if restart:
             faults: list[AdapterFault] = []
@@ -116,6 +126,7 @@ class LensRuntime:
                 except AdapterCallError as exc:
                     faults.append(exc.fault)
             slot.scope_id, slot.ingested, slot.prepared_at, slot.stream_faults = scope.scope_id, 0, None, faults
+            slot.scope, slot.prepared = scope, []
         if slot.ingested >= checkpoint and slot.prepared_at == checkpoint:
             return slot.checkpoint_faults()
         with self._progress(label, scope, restart, replica) as stream:
@@ -135,6 +146,7 @@ class LensRuntime:
                     between()
             if slot.prepared_at != checkpoint:
                 slot.prepared_at = checkpoint
+                slot.prepared.append(checkpoint)
                 try:
                     caller.prepare(scope.scope_id, checkpoint)
                 except AdapterCallError as exc:
@@ -202,6 +214,7 @@ class LensRuntime:
             # Built on the thread its calls will run on (thread-bound state such as SQLite connections stays usable).
             make = partial(construct_adapter, spec, storage, lens_llm=self.lens_llm)
             slot.caller = AdapterCaller.build(make, spec.label, self.call_timeout)
+            slot.caller.recovery = partial(self._rebuild, spec, slot, storage)
         except AdapterUnavailable as exc:
             slot.unavailable = str(exc) or f"adapter {spec.label!r} is unavailable"
         except (Exception, SystemExit) as exc:  # SystemExit too: an adapter must not end the run
@@ -209,6 +222,69 @@ class LensRuntime:
                 adapter=spec.label, method="__init__", kind="construct", message=f"{type(exc).__name__}: {exc}"
             )
         return slot
+
+    def _rebuild(self, spec: AdapterSpec, slot: AdapterSlot, storage: Path) -> bool:
+        """Replace the slot's abandoned instance with a fresh one streamed to the same state; ``False`` when none can be had.
+
+        A call that never ended (it sleeps in C code, or catches the timeout) holds its instance for good; the questions
+        queued behind it are answered on a new instance instead, built with the same options (in storage of its own:
+        the stuck call may still use the old one) and fed the same episodes, with ``prepare`` at the same checkpoints,
+        so they see the state a serial run's instance has. At most :data:`MAX_REBUILDS` per instance: an adapter that
+        hangs again and again is given up, its remaining questions failing with the ``abandoned`` fault.
+        """
+        with slot.rebuilding:
+            caller = slot.caller
+            if caller is None or caller.abandoned is None:
+                return True  # rebuilt meanwhile, by another question's thread
+            if slot.rebuilds >= MAX_REBUILDS:
+                return False
+            slot.rebuilds += 1
+            fresh_storage = storage.with_name(f"{storage.name}~{slot.rebuilds}")
+            make = partial(construct_adapter, spec, fresh_storage, lens_llm=self.lens_llm)
+            try:
+                fresh = AdapterCaller.build(make, spec.label, self.call_timeout)
+            except (Exception, SystemExit):
+                return False
+            if not _replay(fresh, slot):
+                if fresh.abandoned is None:
+                    with contextlib.suppress(AdapterCallError):
+                        fresh.close()
+                return False
+            try:
+                slot.reported_stats = fresh.stats() if slot.reported_stats else {}  # the replay is charged to no question
+            except AdapterCallError:
+                slot.reported_stats = {}
+            caller.replace(fresh)
+            return True
+
+
+#: Most instances built to replace abandoned ones, per instance of a stream (see :meth:`LensRuntime._rebuild`).
+MAX_REBUILDS = 3
+
+
+def _replay(fresh: AdapterCaller, slot: AdapterSlot) -> bool:
+    """Stream ``fresh`` to ``slot``'s state: its scope's first ``ingested`` episodes, ``prepare`` where it was prepared.
+
+    ``False`` when a call of the replay timed out or was abandoned (the fresh instance is no better). Other faults
+    are the stream's own, recorded when it was first streamed.
+    """
+    scope = slot.scope
+    if scope is None or slot.scope_id is None:
+        return True
+    calls: list[Callable[[], None]] = [partial(fresh.reset, scope.scope_id)]
+    for index in range(slot.ingested + 1):
+        if index in slot.prepared:
+            calls.append(partial(fresh.prepare, scope.scope_id, index))
+        if index < slot.ingested:
+            episode = scope.stream[index]
+            calls.append(partial(fresh.ingest, episode.episode_id, scope.scope_id, episode.iso_timestamp, episode.text, episode.meta))
+    for call in calls:
+        try:
+            call()
+        except AdapterCallError as exc:
+            if exc.fault.kind in ("timeout", "abandoned"):
+                return False
+    return fresh.abandoned is None
 
 
 def construct_adapter(spec: AdapterSpec, storage: Path, *, lens_llm: Any = None) -> Any:

@@ -127,10 +127,13 @@ def _positive(value: Any) -> bool:
 
 
 def _get_json(url: str, api_key: str | None) -> Any:
-    """``GET url`` as JSON; ``None`` on any failure (no route, not JSON, refused, slow)."""
+    """``GET url`` as JSON; ``None`` on any failure (no route, not JSON, refused, slow, larger than a response may be)."""
+    from pytest_lens.llm.bounded import MAX_RESPONSE_BYTES
+
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
     try:
         with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_S) as response:
-            return json.loads(response.read())
+            body = response.read(MAX_RESPONSE_BYTES + 1)  # urllib inflates nothing: this is the body as sent
+            return json.loads(body) if len(body) <= MAX_RESPONSE_BYTES else None
     except (OSError, ValueError, urllib.error.URLError):
         return None

@@ -14,7 +14,6 @@ error message (:func:`~pytest_lens.llm.api_keys.mask_keys`).
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import threading
@@ -26,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lens.llm.api_keys import mask_data, mask_keys, mask_secrets, read_api_key, remember_url
+from pytest_lens.llm.bounded import ResponseBodyError
 from pytest_lens.llm.cache import RequestCache, request_key
 from pytest_lens.llm.capacity import ServerCapacity, probe_capacity, server_root
 from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError, LLMTimeoutError
 from pytest_lens.llm.limiter import ConnectionLimiter
 from pytest_lens.llm.repetition import current_repetition, repetition_seed
-from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, TIMEOUT_BASE_S, TIMEOUT_S_PER_TOKEN, auto_timeout_s, display_url
+from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, TIMEOUT_BASE_S, TIMEOUT_S_PER_TOKEN, auto_timeout_s, display_url, split_base_url
 from pytest_lens.llm.shared_slots import SharedSlots
 from pytest_lens.llm.stats import LLMStats
 
@@ -240,6 +240,9 @@ class LLMEndpoint:
                 retryable, problem, delay = True, self._timeout_problem(timeout, request), None
             except openai.APIConnectionError as exc:
                 retryable, problem, delay = True, f"{type(exc).__name__}: {exc}", None
+            except ResponseBodyError as exc:  # too large to read: the same request would bring the same body
+                stats.add(bad_responses=1)
+                retryable, problem, delay = False, f"unusable response: {exc}", None
             except (openai.APIResponseValidationError, LLMResponseError) as exc:
                 stats.add(bad_responses=1)
                 retryable, problem, delay = True, f"unusable 200 response: {exc}", None
@@ -329,12 +332,15 @@ class LLMEndpoint:
                 except ImportError:
                     raise LLMError("LLM requests need the openai package: pip install 'pytest-lens[llm]'") from None
                 self._api_key = read_api_key(self.api_key_env) or _NO_KEY
+                from pytest_lens.llm.bounded import http_library
                 from pytest_lens.llm.deadline import deadline_http_client
 
                 timeout = self.timeout_s if self.timeout_s is not None else auto_timeout_s(DEFAULT_MAX_TOKENS, 0)
-                library = _http_library(openai)
+                library = http_library(openai)
+                base_url, query = split_base_url(self.base_url) if self.base_url else (None, {})
                 self._client = openai.OpenAI(
-                    base_url=self.base_url,
+                    base_url=base_url,
+                    default_query=query or None,
                     api_key=self._api_key,
                     timeout=timeout,
                     max_retries=0,
@@ -343,19 +349,11 @@ class LLMEndpoint:
                 )
                 self._response_class = library.Response
                 self.limiter.timeout_types = (openai.APITimeoutError,)
-                self.capacity = probe_capacity(self.base_url, self._api_key if self._api_key != _NO_KEY else None)
+                self.capacity = probe_capacity(base_url, self._api_key if self._api_key != _NO_KEY else None)
                 if self.capacity.slots is not None:
                     self.limiter.fit(self.capacity.slots)
                 self._share()
             return self._client, self._response_class
-
-
-def _http_library(openai: Any) -> Any:
-    """The SDK's HTTP library (``httpx``; ``httpx2`` in later releases), for its transport and response class.
-
-    Read from the SDK's own default client class, so it is the library this ``openai`` release sends with.
-    """
-    return importlib.import_module(openai.DefaultHttpxClient.__mro__[1].__module__.partition(".")[0])
 
 
 def _completion_json(http: Any) -> dict[str, Any]:

@@ -19,13 +19,19 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from pytest_lens.llm.bounded import MAX_RESPONSE_BYTES, bounded_transport
+
 __all__ = ["deadline_http_client"]
 
 
 def deadline_http_client(openai: Any, library: Any, total_s: float) -> Any:
-    """The SDK's default HTTP client (its limits, redirects, proxies) whose every request ends within ``total_s``."""
+    """The SDK's default HTTP client (its limits, redirects, proxies) whose every request ends within ``total_s``.
+
+    Its response bodies are capped too (:mod:`pytest_lens.llm.bounded`).
+    """
     transport = type("DeadlineTransport", (_DeadlineTransport, library.BaseTransport), {})
-    inner = library.HTTPTransport(limits=openai.DEFAULT_CONNECTION_LIMITS)
+    plain = library.HTTPTransport(limits=openai.DEFAULT_CONNECTION_LIMITS)
+    inner = bounded_transport(library, plain, MAX_RESPONSE_BYTES, "MAX_RESPONSE_BYTES in pytest_lens.llm.bounded")
     return openai.DefaultHttpxClient(transport=transport(inner, total_s, library), timeout=total_s)
 
 

@@ -117,3 +117,18 @@ def display_url(url: str | None) -> str:
 
     remember_url(url)
     return mask_secrets(url)
+
+
+def split_base_url(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its query string, and the query's parameters (sent as parameters of every request).
+
+    The SDK appends a request's path to its base URL's text, query and all: ``http://host/v1?api-version=1`` would
+    send ``/v1?api-version=1/chat/completions``. Split, every request goes to ``http://host/v1/chat/completions``
+    with ``?api-version=1`` (Azure's style, or a gateway's ``?api_key=``).
+    """
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if not parts.query:
+        return url, {}
+    return urlunsplit(parts._replace(query="")).rstrip("/"), dict(parse_qsl(parts.query, keep_blank_values=True))

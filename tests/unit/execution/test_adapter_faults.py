@@ -248,6 +248,8 @@ def test_hangs_and_exits_a_call_that_catches_the_timeout_is_abandoned() -> None:
 def test_hangs_and_exits_the_run_goes_on_past_an_abandoned_adapter(tmp_path: Path) -> None:
     import time
 
+    from pytest_lens.execution.runner import MAX_REBUILDS
+
     started = time.monotonic()
     session = run_lens_session(
         tmp_path, {"swallow": f"{__name__}:SwallowsEverything", "good": "tests.support:RecordingMemory"}, call_timeout=0.3
@@ -255,7 +257,11 @@ def test_hangs_and_exits_the_run_goes_on_past_an_abandoned_adapter(tmp_path: Pat
     assert time.monotonic() - started < 60
     swallow = [r for r in session.ordered_results() if r.adapter == "swallow"]
     kinds = [[fault.kind for fault in r.faults] for r in swallow]
-    assert kinds[0] == ["timeout"] and all(k == ["abandoned"] for k in kinds[1:]), kinds
+    # Each abandoned instance is rebuilt (issue 32), at most MAX_REBUILDS times: this one hangs on every search, so
+    # the first instance's question and each rebuild's time out, then the adapter is given up.
+    tried = 1 + MAX_REBUILDS
+    assert all(k == ["timeout"] for k in kinds[:tried]) and all(k == ["abandoned"] for k in kinds[tried:]), kinds
+    assert len(kinds) > tried
     assert all(not r.failed for r in session.ordered_results() if r.adapter == "good")
     assert session.verdict().exit_code == 1
 

@@ -85,14 +85,14 @@ def test_gc_freeze_moves_objects_out_of_the_collectors_reach() -> None:
 
 
 def test_openais_default_http_client_derives_from_its_http_librarys_client() -> None:
-    # llm/client.py: _http_library reads the HTTP library from DefaultHttpxClient's first base class; llm/deadline.py
-    # wraps its transport and body stream, and sets the SDK's connection limits on the transport it makes.
+    # llm/bounded.py: http_library reads the HTTP library from DefaultHttpxClient's first base class; llm/deadline.py
+    # and llm/bounded.py wrap its transport and body stream, and set the SDK's connection limits on the transport made.
     openai = pytest.importorskip("openai")
-    from pytest_lens.llm.client import _http_library
+    from pytest_lens.llm.bounded import http_library
 
-    library: Any = _http_library(openai)
+    library: Any = http_library(openai)
     assert library.__name__ in ("httpx", "httpx2")
-    for name in ("Response", "HTTPTransport", "BaseTransport", "SyncByteStream", "ReadTimeout"):
+    for name in ("Response", "HTTPTransport", "BaseTransport", "SyncByteStream", "ReadTimeout", "DecodingError"):
         assert isinstance(getattr(library, name), type), name
     assert isinstance(openai.DEFAULT_CONNECTION_LIMITS, library.Limits)
 
