@@ -111,6 +111,11 @@ def summarise(server: str, slots: int, concurrency: str, wall: float, artifact: 
     )
 
 
+def concurrency_modes(slots: int) -> list[tuple[str, list[str]]]:
+    """pytest-lens's defaults; with one slot also one question at a time, which defaults must be no slower than."""
+    return [("default", [])] + ([("1", ["--lens-concurrency=1"])] if slots == 1 else [])
+
+
 def test_server_rows(args: argparse.Namespace) -> list[Row]:
     sys.path.insert(0, str(REPO / "src"))
     from lens_fixtures.openai_server import Fault, OpenAITestServer
@@ -118,8 +123,7 @@ def test_server_rows(args: argparse.Namespace) -> list[Row]:
     rows = []
     label = "test server" + (" (silent)" if args.silent else "")
     for slots in args.slots:
-        modes = [("default", [])] + ([("1", ["--lens-concurrency=1"])] if slots == 1 else [])
-        for name, extra in modes:
+        for name, extra in concurrency_modes(slots):
             # A third of the agent's requests ramble to max_tokens; every token takes seconds_per_token in its slot.
             rambling = Fault("ramble", rate=args.ramble, only="agent", permanent=True)
             server = OpenAITestServer(
@@ -188,19 +192,20 @@ def llama_rows(args: argparse.Namespace) -> list[Row]:
                         log.seek(0)
                         raise SystemExit(f"llama-server did not start:\n{log.read().decode(errors='replace')[-3000:]}")
                     time.sleep(1)
-                samples: list[bool] = []
-                stop = threading.Event()
-                sampler = threading.Thread(target=sample_slots, args=(port, samples, stop), daemon=True)
-                sampler.start()
-                wall, artifact, output = run_pytest(args, f"http://127.0.0.1:{port}/v1", "smollm2", [])
-                stop.set()
-                sampler.join()
-                counts = (artifact["run"].get("llm") or {}).get("requests") or {}
-                duplicates = int(counts.get("http_requests", 0)) - int(counts.get("cache_misses", 0))  # every resend
-                busy = sum(samples) / len(samples) if samples else 0.0
-                rows.append(summarise("llama-server", slots, "default", wall, artifact, duplicates, busy))
-                if args.show_output:
-                    print(output)
+                for name, extra in concurrency_modes(slots):
+                    samples: list[bool] = []
+                    stop = threading.Event()
+                    sampler = threading.Thread(target=sample_slots, args=(port, samples, stop), daemon=True)
+                    sampler.start()
+                    wall, artifact, output = run_pytest(args, f"http://127.0.0.1:{port}/v1", "smollm2", extra)
+                    stop.set()
+                    sampler.join()
+                    counts = (artifact["run"].get("llm") or {}).get("requests") or {}
+                    duplicates = int(counts.get("http_requests", 0)) - int(counts.get("cache_misses", 0))  # every resend
+                    busy = sum(samples) / len(samples) if samples else 0.0
+                    rows.append(summarise("llama-server", slots, name, wall, artifact, duplicates, busy))
+                    if args.show_output:
+                        print(output)
             finally:
                 process.terminate()
                 process.wait(timeout=30)

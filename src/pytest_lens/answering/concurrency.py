@@ -59,6 +59,7 @@ from pytest_lens.execution.bridge import RefAliases
 from pytest_lens.execution.calls import AdapterCaller
 from pytest_lens.execution.dispatch import OwnerThreadCalls
 from pytest_lens.execution.runner import LensRuntime
+from pytest_lens.llm.limiter import in_order
 from pytest_lens.llm.stats import LLMCounts, counting
 from pytest_lens.progress import AnsweringProgress
 from pytest_lens.records.cases import LensCase
@@ -375,7 +376,7 @@ class ConcurrentRunner:
         context: MemoryContext | None,
     ) -> None:
         outcome: Outcome
-        with counting() as llm:
+        with in_order(), counting() as llm:  # its model requests go out before those of questions started later
             try:
                 answered = answer_case(case, caller, faults, self.agent, aliases, started=time.perf_counter(), context=context)
             except BaseException as exc:  # Cancelled when the run ended, or a bug: the question's test reports it

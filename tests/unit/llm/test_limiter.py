@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from pytest_lens.llm.limiter import ConnectionLimiter, LimitChange
+from pytest_lens.llm.limiter import ConnectionLimiter, LimitChange, in_order
 
 
 class Status(Exception):
@@ -161,3 +161,123 @@ def test_a_timeout_halves_the_limit_when_the_capacity_is_unknown() -> None:
     with pytest.raises(TimeoutError), limiter.slot():
         raise TimeoutError
     assert limiter.changes == [LimitChange(8, 4, "throttled")]
+
+
+def two_questions(limiter: ConnectionLimiter) -> list[str]:
+    """Question A (started first) makes two requests; B starts after A's first and asks while A works between turns."""
+    served: list[str] = []
+    a_between, b_waiting = threading.Event(), threading.Event()
+
+    def a() -> None:
+        with in_order():
+            with limiter.slot():
+                served.append("A1")
+            a_between.set()
+            b_waiting.wait(10)
+            time.sleep(0.1)  # A works on its first reply (a tool call) while B asks for a place
+            with limiter.slot():
+                served.append("A2")
+
+    def b() -> None:
+        a_between.wait(10)
+        with in_order():
+            b_waiting.set()
+            with limiter.slot():
+                served.append("B1")
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    return served
+
+
+def test_against_a_server_that_said_its_slots_a_question_keeps_its_place_to_its_end() -> None:
+    # One slot: B, started after A, waits until A is done; A's second turn does not queue behind B (the slot's cached
+    # prompt is A's conversation).
+    limiter = ConnectionLimiter(8)
+    limiter.fit(1)
+    assert two_questions(limiter) == ["A1", "A2", "B1"]
+    assert limiter.in_flight == 0 and limiter.waiting == 0  # A's place was given back when A ended
+
+
+def test_without_the_servers_slots_each_request_takes_a_place_of_its_own() -> None:
+    # The capacity unknown (a hosted API): places are per request, and B goes out while A works between turns.
+    limiter = ConnectionLimiter(2)
+    assert limiter.limit == 1
+    assert two_questions(limiter) == ["A1", "B1", "A2"]
+
+
+def test_waiting_requests_go_out_oldest_question_first() -> None:
+    limiter = ConnectionLimiter(2)  # limit 1, capacity unknown: a place per request
+    served: list[str] = []
+    holding, release = threading.Event(), threading.Event()
+    older_started, younger_waiting = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with limiter.slot():
+            holding.set()
+            release.wait(10)
+
+    def older() -> None:
+        with in_order():
+            older_started.set()
+            younger_waiting.wait(10)
+            time.sleep(0.05)
+            with limiter.slot():
+                served.append("older")
+
+    def younger() -> None:
+        older_started.wait(10)
+        with in_order():
+            younger_waiting.set()
+            with limiter.slot():
+                served.append("younger")
+
+    first = threading.Thread(target=holder)
+    first.start()
+    assert holding.wait(10)
+    threads = [threading.Thread(target=older), threading.Thread(target=younger)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 10
+    while limiter.waiting < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert limiter.waiting == 2  # the younger question asked first, the older one after it
+    release.set()
+    for thread in [first, *threads]:
+        thread.join(10)
+    assert served == ["older", "younger"]
+
+
+def test_a_waiter_that_gives_up_leaves_the_line() -> None:
+    limiter = ConnectionLimiter(2)
+    holding, stop = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with limiter.slot():
+            holding.set()
+            stop.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+
+    class GiveUp(Exception):
+        pass
+
+    original = limiter._condition.wait
+
+    def interrupted(timeout: float | None = None) -> bool:
+        limiter._condition.wait = original  # type: ignore[method-assign]
+        raise GiveUp  # as a signal would, from inside the wait
+
+    limiter._condition.wait = interrupted  # type: ignore[method-assign]
+    with pytest.raises(GiveUp), limiter.slot():
+        pass
+    assert limiter.waiting == 0
+    stop.set()
+    holder.join(10)
+    with limiter.slot():  # the line is empty again: the next request goes out at once
+        pass
