@@ -295,3 +295,15 @@ def test_under_xdist_a_call_holding_the_gil_ends_only_its_worker(pytester: pytes
     result.stdout.fnmatch_lines(
         ["LENS verdict: FAIL - incomplete: 1 questions missing * crashed their xdist worker: rx-needles-cp006-needle_ember*"]
     )
+
+
+def test_a_ci_cancel_of_an_xdist_run_keeps_the_artifact(pytester: pytest.Pytester) -> None:
+    # Issue 32: a CI cancel (SIGINT, then SIGTERM 7.5 s later on GitHub Actions) of a `-n 2` run lost the artifact:
+    # xdist took 7.6-10.6 s to stop, and the SIGTERM ended the controller while it wrote. Here the SIGTERM comes 1 s
+    # after the SIGINT, well inside that shutdown: it is noted, and the artifact is written all the same.
+    pytester.makepyfile(slow_memory=SLOW_MEMORY)
+    dataset = f"{options.DATASET}={needle_dataset(pytester.path / 'n12.json', count=12)}"
+    args = ["--lens-adapter=a=slow_memory:Slow", "--lens-adapter=b=slow_memory:Slow", dataset, "-n", "2", "--lens-json=out.json"]
+    status = signalled_run(pytester, [*args, f"{options.SAVE}=main"], [signal.SIGINT, signal.SIGTERM], gap_s=1.0)
+    assert status == pytest.ExitCode.INTERRUPTED, (pytester.path / "log.txt").read_text()[-3000:]
+    assert_kept_not_saved(pytester)
