@@ -13,14 +13,16 @@ from tests.support import COLD_CHAIN_DEMO, assert_answered
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}")
 
 
-def run(pytester: pytest.Pytester, judge: JudgePolicy, *extra: str) -> tuple[pytest.RunResult, dict[str, Any], OpenAITestServer]:
+def run(
+    pytester: pytest.Pytester, judge: JudgePolicy, *extra: str, check: bool = True
+) -> tuple[pytest.RunResult, dict[str, Any], OpenAITestServer]:
     with OpenAITestServer(LensPolicy(judge=judge)) as server:
         result = pytester.runpytest(
             "--lens-adapter=bm25",
             "--lens-agent=llm",
             "--lens-agent-model=scripted",
             "--lens-judge=llm",
-            "--lens-judge-check=3",
+            *(["--lens-judge-check=3"] if check else []),
             f"--lens-llm-base-url={server.base_url}",
             "--lens-llm-cache-mode=off",
             "--lens-json=out.json",
@@ -47,8 +49,10 @@ def test_a_judge_that_reads_the_answers_agrees_with_its_swapped_self(pytester: p
     assert agreement["positional_bias"] == 0.0
     assert agreement["warning"] is None
     result.stdout.fnmatch_lines(
-        [f"judge check: {len(pairs)} judgments of 3 answers graded again by llm (*positions swapped*); Cohen's kappa 1.00, "
-         "exact agreement 100%, positional bias 0% of *"]
+        [
+            f"judge check: {len(pairs)} judgments of 3 answers graded again by llm (*positions swapped*); Cohen's kappa 1.00, "
+            "exact agreement 100%, positional bias 0% of *"
+        ]
     )
     result.stdout.no_fnmatch_line("*WARNING judge check*")
 
@@ -86,3 +90,25 @@ def test_the_check_needs_the_pairwise_llm_judge(pytester: pytest.Pytester) -> No
     result = pytester.runpytest("--lens-adapter=bm25", "--lens-judge=offline", "--lens-judge-check=5", *QUIET)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--lens-judge-check=5: a second judge checks the pairwise LLM judge; it needs --lens-judge=llm*"])
+
+
+def test_a_plain_run_says_when_its_judge_names_one_position_whatever_was_shown_there(pytester: pytest.Pytester) -> None:
+    # Issue 33: a judge that replied "A" to all 60 verdicts it gave went unnoticed in a plain run. The candidate's
+    # position is seeded per comparison, so "A" every time while the candidate was shown in A about half the time is
+    # the position, not the answers; no second judge is needed to see it.
+    result, artifact, _ = run(pytester, JudgePolicy(always="A"), check=False)
+    assert artifact["judge_agreement"] is None
+    judgments = [j for r in artifact["results"] for j in r["scorer_details"]["judge"]["judgments"] if "winner" in j]
+    shown_in_a = sum(j["candidate_position"] == "A" for j in judgments)
+    result.stdout.fnmatch_lines(
+        [
+            f"WARNING judge: {len(judgments)} of the judge's {len(judgments)} decided verdicts named position A, while the "
+            f"candidate was shown in A in {shown_in_a} of them: the verdicts follow the position, not the answers, and the "
+            "judged metrics measure the judge; check it with --lens-judge-check=N"
+        ]
+    )
+
+
+def test_a_plain_run_with_a_judge_that_reads_the_answers_warns_of_nothing(pytester: pytest.Pytester) -> None:
+    result, _, _ = run(pytester, JudgePolicy(), check=False)
+    result.stdout.no_fnmatch_line("*WARNING judge*")

@@ -21,11 +21,47 @@ from typing import Any
 
 from pytest_lens.records.statistics import JudgeAgreement
 
-__all__ = ["MIN_KAPPA", "judge_agreement", "verdict_position"]
+__all__ = ["LEAN_MIN_VERDICTS", "LEAN_SHARE", "MIN_KAPPA", "judge_agreement", "position_lean", "verdict_position"]
 
 #: Below this kappa the summary and the artifact warn ("moderate" agreement starts at 0.4 on Landis and Koch's scale).
 MIN_KAPPA = 0.4
 _VERDICTS = ["candidate", "tie", "reference"]
+
+
+#: A plain run's judge is said to follow the position when at least this share of its decided verdicts named one
+#: position, over at least :data:`LEAN_MIN_VERDICTS` of them, while the candidate was shown in either position.
+LEAN_SHARE = 0.9
+LEAN_MIN_VERDICTS = 20
+
+
+def position_lean(judgments: Iterable[Mapping[str, Any]]) -> str | None:
+    """A warning when the judge's verdicts follow the position they name, not the answers; ``None`` otherwise.
+
+    Needs no second judge: the candidate's position (A or B) is seeded per comparison, so a judge that reads the
+    answers names A about as often as the better answer was shown there; one that always answers ``A`` names A
+    whatever was shown there. Only a judge deciding at least :data:`LEAN_MIN_VERDICTS` comparisons, with the
+    candidate shown in each position at least a quarter of the time, is judged; ``--lens-judge-check`` measures
+    the same failure (and subtler ones) directly.
+    """
+    named: list[str] = []
+    shown_in_a = 0
+    for entry in judgments:
+        position = verdict_position(str(entry.get("winner", "")), entry.get("candidate_position"))
+        if position is not None:
+            named.append(position)
+            shown_in_a += entry.get("candidate_position") == "A"
+    decided = len(named)
+    if decided < LEAN_MIN_VERDICTS or not 0.25 <= shown_in_a / decided <= 0.75:
+        return None
+    top = max(("A", "B"), key=named.count)
+    count = named.count(top)
+    if count / decided < LEAN_SHARE:
+        return None
+    return (
+        f"{count} of the judge's {decided} decided verdicts named position {top}, while the candidate was shown in "
+        f"{top} in {shown_in_a if top == 'A' else decided - shown_in_a} of them: the verdicts follow the position, not "
+        "the answers, and the judged metrics measure the judge; check it with --lens-judge-check=N"
+    )
 
 
 def verdict_position(winner: str, candidate_position: str | None) -> str | None:

@@ -200,6 +200,14 @@ class RunAnalysis:
         )
 
     @cached_property
+    def judge_lean(self) -> str | None:
+        """A warning when the run's judge names one position whatever was shown there (see ``position_lean``)."""
+        from pytest_lens.analysis.agreement import position_lean
+
+        judgments = [r.scorer_details.get("judge", {}).get("judgments") for r in self.ordered_results]
+        return position_lean(entry for entries in judgments if isinstance(entries, list) for entry in entries)
+
+    @cached_property
     def gate_checks(self) -> list[GateCheck]:
         """Every active gate with its one-line explanation (the sibling suites' scores and comparisons included)."""
         s = self.setup.settings

@@ -167,6 +167,8 @@ class RunReport:
             failures = ", ".join(f"{key} {s.scoring_failures}/{s.n_questions}" for key, s in judged)
             notes.append(f"judge failures (questions with a metric left absent): {failures or 'none'}")
         notes.extend(judge_check_notes(analysis.judge_agreement))
+        if analysis.judge_lean is not None:
+            notes.append(f"WARNING judge: {analysis.judge_lean}")
         counts = analysis.llm_counts
         if counts:
             cache = setup.llm.settings.cache_mode
@@ -184,8 +186,7 @@ class RunReport:
             if capacity is not None or any(queued):
                 what = capacity.describe() if capacity is not None else "llm server"
                 notes.append(
-                    f"llm server: {what}; questions waited {sum(queued):.1f} s in all for a free place "
-                    "(queued_s, not in their duration_s)"
+                    f"llm server: {what}; questions waited {sum(queued):.1f} s in all for a free place (queued_s, not in their duration_s)"
                 )
         notes.extend(llm_agent_notes(analysis.ordered_results))
         notes.extend(cut_answer_notes(analysis.ordered_results))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_lens.analysis.agreement import judge_agreement, verdict_position
+from pytest_lens.analysis.agreement import judge_agreement, position_lean, verdict_position
 
 
 def pair(first: str, first_position: str, second: str) -> dict[str, Any]:
@@ -79,3 +79,32 @@ def test_verdict_position() -> None:
     assert verdict_position("reference", "A") == "B"
     assert verdict_position("tie", "A") is None
     assert verdict_position("candidate", None) is None
+
+
+def verdicts(winners_and_positions: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"winner": winner, "candidate_position": position} for winner, position in winners_and_positions]
+
+
+def test_a_judge_naming_one_position_whatever_was_shown_there_is_named() -> None:
+    # The candidate shown in A in 12 of 24 comparisons; the judge says "A" every time (candidate when it is in A,
+    # reference when it is in B).
+    always_a = verdicts([("candidate", "A"), ("reference", "B")] * 12)
+    warning = position_lean(always_a)
+    assert warning is not None
+    assert warning.startswith("24 of the judge's 24 decided verdicts named position A, while the candidate was shown in A in 12")
+
+
+def test_a_judge_following_the_answers_is_not_named() -> None:
+    # The candidate is the better answer every time: the judge names wherever it was shown, A as often as B.
+    reads = verdicts([("candidate", "A"), ("candidate", "B")] * 12)
+    assert position_lean(reads) is None
+    # 21 of 24 on one position (87.5%): under the 90% line.
+    mostly = verdicts([("candidate", "A"), ("reference", "B")] * 10 + [("candidate", "B")] * 3 + [("candidate", "A")])
+    assert position_lean(mostly) is None
+
+
+def test_too_few_verdicts_or_one_sided_positions_are_not_judged() -> None:
+    assert position_lean(verdicts([("candidate", "A"), ("reference", "B")] * 9)) is None  # 18 decided
+    assert position_lean(verdicts([("candidate", "A")] * 24)) is None  # the candidate was always shown in A
+    ties = verdicts([("tie", "A"), ("tie", "B")] * 20)
+    assert position_lean(ties) is None  # a TIE names no position
