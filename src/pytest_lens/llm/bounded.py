@@ -60,7 +60,23 @@ def bounded_transport(library: Any, inner: Any, max_bytes: int, limit_name: str)
     return transport(inner, max_bytes, limit_name, stream)
 
 
-class _BoundedTransport:
+class WrappingTransport:
+    """An HTTP transport around ``inner``: closing and entering it close and enter ``inner``."""
+
+    inner: Any
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> WrappingTransport:
+        self.inner.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.inner.__exit__(*exc_info)
+
+
+class _BoundedTransport(WrappingTransport):
     def __init__(self, inner: Any, max_bytes: int, limit_name: str, stream: type) -> None:
         self.inner = inner
         self.max_bytes = max_bytes
@@ -97,16 +113,6 @@ class _BoundedTransport:
             f"the response to {where} is larger than {_size(self.max_bytes)} ({seen}); pytest-lens reads at most "
             f"{self.max_bytes:,} bytes of a response ({self.limit_name}), so that an endpoint cannot fill its memory"
         )
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __enter__(self) -> _BoundedTransport:
-        self.inner.__enter__()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.inner.__exit__(*exc_info)
 
 
 class _BoundedStream:

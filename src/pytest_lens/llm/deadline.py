@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from pytest_lens.llm.bounded import MAX_RESPONSE_BYTES, bounded_transport
+from pytest_lens.llm.bounded import MAX_RESPONSE_BYTES, WrappingTransport, bounded_transport
 
 __all__ = ["deadline_http_client"]
 
@@ -35,7 +35,7 @@ def deadline_http_client(openai: Any, library: Any, total_s: float) -> Any:
     return openai.DefaultHttpxClient(transport=transport(inner, total_s, library), timeout=total_s)
 
 
-class _DeadlineTransport:
+class _DeadlineTransport(WrappingTransport):
     """An HTTP transport whose responses end (a read timeout) ``total_s`` after the request was sent."""
 
     def __init__(self, inner: Any, total_s: float, library: Any) -> None:
@@ -59,16 +59,6 @@ class _DeadlineTransport:
         timer.start()
         response.stream = self.stream(response.stream, deadline, timer, late)
         return response
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __enter__(self) -> _DeadlineTransport:
-        self.inner.__enter__()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.inner.__exit__(*exc_info)
 
 
 class _DeadlineStream:
