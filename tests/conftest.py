@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 # numpy's C extension cannot be loaded twice in one process, and pytester's in-process runs drop
@@ -23,6 +26,22 @@ from tests.support import run_lens_session, small_dataset, write_dataset
 for _transport in ("httpcore", "httpcore2"):
     with contextlib.suppress(ImportError):
         importlib.import_module(_transport)
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt during the test, as in a terminal, even where the suite runs with it ignored.
+
+    A background job started without job control (``cmd &`` in a script), or ``nohup``, inherits SIGINT ignored;
+    tests that send themselves Ctrl-C need Python's own handler.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are set from the main thread only")  # pragma: no cover
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

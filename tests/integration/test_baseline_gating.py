@@ -293,7 +293,7 @@ class InterruptedAtEmber(BM25Adapter):
 """
 
 
-def test_an_interrupted_save_does_not_become_the_baseline(pytester: pytest.Pytester, few_needles: str) -> None:
+def test_an_interrupted_save_does_not_become_the_baseline(pytester: pytest.Pytester, few_needles: str, ctrl_c: None) -> None:
     # Issue 15, defect 3: Ctrl-C during --lens-save=main wrote 0002_main with the questions answered so far, which then
     # *was* main: the next --lens-compare-fail compared those few questions and passed.
     pytester.makepyfile(interrupting_memory=INTERRUPTING_MEMORY)

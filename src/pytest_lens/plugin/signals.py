@@ -11,7 +11,8 @@ is noted and otherwise ignored: the process ends as soon as the artifact is writ
 interrupts, as it always did. A ``KeyboardInterrupt`` that no signal caused was raised by an adapter: with these
 handlers installed it is that adapter call's fault (:class:`~pytest_lens.execution.calls.AdapterCaller`), not the
 end of the run. Handlers are installed only where nobody else installed one (Python's defaults), in
-the main thread, and restored when the run ends.
+the main thread, and restored when the run ends. A process started with ``SIGINT`` ignored (``nohup``, a
+background job) keeps it ignored; a ``KeyboardInterrupt`` there is always an adapter's.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ class RunSignals:
         if threading.current_thread() is not threading.main_thread():
             return
         INTERRUPTED.clear()
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            # Started with SIGINT ignored (nohup, a background job without job control): no Ctrl-C can come, so a
+            # KeyboardInterrupt is an adapter's, a fault of its call like anywhere else.
+            SIGNALS_WATCHED.set()
         for number, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
             current = signal.getsignal(number)
             if current is default:

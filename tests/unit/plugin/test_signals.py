@@ -9,11 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from pytest_lens.execution.calls import SIGNALS_WATCHED
 from pytest_lens.plugin.signals import RunSignals
 
 
 @pytest.fixture
-def run_signals() -> Iterator[RunSignals]:
+def run_signals(ctrl_c: None) -> Iterator[RunSignals]:
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signal handlers are installed from the main thread only")  # pragma: no cover
     installed = RunSignals()
@@ -36,7 +37,7 @@ def test_after_ctrl_c_a_sigterm_does_not_interrupt_the_writing(run_signals: RunS
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-def test_the_handlers_are_put_back_and_others_left_alone() -> None:
+def test_the_handlers_are_put_back_and_others_left_alone(ctrl_c: None) -> None:
     def mine(number: int, frame: object) -> None:
         raise AssertionError("not reached")
 
@@ -53,3 +54,16 @@ def test_the_handlers_are_put_back_and_others_left_alone() -> None:
     installed.restore()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_with_sigint_ignored_it_stays_ignored_and_a_keyboard_interrupt_is_an_adapters(ctrl_c: None) -> None:
+    # nohup, or a background job of a script: no Ctrl-C can come, so a KeyboardInterrupt was raised by an adapter.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    installed = RunSignals()
+    installed.install()
+    try:
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert SIGNALS_WATCHED.is_set()
+    finally:
+        installed.restore()
+    assert not SIGNALS_WATCHED.is_set()
