@@ -23,14 +23,12 @@ request in time while others are in flight is serving more than it can. Connecti
 nothing: they say nothing about the provider's rate. The retry (with its own backoff and
 ``Retry-After``) is the caller's; the limiter only decides when a request may go out.
 
-Waiting requests go out oldest question first (:func:`in_order`), and against a server that said how
-many requests it serves (:meth:`ConnectionLimiter.fit`) a question keeps its place from its first request
-to its end: its turns (and its judgments, one at a time) go out on that place, and a question that
-started later waits for a place to be let go. Interleaving the turns of eight conversations on one slot
-made each evict the others' cached prompt (llama.cpp reuses a slot's cached prefix), so every turn was
-read again from its first token: measured on a 1-slot llama-server, the default concurrency took 1.28x
-the wall time of one question at a time. Requests made outside :func:`in_order` (an adapter building its
-memory, a serial run) take a place per request, by arrival.
+Waiting requests go out oldest question first (:func:`in_order`): a question's next turn goes out before the
+first turn of a question that started after it, so the questions in flight finish in the order they started
+instead of all advancing a turn at a time. Each request still takes a place of its own: a question does not keep
+a place between its turns (that would hold the server's slot while the question waits on its memory, whose own
+model requests, an LLM-backed adapter's, would then wait behind it). Requests made outside :func:`in_order` (an
+adapter building its memory, a serial run) take their turn by arrival.
 """
 
 from __future__ import annotations
@@ -42,7 +40,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -58,33 +56,18 @@ THROTTLE_STATUS = frozenset({429, 503, 529})
 _ORDER = itertools.count()
 
 
-@dataclass(eq=False)
-class _Hold:
-    """A question's place in line, and the place it holds on a limiter of a server that said its slots."""
-
-    order: int
-    #: One request of the question at a time goes out on its held place.
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    limiter: ConnectionLimiter | None = None
-    epoch: int = 0
-    shared_held: int | None = None
-
-
-#: The question being answered in this context (:func:`in_order`), else ``None``.
-_HOLD: ContextVar[_Hold | None] = ContextVar("lens_question_hold", default=None)
+#: The place in line of the question being answered in this context (:func:`in_order`), else ``None``.
+_QUESTION_ORDER: ContextVar[int | None] = ContextVar("lens_question_order", default=None)
 
 
 @contextmanager
 def in_order() -> Iterator[None]:
-    """Requests made inside the block are one question's: in line by the block's start, on one place (see the module)."""
-    hold = _Hold(next(_ORDER))
-    token = _HOLD.set(hold)
+    """Requests made inside the block are one question's: in line by the block's start (oldest first)."""
+    token = _QUESTION_ORDER.set(next(_ORDER))
     try:
         yield
     finally:
-        _HOLD.reset(token)
-        if hold.limiter is not None:
-            hold.limiter._let_go(hold, throttled=False)
+        _QUESTION_ORDER.reset(token)
 
 
 @dataclass(frozen=True)
@@ -176,11 +159,6 @@ class ConnectionLimiter:
         one of :attr:`timeout_types` while the server's capacity is unknown (no :meth:`fit`).
         """
         started = time.perf_counter()
-        hold = _HOLD.get()
-        if hold is not None and self.fitted is not None:
-            with self._held(hold, started) as waited:
-                yield waited
-            return
         shared, held = self.shared, None
         epoch, queued = self._acquire(then_shared=shared is not None)
         try:
@@ -203,49 +181,14 @@ class ConnectionLimiter:
             shared.release(held)
         self._release(epoch, throttled=False, succeeded=True)
 
-    @contextmanager
-    def _held(self, hold: _Hold, started: float) -> Iterator[float]:
-        """One request of ``hold``'s question on the place it keeps until its end (taken by its first request)."""
-        with hold.lock:
-            if hold.limiter is not self:
-                if hold.limiter is not None:
-                    hold.limiter._let_go(hold, throttled=False)
-                shared = self.shared
-                epoch, queued = self._acquire(then_shared=shared is not None, order=hold.order)
-                held = None
-                if shared is not None:
-                    try:
-                        held = self._acquire_shared(shared, queued=queued)
-                    except BaseException:
-                        self._release(epoch, throttled=False, succeeded=False)
-                        raise
-                hold.limiter, hold.epoch, hold.shared_held = self, epoch, held
-            try:
-                yield time.perf_counter() - started
-            except BaseException as exc:
-                # Let go of the place (a throttling answer halves the limit as for any request); the next request queues.
-                self._let_go(hold, throttled=getattr(exc, "status_code", None) in THROTTLE_STATUS)
-                raise
-
-    def _let_go(self, hold: _Hold, *, throttled: bool) -> None:
-        """Give back the place ``hold``'s question kept (and its shared place)."""
-        if hold.limiter is not self:
-            return
-        if self.shared is not None and hold.shared_held is not None:
-            self.shared.release(hold.shared_held)
-        hold.limiter, hold.shared_held = None, None
-        self._release(hold.epoch, throttled=throttled, succeeded=not throttled)
-
-    def _acquire(self, *, then_shared: bool, order: int | None = None) -> tuple[int, bool]:
+    def _acquire(self, *, then_shared: bool) -> tuple[int, bool]:
         """Take a place here: the limit's epoch then, and whether the request had to wait for it.
 
         ``then_shared``: the request waits for a shared place next, and counts as waiting until it has one.
         """
         arrival = next(_ORDER)
-        if order is None:
-            hold = _HOLD.get()
-            order = arrival if hold is None else hold.order
-        ticket = (order, arrival)
+        order = _QUESTION_ORDER.get()
+        ticket = (arrival if order is None else order, arrival)
         with self._condition:
             self._waiting += 1
             heapq.heappush(self._queue, ticket)

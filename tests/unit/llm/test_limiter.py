@@ -193,18 +193,13 @@ def two_questions(limiter: ConnectionLimiter) -> list[str]:
     return served
 
 
-def test_against_a_server_that_said_its_slots_a_question_keeps_its_place_to_its_end() -> None:
-    # One slot: B, started after A, waits until A is done; A's second turn does not queue behind B (the slot's cached
-    # prompt is A's conversation).
-    limiter = ConnectionLimiter(8)
-    limiter.fit(1)
-    assert two_questions(limiter) == ["A1", "A2", "B1"]
-    assert limiter.in_flight == 0 and limiter.waiting == 0  # A's place was given back when A ended
-
-
-def test_without_the_servers_slots_each_request_takes_a_place_of_its_own() -> None:
-    # The capacity unknown (a hosted API): places are per request, and B goes out while A works between turns.
+@pytest.mark.parametrize("fitted", [False, True], ids=["capacity unknown", "server said 1 slot"])
+def test_each_request_takes_a_place_of_its_own(fitted: bool) -> None:
+    # A question keeps no place between its turns: B goes out while A works on its first reply (a tool call, whose
+    # memory may itself ask the model), then A's second turn.
     limiter = ConnectionLimiter(2)
+    if fitted:
+        limiter.fit(1)
     assert limiter.limit == 1
     assert two_questions(limiter) == ["A1", "B1", "A2"]
 
