@@ -23,6 +23,7 @@ from pytest_lens.contract.adapter import CapabilityManifest, Document, SearchRes
 from pytest_lens.contract.checks import as_counters, as_document, as_search_results, optional_text, validate_manifest
 from pytest_lens.execution import watchdog
 from pytest_lens.execution.deadline import CallClock, running_on
+from pytest_lens.llm.limiter import outside_question
 from pytest_lens.records.results import AdapterFault
 
 __all__ = [
@@ -59,10 +60,15 @@ def _in_adapter_call() -> bool:
 
 
 def _calling(thunk: Callable[[], T]) -> T:
-    """Run ``thunk`` (an adapter call) marked as one, for :func:`guard_process_exit`."""
+    """Run ``thunk`` (an adapter call) marked as one, for :func:`guard_process_exit`.
+
+    Model requests the adapter makes are its own, not the asking question's (:func:`outside_question`): a question
+    that holds a seat at the server may wait on this call, so the call must not wait for a seat itself.
+    """
     _inside.depth = getattr(_inside, "depth", 0) + 1
     try:
-        return thunk()
+        with outside_question():
+            return thunk()
     finally:
         _inside.depth -= 1
 

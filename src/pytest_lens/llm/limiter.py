@@ -25,28 +25,35 @@ nothing: they say nothing about the provider's rate. The retry (with its own bac
 
 Waiting requests go out oldest question first (:func:`in_order`): a question's next turn goes out before the
 first turn of a question that started after it, so the questions in flight finish in the order they started
-instead of all advancing a turn at a time. Each request still takes a place of its own: a question does not keep
-a place between its turns (that would hold the server's slot while the question waits on its memory, whose own
-model requests, an LLM-backed adapter's, would then wait behind it). Requests made outside :func:`in_order` (an
-adapter building its memory, a serial run) take their turn by arrival.
+instead of all advancing a turn at a time.
+
+When the server says how many requests it serves at once (:meth:`ConnectionLimiter.fit`), as many *questions* as
+it has slots talk to it at a time: a question takes a seat at its first request and keeps it until it ends, and
+another question's first request waits for a free seat. A server with one slot then reads one conversation at a
+time, whose prompt it keeps cached from turn to turn; interleaved, each question's turn evicted the other's and the
+server read every prompt again (measured on ``llama-server`` with one slot: the default concurrency took 1.07x the
+time of ``--lens-concurrency=1``). A seat is not a request's place: between its turns a question holds no place,
+so requests made outside any question (an adapter building its memory, a judge's own threads, a serial run) and
+requests made inside an adapter call (:func:`outside_question`) need no seat and go out as places free up. A
+question waiting on its memory therefore never waits behind itself.
 """
 
 from __future__ import annotations
 
-import heapq
+import bisect
 import itertools
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pytest_lens.llm.shared_slots import SharedSlots
 
-__all__ = ["THROTTLE_STATUS", "ConnectionLimiter", "LimitChange", "in_order"]
+__all__ = ["THROTTLE_STATUS", "ConnectionLimiter", "LimitChange", "in_order", "outside_question"]
 
 #: HTTP statuses that mean "slow down": rate limited, unavailable, overloaded.
 THROTTLE_STATUS = frozenset({429, 503, 529})
@@ -56,18 +63,43 @@ THROTTLE_STATUS = frozenset({429, 503, 529})
 _ORDER = itertools.count()
 
 
-#: The place in line of the question being answered in this context (:func:`in_order`), else ``None``.
-_QUESTION_ORDER: ContextVar[int | None] = ContextVar("lens_question_order", default=None)
+@dataclass(eq=False)
+class _Question:
+    """One question being answered (:func:`in_order`): its place in line and the limiters where it holds a seat."""
+
+    order: int
+    seated_at: list[ConnectionLimiter] = field(default_factory=list)
+
+
+#: The question being answered in this context (:func:`in_order`), else ``None``.
+_QUESTION: ContextVar[_Question | None] = ContextVar("lens_question", default=None)
 
 
 @contextmanager
 def in_order() -> Iterator[None]:
-    """Requests made inside the block are one question's: in line by the block's start (oldest first)."""
-    token = _QUESTION_ORDER.set(next(_ORDER))
+    """Requests made inside the block are one question's: in line by the block's start (oldest first).
+
+    Where the server said its slots, the question holds a seat from its first request to the end of the block
+    (see the module's text). Threads started with a copy of the context (a judge's) are the same question.
+    """
+    question = _Question(next(_ORDER))
+    token = _QUESTION.set(question)
     try:
         yield
     finally:
-        _QUESTION_ORDER.reset(token)
+        _QUESTION.reset(token)
+        for limiter in list(question.seated_at):
+            limiter._leave(question)
+
+
+@contextmanager
+def outside_question() -> Iterator[None]:
+    """Requests made inside the block are nobody's question (an adapter call's): no seat, in line by arrival."""
+    token = _QUESTION.set(None)
+    try:
+        yield
+    finally:
+        _QUESTION.reset(token)
 
 
 @dataclass(frozen=True)
@@ -94,8 +126,12 @@ class ConnectionLimiter:
         self._changes: list[LimitChange] = []
         self._condition = threading.Condition()
         self._waiting = 0
-        #: The waiting requests' (order, arrival): the smallest goes out first.
+        #: The waiting requests' (order, arrival), sorted: the first that may go goes out first.
         self._queue: list[tuple[int, int]] = []
+        #: Each waiting request's question (``None``: nobody's).
+        self._askers: dict[tuple[int, int], _Question | None] = {}
+        #: Questions holding a seat (:meth:`fit`: at most :attr:`maximum` at once).
+        self._seated: set[_Question] = set()
         #: Requests holding a place here that wait for a place shared with other processes (:meth:`share`).
         self._waiting_shared = 0
         #: The server's slots as the run's processes share them (:meth:`share`), else ``None``.
@@ -125,6 +161,12 @@ class ConnectionLimiter:
         """Requests holding a place now (and the shared one, with :meth:`share`)."""
         with self._condition:
             return self._in_flight - self._waiting_shared
+
+    @property
+    def seated(self) -> int:
+        """Questions holding a seat now (only once the server said its slots, :meth:`fit`)."""
+        with self._condition:
+            return len(self._seated)
 
     @property
     def waiting(self) -> int:
@@ -187,22 +229,27 @@ class ConnectionLimiter:
         ``then_shared``: the request waits for a shared place next, and counts as waiting until it has one.
         """
         arrival = next(_ORDER)
-        order = _QUESTION_ORDER.get()
-        ticket = (arrival if order is None else order, arrival)
+        question = _QUESTION.get()
+        ticket = (arrival if question is None else question.order, arrival)
         with self._condition:
             self._waiting += 1
-            heapq.heappush(self._queue, ticket)
-            queued = self._in_flight >= self._limit or self._queue[0] != ticket
+            bisect.insort(self._queue, ticket)
+            self._askers[ticket] = question
+            queued = not self._may_go(ticket)
             try:
-                while self._in_flight >= self._limit or self._queue[0] != ticket:
+                while not self._may_go(ticket):
                     self._condition.wait()
             except BaseException:
                 self._queue.remove(ticket)
-                heapq.heapify(self._queue)
+                del self._askers[ticket]
                 self._waiting -= 1
                 self._condition.notify_all()
                 raise
-            heapq.heappop(self._queue)
+            self._queue.remove(ticket)
+            del self._askers[ticket]
+            if question is not None and self.fitted is not None and question not in self._seated:
+                self._seated.add(question)
+                question.seated_at.append(self)
             self._waiting -= 1
             self._in_flight += 1
             self._condition.notify_all()  # the next in line may have a place too
@@ -211,6 +258,27 @@ class ConnectionLimiter:
             else:
                 self._peak = max(self._peak, self._in_flight)
             return self._epoch, queued
+
+    def _may_go(self, ticket: tuple[int, int]) -> bool:
+        """A place is free and ``ticket`` is the first waiting request that may take it (with the lock held).
+
+        A request may go unless it is the first of a question without a seat while every seat is taken; those
+        behind it that may go (a seated question's next turn, a request of nobody's question) are not held up.
+        """
+        if self._in_flight >= self._limit:
+            return False
+        seats = len(self._seated)
+        for waiting in self._queue:
+            question = self._askers[waiting]
+            if question is None or self.fitted is None or question in self._seated or seats < self.maximum:
+                return waiting == ticket
+        return False
+
+    def _leave(self, question: _Question) -> None:
+        """``question`` ended: its seat is free for the next question in line."""
+        with self._condition:
+            self._seated.discard(question)
+            self._condition.notify_all()
 
     def _acquire_shared(self, shared: SharedSlots, *, queued: bool) -> int:
         """Holding a place here, take a shared one (counted as waiting meanwhile); the descriptor that holds it."""

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
-from pytest_lens.llm.limiter import ConnectionLimiter, LimitChange, in_order
+from pytest_lens.llm.limiter import ConnectionLimiter, LimitChange, in_order, outside_question
 
 
 class Status(Exception):
@@ -193,15 +194,108 @@ def two_questions(limiter: ConnectionLimiter) -> list[str]:
     return served
 
 
-@pytest.mark.parametrize("fitted", [False, True], ids=["capacity unknown", "server said 1 slot"])
-def test_each_request_takes_a_place_of_its_own(fitted: bool) -> None:
-    # A question keeps no place between its turns: B goes out while A works on its first reply (a tool call, whose
-    # memory may itself ask the model), then A's second turn.
+def test_without_the_servers_slots_each_request_takes_a_place_of_its_own() -> None:
+    # Capacity unknown: a question keeps nothing between its turns, so B goes out while A works on its first reply.
     limiter = ConnectionLimiter(2)
-    if fitted:
-        limiter.fit(1)
     assert limiter.limit == 1
     assert two_questions(limiter) == ["A1", "B1", "A2"]
+
+
+def test_a_one_slot_server_reads_one_question_at_a_time() -> None:
+    # The server said 1 slot: A holds the seat from its first request to its end, so its turns follow each other
+    # (the server keeps A's prompt cached) and B's first request waits for A to end.
+    limiter = ConnectionLimiter(8)
+    limiter.fit(1)
+    assert two_questions(limiter) == ["A1", "A2", "B1"]
+    assert limiter.seated == 0  # both ended: no seat is left taken
+
+
+def test_a_seated_question_waiting_on_its_memory_is_not_waited_for_by_it() -> None:
+    # One slot, question A seated. Between its turns A waits on its memory, which asks the model itself (from an
+    # adapter call: outside any question, or from another thread). That request must go out, or A waits forever.
+    limiter = ConnectionLimiter(4)
+    limiter.fit(1)
+    served: list[str] = []
+    b_waiting = threading.Event()
+
+    def memory_asks_the_model() -> None:
+        with limiter.slot():
+            served.append("memory")
+
+    def a() -> None:
+        with in_order():
+            with limiter.slot():
+                served.append("A1")
+            b_waiting.wait(10)  # B is in line for the seat before A's memory asks
+            with outside_question():  # an adapter call on A's own thread (a thread-safe adapter)
+                memory_asks_the_model()
+            other = threading.Thread(target=memory_asks_the_model)  # one on the adapter's own thread
+            other.start()
+            other.join(10)
+            with limiter.slot():
+                served.append("A2")
+
+    def b() -> None:
+        with in_order():
+            b_waiting.set()
+            with limiter.slot():
+                served.append("B1")
+
+    first = threading.Thread(target=a)
+    first.start()
+    deadline = time.monotonic() + 10
+    while limiter.seated < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    second = threading.Thread(target=b)
+    second.start()
+    for thread in (first, second):
+        thread.join(10)
+    assert not first.is_alive() and not second.is_alive()
+    assert served == ["A1", "memory", "memory", "A2", "B1"]
+
+
+def test_seats_go_to_the_oldest_question_and_free_up_when_a_question_fails() -> None:
+    limiter = ConnectionLimiter(8)
+    limiter.fit(1)
+    served: list[str] = []
+    a_seated, release = threading.Event(), threading.Event()
+    started = {name: threading.Event() for name in "BC"}
+
+    def fail_between_turns() -> None:
+        with in_order():
+            with limiter.slot():
+                served.append("A1")
+            a_seated.set()
+            release.wait(10)
+            raise RuntimeError("the question failed between its turns")
+
+    def a() -> None:
+        with pytest.raises(RuntimeError, match="between its turns"):
+            fail_between_turns()
+
+    def asker(name: str, after: threading.Event) -> Callable[[], None]:
+        def ask() -> None:
+            after.wait(10)
+            with in_order():
+                started[name].set()
+                time.sleep(0.05)  # C starts after B but may ask first
+                with limiter.slot():
+                    served.append(name)
+
+        return ask
+
+    threads = [threading.Thread(target=a), threading.Thread(target=asker("B", a_seated)), threading.Thread(target=asker("C", started["B"]))]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 10
+    while limiter.waiting < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert limiter.waiting == 2 and limiter.seated == 1
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert served == ["A1", "B", "C"]
+    assert limiter.seated == 0
 
 
 def test_waiting_requests_go_out_oldest_question_first() -> None:
