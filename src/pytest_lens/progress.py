@@ -13,11 +13,13 @@ it too.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 __all__ = [
     "WAIT_TICK_S",
@@ -32,10 +34,13 @@ __all__ = [
     "report_embeddings",
     "waiting",
     "waiting_tick",
+    "while_ticking",
 ]
 
 #: Where progress lines go: one call per line, without a trailing newline.
 ProgressSink = Callable[[str], None]
+
+T = TypeVar("T")
 
 _ACTIVE = threading.local()
 
@@ -59,6 +64,37 @@ def waiting_tick() -> None:
     beat: Callable[[], None] | None = getattr(_ACTIVE, "beat", None)
     if beat is not None:
         beat()
+
+
+def while_ticking(call: Callable[[], T]) -> T:
+    """``call()``; where this thread has a :func:`waiting` callback, it beats every :data:`WAIT_TICK_S` meanwhile.
+
+    For a call that blocks in I/O (a model request): it runs on a helper thread, in a copy of this thread's
+    context, while this thread waits and beats; its result or exception comes back here. Without a callback it
+    runs here, as a plain call.
+    """
+    if getattr(_ACTIVE, "beat", None) is None:
+        return call()
+    done = threading.Event()
+    outcome: list[Any] = []
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            outcome.append((True, context.run(call)))
+        except BaseException as exc:  # handed back to the waiting thread
+            outcome.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="lens-waited-call", daemon=True).start()
+    while not done.wait(WAIT_TICK_S):
+        waiting_tick()
+    succeeded, value = outcome[0]
+    if not succeeded:
+        raise value
+    result: T = value
+    return result
 
 
 def report_embeddings(new: int = 0, cached: int = 0) -> None:

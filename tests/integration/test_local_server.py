@@ -107,3 +107,47 @@ def test_xdist_workers_share_the_servers_one_slot(pytester: pytest.Pytester) -> 
     assert len(results) == 16 and all(r["not_measured"] is None for r in results)
     assert {r["adapter"] for r in results} == {"bm25", "kw"}
     assert sum(r["queued_s"] for r in results) > 0  # they waited here instead, outside their durations
+
+
+def test_one_question_at_a_time_says_how_far_it_is_while_the_model_works(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --lens-concurrency=1 answers on pytest's own thread, which waits in the model request: the request goes to a
+    # helper thread and this one prints a line every interval meanwhile (0.5 s here instead of a log's 10 s).
+    monkeypatch.setattr("pytest_lens.plugin.terminal_progress.UNATTENDED_INTERVAL_S", 0.5)
+    with OpenAITestServer(slots=1, latency_s=1.5) as server:
+        result = pytester.runpytest(
+            "--lens-adapter=bm25",
+            "--lens-agent=llm",
+            "--lens-agent-model=scripted",
+            f"--lens-llm-base-url={server.base_url}",
+            "--lens-llm-cache-mode=off",
+            "--lens-concurrency=1",
+            "-k",
+            "q01 or q02",
+            *QUIET,
+        )
+    result.assert_outcomes(passed=2)
+    lines = [line for line in result.outlines if "answering" in line]
+    assert lines, result.stdout.str()
+    first, last = lines[0], lines[-1]
+    assert first.startswith("lens: bm25 | cold_chain_demo: answering 0/2 questions done, 1 in flight, 1 queued, model: 1 requests being served")
+    assert "estimate after the first answers" in first
+    assert last.startswith("lens: bm25 | cold_chain_demo: answering 2/2 questions done, 0 in flight, 0 queued")
+    assert last.endswith("done")
+
+
+def test_one_question_at_a_time_prints_nothing_when_the_model_is_quick(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pytest_lens.plugin.terminal_progress.UNATTENDED_INTERVAL_S", 0.5)
+    with OpenAITestServer(slots=1) as server:
+        result = pytester.runpytest(
+            "--lens-adapter=bm25",
+            "--lens-agent=llm",
+            "--lens-agent-model=scripted",
+            f"--lens-llm-base-url={server.base_url}",
+            "--lens-llm-cache-mode=off",
+            "--lens-concurrency=1",
+            "-k",
+            "q01 or q02",
+            *QUIET,
+        )
+    result.assert_outcomes(passed=2)
+    assert not [line for line in result.outlines if "answering" in line]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from pytest_lens.execution.runner import LensRuntime
 from pytest_lens.execution.watchdog import current_question
 from pytest_lens.llm.errors import LLMError
 from pytest_lens.llm.repetition import at_repetition
+from pytest_lens.progress import waiting
 from pytest_lens.records.budget import BudgetTracker
 from pytest_lens.records.cases import LensCase
 from pytest_lens.records.results import ANSWER_CHARS, AdapterFault, FactCheck, MemoryContext, QuestionResult
@@ -32,19 +34,26 @@ if TYPE_CHECKING:
 __all__ = ["AnsweredCase", "answer_case", "run_case", "score_case", "skipped_result"]
 
 
-def run_case(case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scoring) -> QuestionResult:
-    """Answer ``case`` through ``runtime``'s adapter and score the answer. Never raises for adapter or agent faults."""
+def run_case(
+    case: LensCase, runtime: LensRuntime, agent: Agent, scoring: Scoring, *, beat: Callable[[], None] | None = None
+) -> QuestionResult:
+    """Answer ``case`` through ``runtime``'s adapter and score the answer. Never raises for adapter or agent faults.
+
+    ``beat``: called every few seconds while the answer and its scoring wait on the model or the adapter
+    (:func:`~pytest_lens.progress.waiting`), not while the adapter is streamed to the checkpoint.
+    """
     started = time.perf_counter()
     unavailable = runtime.slot(case.adapter).unavailable
     if unavailable is not None:
         return skipped_result(case, agent, unavailable)
     stream_faults = runtime.advance(case.adapter, case.scope, case.checkpoint)
     slot = runtime.slot(case.adapter)
-    answered = answer_case(case, slot.caller, stream_faults, agent, runtime.aliases(case.scope), started=started, context=slot.context)
-    adapter_stats, stats_fault = runtime.stats_delta(case.adapter)
-    if stats_fault is not None:
-        answered.faults.append(stats_fault)
-    return score_case(answered, scoring, adapter_stats)
+    with waiting(beat) if beat is not None else nullcontext():
+        answered = answer_case(case, slot.caller, stream_faults, agent, runtime.aliases(case.scope), started=started, context=slot.context)
+        adapter_stats, stats_fault = runtime.stats_delta(case.adapter)
+        if stats_fault is not None:
+            answered.faults.append(stats_fault)
+        return score_case(answered, scoring, adapter_stats)
 
 
 @dataclass

@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from pytest_lens.llm.repetition import current_repetition, repetition_seed
 from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, TIMEOUT_BASE_S, TIMEOUT_S_PER_TOKEN, auto_timeout_s, display_url, split_base_url
 from pytest_lens.llm.shared_slots import SharedSlots
 from pytest_lens.llm.stats import LLMStats
+from pytest_lens.progress import while_ticking
 
 __all__ = [
     "ChatClient",
@@ -207,7 +209,9 @@ class LLMEndpoint:
                         # The body is already plain JSON: posting it skips the SDK's per-request walk of it against the
                         # typed parameters (about 3 ms of CPU for an agent's 12 kB request, most of what a request costs
                         # here), with the same client, headers and errors. The SDK's README documents this call.
-                        raw = client.post("/chat/completions", body=request, cast_to=response_class, options={"timeout": timeout})
+                        # A serial run's thread beats meanwhile (progress lines while it waits on the model).
+                        post = partial(client.post, "/chat/completions", body=request, cast_to=response_class, options={"timeout": timeout})
+                        raw = while_ticking(post)
                     except BaseException as exc:
                         served = time.perf_counter() - sent
                         # After a timeout the retry must not queue behind the work the server may still do for it.

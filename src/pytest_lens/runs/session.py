@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,13 +28,34 @@ from pytest_lens.runs.setup import LensConfigError, RunSetup, open_run
 
 if TYPE_CHECKING:
     from pytest_lens.answering.concurrency import ConcurrentRunner
+    from pytest_lens.progress import AnsweringProgress
     from pytest_lens.records.cases import LensCase
     from pytest_lens.records.settings import LensSettings
     from pytest_lens.reports.views.worst import WorstQuestions
     from pytest_lens.runs.slicing import RunSlice
     from pytest_lens.runs.watch import RunRescue
 
-__all__ = ["LensConfigError", "LensSession"]
+__all__ = ["LensConfigError", "LensSession", "SerialAnswering"]
+
+
+@dataclass(eq=False)
+class SerialAnswering:
+    """The (adapter, scope) whose questions a serial run answers now, one at a time: its progress lines."""
+
+    key: tuple[str, str, str]
+    progress: AnsweringProgress
+    total: int
+    done: int = 0
+
+    def beat(self) -> None:
+        """The question being answered still waits: a line if one is due."""
+        self.progress.tick(min(self.done, self.total - 1), 1)
+
+    def answered(self) -> None:
+        """One more question answered; the last line once all are."""
+        self.done += 1
+        if self.done >= self.total:
+            self.progress.tick(self.total, 0, final=True)
 
 
 class LensSession:
@@ -48,6 +70,8 @@ class LensSession:
         self._planned: list[LensCase] = []
         self._plan_by_budget = False
         self._runners: dict[int, ConcurrentRunner] = {}
+        #: A serial run's stream being answered (its progress lines).
+        self._serial: SerialAnswering | None = None
         #: The watchdog for calls that hold the GIL, and its journal (:meth:`watch_calls`).
         self._rescue: RunRescue | None = None
         #: ``--lens-shard`` / ``--lens-resume``: which cases this process runs and which kept results it reuses.
@@ -133,9 +157,31 @@ class LensSession:
         """
         if self.setup.concurrency > 1:
             return self._runner(runtime).result(case)
+        stream = self._serial_stream(case, runtime)
         with counting() as used:
-            result = run_case(case, runtime, self.setup.agent, self.setup.scoring_for(case))
+            result = run_case(case, runtime, self.setup.agent, self.setup.scoring_for(case), beat=stream.beat if stream else None)
+        if stream is not None:
+            stream.answered()
         return self._finish(case, result.without_queueing(used.load().wait_s), used.snapshot())
+
+    def _serial_stream(self, case: LensCase, runtime: LensRuntime) -> SerialAnswering | None:
+        """Progress lines of a serial run while its question waits (on the model above all); ``None`` under ``-q``."""
+        if runtime.progress is None:
+            return None
+        key = (case.adapter, case.scope.scope_id, case.budget.name if self._plan_by_budget else "")
+        stream = self._serial
+        if stream is None or stream.key != key:
+            from pytest_lens.progress import AnsweringProgress
+
+            total = sum(
+                1
+                for planned in self._planned
+                if (planned.adapter, planned.scope.scope_id, planned.budget.name if self._plan_by_budget else "") == key
+            )
+            progress = AnsweringProgress(runtime.progress.sink, interval_s=runtime.progress.interval_s, load=self.setup.llm.load)
+            stream = self._serial = SerialAnswering(key, progress, max(total, 1))
+            progress.start(case.adapter, case.scope.scope_id, stream.total)
+        return stream
 
     def plan(self, cases: Iterable[LensCase], *, by_budget: bool = False) -> None:
         """The cases this process will run (pytest's selection): concurrent runs answer a stream's planned questions together.
