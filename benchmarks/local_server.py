@@ -6,14 +6,19 @@ concurrency, max_tokens and timeout), the request cache off, as whole ``pytest``
 
 - the project's test server (default): ``OpenAITestServer(slots=N, seconds_per_token=...)``, which generates one
   completion per slot with a per-token delay and says ``total_slots`` at ``/props`` like llama.cpp; a share of the
-  agent's answers ramble to ``max_tokens`` (a small model that never stops by itself). ``--silent`` leaves
-  ``/props`` and ``/slots`` out (llama-cpp-python's server, Ollama: the capacity is unknown);
+  agent's answers ramble to ``max_tokens`` (a small model that never stops by itself). Each slot caches the last
+  prompt it read, as llama.cpp's do, and reads only what follows the cached prefix (``--seconds-per-prompt-token``
+  per token read; the "prompt read" column counts them): interleaving two conversations on one slot makes it read
+  each again. ``--silent`` leaves ``/props`` and ``/slots`` out (llama-cpp-python's server, Ollama: the capacity is
+  unknown);
 - a real ``llama-server`` (``--llama-server PATH --model GGUF``), started here for each slot count with ``-t 1``.
 
 For each server it prints the wall time, requests sent against answers received, duplicates (the same request
 body sent again: a retry), questions not measured, and the server's busy fraction (test server: time any slot was
 generating; llama-server: share of ``/slots`` samples, every 0.5 s, with a slot processing). With 1 slot it also
-runs ``--lens-concurrency=1``: concurrency must not be slower than one question at a time.
+runs ``--lens-concurrency=1``: concurrency must not be slower than one question at a time. ``--rounds R`` runs each
+setting R times, alternating which goes first (on a shared machine a single pair is at the mercy of the load), and
+prints the ratio of the total wall times.
 
     python benchmarks/local_server.py                                     # test server, 1 and 4 slots
     python benchmarks/local_server.py --silent                            # a server that does not say its slots
@@ -61,6 +66,8 @@ class Row:
     measured: int
     busy: float
     queued_s: float
+    #: Prompt tokens the server read, not found in its slot's cache (the test server counts them; ``None``: unknown).
+    prompt_read: int | None = None
 
 
 def lens_command(args: argparse.Namespace, workdir: Path, base_url: str, model: str, extra: list[str]) -> list[str]:
@@ -111,9 +118,13 @@ def summarise(server: str, slots: int, concurrency: str, wall: float, artifact: 
     )
 
 
-def concurrency_modes(slots: int) -> list[tuple[str, list[str]]]:
-    """pytest-lens's defaults; with one slot also one question at a time, which defaults must be no slower than."""
-    return [("default", [])] + ([("1", ["--lens-concurrency=1"])] if slots == 1 else [])
+def concurrency_modes(slots: int, round_: int = 0) -> list[tuple[str, list[str]]]:
+    """pytest-lens's defaults; with one slot also one question at a time, which defaults must be no slower than.
+
+    Odd rounds run them in the other order.
+    """
+    modes = [("default", [])] + ([("1", ["--lens-concurrency=1"])] if slots == 1 else [])
+    return modes if round_ % 2 == 0 else modes[::-1]
 
 
 def test_server_rows(args: argparse.Namespace) -> list[Row]:
@@ -123,19 +134,26 @@ def test_server_rows(args: argparse.Namespace) -> list[Row]:
     rows = []
     label = "test server" + (" (silent)" if args.silent else "")
     for slots in args.slots:
-        for name, extra in concurrency_modes(slots):
-            # A third of the agent's requests ramble to max_tokens; every token takes seconds_per_token in its slot.
-            rambling = Fault("ramble", rate=args.ramble, only="agent", permanent=True)
-            server = OpenAITestServer(
-                slots=slots, seconds_per_token=args.seconds_per_token, faults=[rambling], advertise_slots=not args.silent
-            )
-            with server:
-                started = time.perf_counter()
-                wall, artifact, output = run_pytest(args, server.base_url, "scripted", extra)
-                busy = server.busy_fraction(started, time.perf_counter())
-                rows.append(summarise(label, slots, name, wall, artifact, server.duplicates(), busy))
-                if args.show_output:
-                    print(output)
+        for round_ in range(args.rounds):
+            for name, extra in concurrency_modes(slots, round_):
+                # A third of the agent's requests ramble to max_tokens; every token takes seconds_per_token in its slot.
+                rambling = Fault("ramble", rate=args.ramble, only="agent", permanent=True)
+                server = OpenAITestServer(
+                    slots=slots,
+                    seconds_per_token=args.seconds_per_token,
+                    seconds_per_prompt_token=args.seconds_per_prompt_token,
+                    faults=[rambling],
+                    advertise_slots=not args.silent,
+                )
+                with server:
+                    started = time.perf_counter()
+                    wall, artifact, output = run_pytest(args, server.base_url, "scripted", extra)
+                    busy = server.busy_fraction(started, time.perf_counter())
+                    row = summarise(label, slots, name, wall, artifact, server.duplicates(), busy)
+                    row.prompt_read = server.prompt_tokens_read
+                    rows.append(row)
+                    if args.show_output:
+                        print(output)
     return rows
 
 
@@ -192,7 +210,7 @@ def llama_rows(args: argparse.Namespace) -> list[Row]:
                         log.seek(0)
                         raise SystemExit(f"llama-server did not start:\n{log.read().decode(errors='replace')[-3000:]}")
                     time.sleep(1)
-                for name, extra in concurrency_modes(slots):
+                for name, extra in [mode for round_ in range(args.rounds) for mode in concurrency_modes(slots, round_)]:
                     samples: list[bool] = []
                     stop = threading.Event()
                     sampler = threading.Thread(target=sample_slots, args=(port, samples, stop), daemon=True)
@@ -218,7 +236,11 @@ def main() -> None:
     parser.add_argument("--slots", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--seconds-per-token", type=float, default=0.004, help="test server: generation time per token")
     parser.add_argument("--ramble", type=float, default=0.34, help="test server: share of agent requests that run to max_tokens")
+    parser.add_argument(
+        "--seconds-per-prompt-token", type=float, default=0.0005, help="test server: reading time per prompt token not cached"
+    )
     parser.add_argument("--silent", action="store_true", help="test server: no /props or /slots")
+    parser.add_argument("--rounds", type=int, default=1, help="run each setting this many times, alternating the order")
     parser.add_argument("--llama-server", help="a llama-server binary (scripts/build-llama-server.sh builds one)")
     parser.add_argument("--model", help="the GGUF file for --llama-server")
     parser.add_argument("--threads", type=int, default=1, help="llama-server -t")
@@ -234,12 +256,17 @@ def main() -> None:
     load = os.getloadavg()
     print(f"bm25, 6 questions of LENS scope 01 at 16k, --lens-agent=llm, defaults; load averages {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     header = ("server", "slots", "concurrency", "wall s", "sent", "answers", "duplicates", "not measured", "measured", "busy", "queued s")
-    print(" | ".join(header))
+    print(" | ".join((*header, "prompt read")))
     for row in rows:
         print(
             f"{row.server} | {row.slots} | {row.concurrency} | {row.wall_s:.1f} | {row.sent} | {row.answered} | {row.duplicates} | "
-            f"{row.not_measured} | {row.measured} | {row.busy:.0%} | {row.queued_s:.1f}"
+            f"{row.not_measured} | {row.measured} | {row.busy:.0%} | {row.queued_s:.1f} | "
+            + (f"{row.prompt_read:,}" if row.prompt_read is not None else "-")
         )
+    for slots in args.slots:
+        walls = {mode: sum(r.wall_s for r in rows if r.slots == slots and r.concurrency == mode) for mode in ("default", "1")}
+        if walls["1"]:
+            print(f"{slots} slot(s): default / concurrency 1 = {walls['default'] / walls['1']:.2f}x over {args.rounds} round(s)")
 
 
 if __name__ == "__main__":

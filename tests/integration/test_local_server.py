@@ -7,6 +7,7 @@ empty (every request starts generating as it arrives) and take no longer than on
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from collections import Counter
@@ -44,15 +45,21 @@ def chat_requests(server: OpenAITestServer) -> list[float]:
 
 
 def test_defaults_against_one_slot_measure_every_question_without_duplicates_and_no_slower(pytester: pytest.Pytester) -> None:
-    with OpenAITestServer(slots=1, seconds_per_token=0.001, faults=[RAMBLE]) as server:
+    # The slot caches prompts as llama.cpp's do: a question's next turn reads only its new messages, unless another
+    # question's turn came in between and evicted it.
+    with OpenAITestServer(slots=1, seconds_per_token=0.001, seconds_per_prompt_token=0.0002, faults=[RAMBLE]) as server:
         serial_s, _ = run(pytester, server, "serial", "--lens-concurrency=1")
         serial_sent = len(chat_requests(server))
+        serial_read = server.prompt_tokens_read
         server.reset()
         default_s, default = run(pytester, server, "default")  # no option: 8 questions at once
         queued_at_server = chat_requests(server)
         duplicates = server.duplicates()
+        default_read = server.prompt_tokens_read
     assert len(queued_at_server) == serial_sent  # the same requests, each once
     assert duplicates == 0
+    # One question at a time on the slot: its turns follow each other, and the server reads no more than serially.
+    assert default_read == serial_read, f"default read {default_read} prompt tokens, one at a time {serial_read}"
     assert max(queued_at_server) < 0.25  # none waited at the server: no more in flight than its one slot
     results = default["results"]
     assert isinstance(results, list) and all(r["not_measured"] is None for r in results)
@@ -109,10 +116,21 @@ def test_xdist_workers_share_the_servers_one_slot(pytester: pytest.Pytester) -> 
     assert sum(r["queued_s"] for r in results) > 0  # they waited here instead, outside their durations
 
 
-def test_one_question_at_a_time_says_how_far_it_is_while_the_model_works(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def fast_progress_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line every 0.5 s instead of a log's 10 s, in the module the in-process run will import.
+
+    Not through the package's attribute: after an earlier in-process run, pytester drops the modules it imported
+    from ``sys.modules``, and the package still names the dropped copy.
+    """
+    monkeypatch.setattr(importlib.import_module("pytest_lens.plugin.terminal_progress"), "UNATTENDED_INTERVAL_S", 0.5)
+
+
+def test_one_question_at_a_time_says_how_far_it_is_while_the_model_works(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # --lens-concurrency=1 answers on pytest's own thread, which waits in the model request: the request goes to a
     # helper thread and this one prints a line every interval meanwhile (0.5 s here instead of a log's 10 s).
-    monkeypatch.setattr("pytest_lens.plugin.terminal_progress.UNATTENDED_INTERVAL_S", 0.5)
+    fast_progress_lines(monkeypatch)
     with OpenAITestServer(slots=1, latency_s=1.5) as server:
         result = pytester.runpytest(
             "--lens-adapter=bm25",
@@ -129,14 +147,16 @@ def test_one_question_at_a_time_says_how_far_it_is_while_the_model_works(pyteste
     lines = [line for line in result.outlines if "answering" in line]
     assert lines, result.stdout.str()
     first, last = lines[0], lines[-1]
-    assert first.startswith("lens: bm25 | cold_chain_demo: answering 0/2 questions done, 1 in flight, 1 queued, model: 1 requests being served")
+    assert first.startswith(
+        "lens: bm25 | cold_chain_demo: answering 0/2 questions done, 1 in flight, 1 queued, model: 1 requests being served"
+    )
     assert "estimate after the first answers" in first
     assert last.startswith("lens: bm25 | cold_chain_demo: answering 2/2 questions done, 0 in flight, 0 queued")
     assert last.endswith("done")
 
 
 def test_one_question_at_a_time_prints_nothing_when_the_model_is_quick(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pytest_lens.plugin.terminal_progress.UNATTENDED_INTERVAL_S", 0.5)
+    fast_progress_lines(monkeypatch)
     with OpenAITestServer(slots=1) as server:
         result = pytester.runpytest(
             "--lens-adapter=bm25",

@@ -90,6 +90,11 @@ class OpenAITestServer:
       meanwhile and :meth:`busy_fraction` how much of a span at least one slot was generating.
       ``advertise_slots=False`` keeps the slots and answers 404 at ``/props`` and ``/slots``, as
       llama-cpp-python's server and Ollama do: the client cannot know how many it serves.
+    - ``seconds_per_prompt_token`` (with ``slots``): how long reading one prompt token takes. Like llama.cpp,
+      each slot keeps the last prompt it read with the reply it generated, and reads only what follows their
+      common prefix: the next turn of the same conversation costs its new messages, another conversation's
+      turn its whole prompt (and evicts the cached one). A request goes to the free slot whose cached prompt
+      shares the longest prefix with it. :attr:`prompt_tokens_read` counts the tokens read.
     """
 
     def __init__(
@@ -109,6 +114,7 @@ class OpenAITestServer:
         echo_authorization: bool = False,
         slots: int | None = None,
         advertise_slots: bool = True,
+        seconds_per_prompt_token: float = 0.0,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"the test server only listens on the loopback interface, not {host!r}")
@@ -132,6 +138,11 @@ class OpenAITestServer:
         self.advertise_slots = advertise_slots
         #: Per slot: whether it is generating now (``slots`` servers); slot ``i`` is taken by the oldest waiting request.
         self._slot_busy = [False] * (slots or 0)
+        self.seconds_per_prompt_token = seconds_per_prompt_token
+        #: Per slot: the prompt it read last with the reply it generated (its cache), as rendered text.
+        self._slot_cache = [""] * (slots or 0)
+        #: Prompt tokens the slots read (not found in their cache), all requests together.
+        self.prompt_tokens_read = 0
         self._slot_turn = threading.Condition()
         self._slot_queue: list[int] = []
         self._tickets = 0
@@ -215,6 +226,9 @@ class OpenAITestServer:
             self._served.clear()
             self.probes.clear()
             self._peak_in_flight = self._in_flight
+            self.prompt_tokens_read = 0
+        with self._slot_turn:
+            self._slot_cache = [""] * len(self._slot_cache)  # a run after this one starts with cold slots
 
     def duplicates(self) -> int:
         """Chat requests whose body is the same as an earlier chat request's: work the server was asked for twice."""
@@ -261,8 +275,8 @@ class OpenAITestServer:
         with self._slot_turn:
             return list(self._slot_busy)
 
-    def _take_slot(self) -> int:
-        """Wait, in arrival order, for a free slot and take it."""
+    def _take_slot(self, prompt: str = "") -> int:
+        """Wait, in arrival order, for a free slot and take it: the one whose cached prompt shares most with ``prompt``."""
         with self._slot_turn:
             ticket = self._tickets
             self._tickets += 1
@@ -270,10 +284,34 @@ class OpenAITestServer:
             while self._slot_queue[0] != ticket or all(self._slot_busy):
                 self._slot_turn.wait()
             self._slot_queue.pop(0)
-            index = self._slot_busy.index(False)
+            free = [i for i, busy in enumerate(self._slot_busy) if not busy]
+            index = max(free, key=lambda i: (_shared_prefix(self._slot_cache[i], prompt), -i))
             self._slot_busy[index] = True
             self._slot_turn.notify_all()
             return index
+
+    def _read_prompt(self, index: int, prompt: str) -> None:
+        """Slot ``index`` reads ``prompt``: the time for the tokens after its cached prefix (``seconds_per_prompt_token``)."""
+        with self._slot_turn:
+            cached = _shared_prefix(self._slot_cache[index], prompt)
+        fresh = self.tokens(prompt[cached:]) if len(prompt) > cached else 0
+        with self._lock:
+            self.prompt_tokens_read += fresh
+        time.sleep(fresh * self.seconds_per_prompt_token)
+
+    def _cache_prompt(self, index: int, prompt: str, payload: dict[str, Any]) -> None:
+        """Slot ``index`` keeps ``prompt`` and the reply it generated (the next turn of the conversation starts with both)."""
+        choices = payload.get("choices") or [{}]
+        reply = (choices[0] or {}).get("message") or {}
+        with self._slot_turn:
+            self._slot_cache[index] = prompt[: len(prompt) - 1] + ", " + json.dumps(reply, ensure_ascii=False, sort_keys=True)
+
+    @staticmethod
+    def rendered_prompt(body: dict[str, Any]) -> str:
+        """A request's prompt as one text (tools first, then the messages in order): what a slot caches."""
+        tools = json.dumps(body.get("tools") or [], ensure_ascii=False, sort_keys=True)
+        messages = [json.dumps(m, ensure_ascii=False, sort_keys=True) for m in body.get("messages") or []]
+        return tools + "[" + ", ".join(messages) + "]"
 
     def _free_slot(self, index: int, started: float) -> None:
         with self._slot_turn:
@@ -517,12 +555,18 @@ class _Handler(BaseHTTPRequestHandler):
         chat = kind != "embedding"
         if chat:
             owner._arrive()  # counted until its answer is ready, before it is sent (the client may send the next at once)
-        slot = owner._take_slot() if owner.slots is not None and chat else None
+        caching = owner.slots is not None and chat and owner.seconds_per_prompt_token > 0
+        prompt = owner.rendered_prompt(body) if caching else ""
+        slot = owner._take_slot(prompt) if owner.slots is not None and chat else None
         generating = time.perf_counter()
         try:
+            if caching and slot is not None:
+                owner._read_prompt(slot, prompt)
             if fault is not None and fault.kind == "slow":  # slow generation: it holds the slot while it lasts
                 time.sleep(fault.delay_s)
             payload = owner.chat_completion(body, raw, fault) if kind != "embedding" else owner.embeddings(body)
+            if caching and slot is not None:
+                owner._cache_prompt(slot, prompt, payload)
         except Exception as exc:  # a policy bug: report it to the client like a server would
             self._error(500, f"policy error: {type(exc).__name__}: {exc}", "POST", path, kind, body, fault="policy")
             return
@@ -602,3 +646,15 @@ def _gzip_bomb(payload: bytes, inflated_bytes: int) -> bytes:
         compressor, head = _PADDING_STATES[inflated_bytes]
         rest = compressor.copy()
     return bytes(head + rest.compress(payload) + rest.flush())
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    """Characters ``a`` and ``b`` have in common from their start (a binary search over prefix comparisons)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
