@@ -2,7 +2,8 @@
 
 A run killed with SIGKILL keeps every stream group it finished; run again, it reuses them and its artifact is the
 uninterrupted run's. A dataset file changed by one byte reruns exactly its scope's groups. Questions an endpoint
-failed are asked again, alone, against a working endpoint, and the artifact becomes a clean run's.
+failed are asked again, alone, against a working endpoint, and the artifact becomes a clean run's; so are questions
+whose adapter faulted, once the adapter works again.
 """
 
 from __future__ import annotations
@@ -163,3 +164,56 @@ def test_rerun_not_measured_asks_only_the_failed_questions_again(pytester: pytes
         artifact["run"]["agent"]["description"] = artifact["run"]["agent"]["description"].split(" at ")[0]
     assert comparable(final) == comparable(reference)
     assert not any(r["not_measured"] for r in final["results"])
+
+
+FLAKY_MEMORY = """
+import os
+
+from lens_fixtures.adapters.bm25 import BM25Adapter
+
+#: Words of the two questions whose searches fail while ``flaky.on`` exists in the working directory.
+FAILING = ("defrost", "forklift")
+
+
+class Flaky(BM25Adapter):
+    def search(self, query, filters=None, limit=None):
+        with open("searches.log", "a", encoding="utf-8") as log:
+            log.write(query.replace("\\n", " ") + "\\n")
+        if os.path.exists("flaky.on") and any(word in query for word in FAILING):
+            raise RuntimeError("index shard offline")
+        return super().search(query, filters, limit)
+"""
+
+
+def test_rerun_faults_asks_only_the_faulted_questions_again(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makepyfile(flaky_memory=FLAKY_MEMORY)
+    pytester.syspathinsert()
+    args = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:xdist", "--lens-adapter=flaky=flaky_memory:Flaky")
+    data = f"--lens-dataset={COLD_CHAIN_DEMO}"
+    (pytester.path / "flaky.on").touch()
+    pytester.runpytest(*args, data, "--lens-resume=kept", "--lens-json=run.json")
+    failed = json.loads((pytester.path / "run.json").read_text())
+    faulted = sorted(r["question_id"] for r in failed["results"] if r["faults"])
+    assert faulted == ["ccd_q01_null_hypothesis", "ccd_q02_distractor_resistance"]
+    assert all("index shard offline" in r["faults"][0]["message"] for r in failed["results"] if r["faults"])
+
+    (pytester.path / "flaky.on").unlink()
+    (pytester.path / "searches.log").unlink()
+    rerun = pytester.runpytest(*args, data, "--lens-resume=kept", "--lens-rerun=faults", "--lens-json=run.json")
+    rerun.stdout.fnmatch_lines([f"*0 of 1 stream groups reused, 1 to run, {len(faulted)} questions asked again (--lens-rerun=faults)*"])
+    rerun.assert_outcomes(passed=len(faulted), deselected=len(failed["results"]) - len(faulted))
+    asked = (pytester.path / "searches.log").read_text().splitlines()
+    assert asked and all(any(word in query for word in ("defrost", "forklift")) for query in asked)  # only those two searched
+
+    clean_dir = pytester.mkdir("clean")
+    monkeypatch.chdir(clean_dir)  # a run of its own: its own rootdir, nothing kept, no flaky.on
+    pytester.runpytest(*args, data, "--lens-json=clean.json", f"--rootdir={clean_dir}")
+    monkeypatch.chdir(pytester.path)
+    final, reference = json.loads((pytester.path / "run.json").read_text()), json.loads((clean_dir / "clean.json").read_text())
+    assert final["run"]["resumed"]["questions_rerun"] == [
+        "flaky-cold_chain_demo-cp007-ccd_q01_null_hypothesis",
+        "flaky-cold_chain_demo-cp010-ccd_q02_distractor_resistance",
+    ]
+    assert final["run"]["resumed"]["rerun"] == "faults"
+    assert not any(r["faults"] for r in final["results"])
+    assert comparable(final) == comparable(reference)
