@@ -190,18 +190,32 @@ def _clustered_values(
         raise ValueError(f"{len(clusters)} cluster labels for {n} observations")
     order = {label: i for i, label in enumerate(dict.fromkeys(clusters))}
     codes = np.array([order[label] for label in clusters])
-    members = [np.flatnonzero(codes == code) for code in range(len(order))]
-    sizes = np.array([len(m) for m in members])
+    sizes = np.bincount(codes, minlength=len(order))
+    members = np.split(np.argsort(codes, kind="stable"), np.cumsum(sizes)[:-1])  # each cluster's indices, ascending
     width = int(sizes.max()) * len(members)
     rng = np.random.default_rng(seed)
     step = batch or resamples
     values = []
+    # Each cluster's members in a row of their own, padded with n: stage one takes whole rows of it.
+    table = np.full((len(members), int(sizes.max())), n, dtype=np.intp)
+    for code, member in enumerate(members):
+        table[code, : member.size] = member
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
         chosen = rng.integers(0, len(members), size=(rows, len(members)))
         indices = np.full((rows, width), n, dtype=np.intp)
-        # Each drawn cluster's questions (stage two: its own size of draws with replacement), written into
-        # the row from the left; the rest of the row stays padding.
+        if not two_stage:
+            # The drawn clusters' questions in the order drawn, packed from the left (as stage two's loop writes them).
+            drawn = sizes[chosen]
+            starts = np.cumsum(drawn, axis=1) - drawn
+            within = np.arange(table.shape[1])
+            keep = within[None, None, :] < drawn[:, :, None]
+            row_of = np.broadcast_to(np.arange(rows)[:, None, None], keep.shape)
+            indices[row_of[keep], (starts[:, :, None] + within[None, None, :])[keep]] = table[chosen][keep]
+            values.append(np.asarray(statistic(indices), dtype=np.float64))
+            continue
+        # Stage two: each drawn cluster's own size of draws with replacement, written into the row from the left;
+        # the rest of the row stays padding. (The draws' order is the random stream's: kept as it was.)
         offsets = np.zeros(rows, dtype=np.intp)
         for slot in range(len(members)):
             for code in range(len(members)):
@@ -209,10 +223,7 @@ def _clustered_values(
                 if picked.size == 0:
                     continue
                 size = int(sizes[code])
-                if two_stage:
-                    draws = members[code][rng.integers(0, size, size=(picked.size, size))]
-                else:
-                    draws = np.broadcast_to(members[code], (picked.size, size))
+                draws = members[code][rng.integers(0, size, size=(picked.size, size))]
                 columns = offsets[picked][:, None] + np.arange(size)[None, :]
                 indices[picked[:, None], columns] = draws
                 offsets[picked] += size
