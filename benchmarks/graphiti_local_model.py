@@ -42,7 +42,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=1024, help="the most one Graphiti request may generate")
     parser.add_argument("--structured-output", default="json_schema", choices=["json_schema", "json_object"])
     args = parser.parse_args()
-    os.environ.setdefault("LENS_LOCAL_MODEL_KEY", "none")
+    # A key no prompt contains: the key is masked out of requests once read, cache keys included.
+    os.environ.setdefault("LENS_LOCAL_MODEL_KEY", "lens-local-model-no-key")
 
     data = json.loads(args.dataset.read_text())
     scope = data["scopes"][0]
