@@ -68,8 +68,8 @@ def main() -> None:
             after = adapter.lens_stats()
             delta = {key: after[key] - before.get(key, 0) for key in after}
             print(
-                f"| {episode['episode_id']} | {len(episode['text'])} | {seconds:.1f} | {delta['llm_calls']} | "
-                f"{delta['llm_prompt_tokens']} | {delta['llm_completion_tokens']} | {delta['entities']} | {delta['facts']} | "
+                f"| {episode['episode_id']} | {len(episode['text'])} | {seconds:.1f} | {delta['extraction_calls']} | "
+                f"{delta['extraction_prompt_tokens']} | {delta['extraction_completion_tokens']} | {delta['entities']} | {delta['facts']} | "
                 f"{fault or '-'} |",
                 flush=True,
             )

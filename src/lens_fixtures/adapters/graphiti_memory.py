@@ -174,7 +174,14 @@ class GraphitiAdapter(MemoryAdapter):
             Path(storage_dir).mkdir(parents=True, exist_ok=True)
         self._root = Path(tempfile.mkdtemp(prefix="lens-graphiti-", dir=storage_dir or None))
         self._loop = asyncio.new_event_loop()
-        self._stats = {"llm_calls": 0, "llm_prompt_tokens": 0, "llm_completion_tokens": 0, "episodes": 0, "facts": 0, "entities": 0}
+        self._stats = {
+            "extraction_calls": 0,
+            "extraction_prompt_tokens": 0,
+            "extraction_completion_tokens": 0,
+            "episodes": 0,
+            "facts": 0,
+            "entities": 0,
+        }
         self._generation = 0
         self._graphiti: Any = None
         self._driver: Any = None
@@ -241,10 +248,10 @@ class GraphitiAdapter(MemoryAdapter):
                 response_format=response_format,
                 purpose="graphiti",
             )
-            self._stats["llm_calls"] += 1
+            self._stats["extraction_calls"] += 1
             if reply.usage is not None:
-                self._stats["llm_prompt_tokens"] += reply.usage.prompt_tokens
-                self._stats["llm_completion_tokens"] += reply.usage.completion_tokens
+                self._stats["extraction_prompt_tokens"] += reply.usage.prompt_tokens
+                self._stats["extraction_completion_tokens"] += reply.usage.completion_tokens
             return parse_graphiti_reply(reply.content, response_model)
         except Exception as exc:
             self._failures.append(f"{type(exc).__name__}: {exc}")  # Graphiti swallows some (a fact's dates)

@@ -48,7 +48,7 @@ def test_search_leads_from_graphitis_facts_to_their_episodes_and_retrieve_return
     adapter = loaded(server, tmp_path, hashing)
     asked = [graphiti_reply_model(ChatRequest(r.body)) for r in server.requests]
     assert asked[:3] == ["ExtractedEntities", "ExtractedEdges", "EdgeTimestamps"]  # Graphiti's steps, in its order
-    assert server.count() == adapter.lens_stats()["llm_calls"] > 0
+    assert server.count() == adapter.lens_stats()["extraction_calls"] > 0
     results = adapter.search("North Road snow", None, 5)
     assert results[0].ref_id == "ep2"
     assert "40 cm of snow closed the North Road near Camp Alpha" in results[0].text.splitlines()[0]  # Graphiti's fact first
