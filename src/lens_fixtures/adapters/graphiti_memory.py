@@ -45,6 +45,7 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -202,8 +203,6 @@ class GraphitiAdapter(MemoryAdapter):
 
         self._shut()
         self._generation += 1
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # "The Kuzu backend is deprecated"
             driver = KuzuDriver(db=str(self._root / f"graph-{self._generation}.kuzu"))

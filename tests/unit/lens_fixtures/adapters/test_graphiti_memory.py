@@ -73,6 +73,18 @@ def test_a_fact_stated_again_leads_to_both_episodes_and_an_earlier_checkpoint_se
     adapter.close()
 
 
+def test_an_episode_graphiti_drew_no_fact_from_is_found_only_through_its_episode_search(
+    server: OpenAITestServer, tmp_path: Path, hashing: Any
+) -> None:
+    quiet = ("ep4", "2024-01-04T10:00:00", "## 2024-01-04 Ops\n- quiet shift, the kettle descaled")  # no two named things
+    for search_episodes, found in ((True, ["ep4"]), (False, [])):
+        adapter = loaded(server, tmp_path, hashing, episodes=1, name=str(search_episodes), search_episodes=search_episodes)
+        adapter.ingest(quiet[0], "scope", quiet[1], quiet[2])
+        assert [r.ref_id for r in adapter.search("kettle descaled", None, 5)] == found
+        assert adapter.retrieve("ep4").text == quiet[2]  # stored all the same
+        adapter.close()
+
+
 def test_a_date_range_keeps_only_the_episodes_inside_it(server: OpenAITestServer, tmp_path: Path, hashing: Any) -> None:
     adapter = loaded(server, tmp_path, hashing)
     ranged = adapter.search("Pump-7 vibration", {"start_date": "2024-01-03", "end_date": "2024-01-03"}, 5)
