@@ -16,6 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from lens_fixtures.openai_server.extraction_graphiti import GraphitiPolicy, graphiti_reply_model
 from lens_fixtures.openai_server.requests import ChatRequest, Reply
 
 __all__ = ["ExtractionPolicy", "extraction_kind"]
@@ -28,7 +29,7 @@ _NAMED = re.compile(
 
 
 def extraction_kind(request: ChatRequest) -> str | None:
-    """``mem0`` or ``graph`` for an extraction request of those memories, else ``None``."""
+    """``mem0``, ``graph`` or ``graphiti`` for an extraction request of those memories, else ``None``."""
     from lens_fixtures.adapters.graphrag_light import GRAPH_EXTRACTION_PROMPT
 
     system = request.system
@@ -36,6 +37,8 @@ def extraction_kind(request: ChatRequest) -> str | None:
         return "graph"
     if MEM0_MARKER in system:
         return "mem0"
+    if graphiti_reply_model(request) is not None:
+        return "graphiti"
     return None
 
 
@@ -62,6 +65,8 @@ class ExtractionPolicy:
     def __call__(self, request: ChatRequest) -> Reply:
         """The extraction reply for the request's kind."""
         kind = extraction_kind(request)
+        if kind == "graphiti":
+            return GraphitiPolicy(malformed=self.malformed)(request)
         if self.malformed:
             return Reply(content="Sure! The record mentions several things worth remembering, listed below.\n- the checkout service")
         if kind == "mem0":
