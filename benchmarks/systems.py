@@ -4,7 +4,7 @@
     python benchmarks/systems.py --base-url http://127.0.0.1:8090/v1 --model gemma3-270m --cache systems.sqlite
     python benchmarks/systems.py --base-url ... --cache systems.sqlite --cache-mode replay   # 0 requests
 
-For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, mem0-extract by default) it
+For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, mem0-extract, graphiti by default) it
 first streams the slice in-process through a fresh adapter on the run's endpoint and request cache,
 timing every ``ingest`` (and the final ``prepare``, where graphrag-light builds its graph) and a
 search for each question; then one ``pytest`` LENS run of every system together on the same cache
@@ -38,6 +38,7 @@ SYSTEMS = {
     "compaction": "compaction",
     "graphrag-light": "lens_fixtures.adapters.graphrag_light:GraphRAGLightAdapter",
     "mem0-extract": "lens_fixtures.adapters.mem0_extract:Mem0ExtractAdapter",
+    "graphiti": "lens_fixtures.adapters.graphiti_memory:GraphitiAdapter",
 }
 
 #: The metric columns shown unless ``--all-metrics``.
