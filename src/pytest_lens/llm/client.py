@@ -160,6 +160,10 @@ class LLMEndpoint:
         self.base_url = base_url.rstrip("/") if base_url else None
         remember_url(self.base_url)  # its password and key parameters are masked in every message from now on
         self.api_key_env = api_key_env
+        # Its key is masked from now on, in requests as they are keyed too: before, it was known only once the
+        # first request connected, so the first request was keyed unmasked and a replay that never connects keyed
+        # every request unmasked (a key quoted in a prompt, such as a local server's "none", then missed).
+        read_api_key(api_key_env)
         self.timeout_s = timeout_s
         self.retries = max(0, retries)
         self.backoff_base_s = backoff_base_s

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import CONTEXT_ERROR_STYLES, Fault, OpenAITestServer, Reply, ScriptedAgentPolicy
+from pytest_lens.llm import api_keys
 from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, ChatReply, LLMEndpoint, LLMRequestError, LLMResponseError, context_overflow
 from pytest_lens.llm.errors import LLMCacheMiss, LLMContextLengthError, LLMTimeoutError
@@ -150,6 +151,22 @@ def test_replay_answers_from_the_cache_only(tmp_path: Path, server: OpenAITestSe
     with pytest.raises(LLMCacheMiss, match="the judge request to scripted"):
         replay.complete([{"role": "user", "content": "never asked"}], purpose="judge")
     assert server.count() == 1
+
+
+def test_a_key_quoted_in_a_prompt_is_masked_alike_when_recorded_and_when_replayed(
+    tmp_path: Path, server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A local server's placeholder key ("none-key") is also a word of the records the prompts quote.
+    monkeypatch.setenv("LENS_TEST_KEY", "none-key")
+    prompts = [[{"role": "user", "content": f"record {i}: the valve was set to none-key mode"}] for i in range(2)]
+    monkeypatch.setattr(api_keys, "_known", set())
+    recorder = make_client(server, tmp_path)
+    for prompt in prompts:
+        recorder.complete(prompt)
+    monkeypatch.setattr(api_keys, "_known", set())  # a new process: it knows no key yet
+    replay = make_client(server, tmp_path, mode="replay")  # never connects
+    assert all(replay.complete(prompt).cached for prompt in prompts)
+    assert server.count() == 2
 
 
 @pytest.mark.parametrize(
