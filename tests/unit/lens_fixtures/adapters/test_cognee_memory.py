@@ -38,9 +38,9 @@ def server() -> Iterator[OpenAITestServer]:
         yield running
 
 
-def cognee(server: OpenAITestServer, tmp_path: Path, hashing: Any, name: str = "a", **options: Any) -> CogneeAdapter:
+def cognee(server: OpenAITestServer, tmp_path: Path, hashing: Any, name: str = "a", cache: str = "a", **options: Any) -> CogneeAdapter:
     (tmp_path / name).mkdir()
-    llm = scripted_client(server, tmp_path / f"{name}.sqlite", options.pop("mode", "record"))
+    llm = scripted_client(server, tmp_path / f"{cache}.sqlite", options.pop("mode", "record"))
     adapter = CogneeAdapter(str(tmp_path / name), lens_llm=llm, embedder=hashing, **options)
     adapter.reset("scope")
     return adapter
@@ -90,11 +90,28 @@ def test_nothing_from_a_later_episode_reaches_an_earlier_checkpoint(server: Open
     adapter.ingest(ref, "scope", timestamp, text)
     adapter.prepare("scope", 3)
     new = cognee_prompts(server)[before:]
-    assert len(new) == 2 and all("snow" in prompt for prompt in new)  # only the new episode goes to the model
+    assert len(new) == 2 and all("snow" in prompt and "Pump-7" not in prompt for prompt in new)  # the new episode alone
     assert adapter.search("snow closed the north road", None, 1)[0].ref_id == "ep3"
     adapter.reset("scope")
     assert adapter.search("pump", None, 5) == [] and adapter.retrieve("ep1") is None
     adapter.close()
+
+
+def test_a_recorded_stream_replays_with_no_request_and_the_same_memory(server: OpenAITestServer, tmp_path: Path, hashing: Any) -> None:
+    recorded = cognee(server, tmp_path, hashing)
+    for ref, timestamp, text in EPISODES:
+        recorded.ingest(ref, "scope", timestamp, text)
+    recorded.prepare("scope", 3)
+    before = server.count()
+    replayed = cognee(server, tmp_path, hashing, name="b", cache="a", mode="replay")  # a second Cognee, the recording replayed
+    for ref, timestamp, text in EPISODES:
+        replayed.ingest(ref, "scope", timestamp, text)
+    replayed.prepare("scope", 3)
+    assert server.count() == before
+    assert replayed.search("snow closed the north road", None, 3) == recorded.search("snow closed the north road", None, 3)
+    assert replayed.lens_stats()["extraction_prompt_tokens"] == recorded.lens_stats()["extraction_prompt_tokens"] > 0
+    recorded.close()
+    replayed.close()
 
 
 def test_a_reply_cognee_cannot_validate_is_an_adapter_fault_with_cognees_message(tmp_path: Path, hashing: Any) -> None:
