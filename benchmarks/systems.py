@@ -4,7 +4,7 @@
     python benchmarks/systems.py --base-url http://127.0.0.1:8090/v1 --model gemma3-270m --cache systems.sqlite
     python benchmarks/systems.py --base-url ... --cache systems.sqlite --cache-mode replay   # 0 requests
 
-For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, mem0-extract, graphiti by default) it
+For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, mem0-extract, graphiti, cognee by default) it
 first streams the slice in-process through a fresh adapter on the run's endpoint and request cache,
 timing every ``ingest`` (and the final ``prepare``, where graphrag-light builds its graph) and a
 search for each question; then one ``pytest`` LENS run of every system together on the same cache
@@ -39,6 +39,7 @@ SYSTEMS = {
     "graphrag-light": "lens_fixtures.adapters.graphrag_light:GraphRAGLightAdapter",
     "mem0-extract": "lens_fixtures.adapters.mem0_extract:Mem0ExtractAdapter",
     "graphiti": "lens_fixtures.adapters.graphiti_memory:GraphitiAdapter",
+    "cognee": "lens_fixtures.adapters.cognee_memory:CogneeAdapter",
 }
 
 #: The metric columns shown unless ``--all-metrics``.
@@ -203,9 +204,10 @@ def main(argv: list[str] | None = None) -> None:
         base_url = args.base_url
         server = None
         if base_url is None:
-            from lens_fixtures.openai_server import OpenAITestServer
+            from lens_fixtures.openai_server import LensPolicy, OpenAITestServer
+            from lens_fixtures.openai_server.extraction_cognee import with_cognee
 
-            server = stack.enter_context(OpenAITestServer())
+            server = stack.enter_context(OpenAITestServer(with_cognee(LensPolicy())))
             base_url = server.base_url
         cache = (args.cache or workdir / "cache.sqlite").resolve()
         timings = {}
