@@ -16,9 +16,12 @@ implementation's mechanical definitions for insight and reasoning.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, runtime_checkable
 
 from pytest_lens.judging.verdicts import JudgeError, TokenVerdict, UnusableReply, ask_judge
 from pytest_lens.text import normalize
@@ -43,8 +46,25 @@ __all__ = [
     "LLMJudge",
     "OfflineJudge",
     "candidate_first",
+    "judged_at_once",
     "parse_verdict",
 ]
+
+Item = TypeVar("Item")
+Outcome = TypeVar("Outcome")
+
+
+def judged_at_once(judge_one: Callable[[Item], Outcome], items: Sequence[Item], *, concurrency: int, name: str) -> list[Outcome]:
+    """``judge_one(item)`` for every item, up to ``concurrency`` at once on threads named ``name``; results in item order.
+
+    Each runs in a copy of the caller's context, so its model requests count for the question being judged
+    (:func:`~pytest_lens.llm.stats.counting`) and carry the repetition it judges (``--lens-repeat``).
+    """
+    if concurrency == 1 or len(items) < 2:
+        return [judge_one(item) for item in items]
+    contexts = [contextvars.copy_context() for _ in items]
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix=name) as pool:
+        return list(pool.map(lambda context, item: context.run(judge_one, item), contexts, items))
 
 Winner = Literal["candidate", "reference", "tie"]
 CriterionKind = Literal["fact", "insight", "reasoning"]

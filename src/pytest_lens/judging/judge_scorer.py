@@ -18,16 +18,24 @@ facts) is absent too.
 
 from __future__ import annotations
 
-import contextvars
 import threading
 from collections.abc import Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_lens.citations import parse_citations
 from pytest_lens.judging.baseline import BaselineError, NaiveBaseline
-from pytest_lens.judging.judge import INSIGHT, REASONING, CitationEvidence, Comparison, Criterion, Judge, JudgeError, Judgment
+from pytest_lens.judging.judge import (
+    INSIGHT,
+    REASONING,
+    CitationEvidence,
+    Comparison,
+    Criterion,
+    Judge,
+    JudgeError,
+    Judgment,
+    judged_at_once,
+)
 from pytest_lens.scoring.scorer import ScorerOutput
 
 if TYPE_CHECKING:
@@ -180,13 +188,7 @@ class JudgeScorer:
             except JudgeError as exc:
                 return exc
 
-        if self.concurrency == 1 or len(tasks) < 2:
-            return [one(item) for item in tasks]
-        # Each judgment runs in a copy of this context, so its LLM requests count for this question
-        # and carry the repetition being judged (--lens-repeat).
-        contexts = [contextvars.copy_context() for _ in tasks]
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(tasks)), thread_name_prefix="lens-judge") as pool:
-            return list(pool.map(lambda context, item: context.run(one, item), contexts, tasks))
+        return judged_at_once(one, tasks, concurrency=self.concurrency, name="lens-judge")
 
 
 def longitudinal_advantage(results: Sequence[QuestionResult]) -> dict[str, float]:

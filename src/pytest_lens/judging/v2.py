@@ -21,12 +21,11 @@ Per question:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from pytest_lens.citations import parse_citations
 from pytest_lens.judging.fact_judge import FactVerdict, judge_fact, rate_support
-from pytest_lens.judging.judge import Criterion, Judge, JudgeError
+from pytest_lens.judging.judge import Criterion, Judge, JudgeError, judged_at_once
 from pytest_lens.scoring.composite import SCORING_PRESETS, V2_WEIGHTS, preset_weights
 from pytest_lens.scoring.scorer import CitedSources, ScorerOutput
 
@@ -102,7 +101,5 @@ class V2Scorer:
             except JudgeError as exc:
                 return exc
 
-        if self.concurrency == 1 or len(facts) < 2:
-            return [one(fact) for fact in facts]
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(facts)), thread_name_prefix="lens-v2-judge") as pool:
-            return list(pool.map(one, facts))
+        # In copies of this context: the requests count for the question (they did not) and carry its repetition.
+        return judged_at_once(one, facts, concurrency=self.concurrency, name="lens-v2-judge")

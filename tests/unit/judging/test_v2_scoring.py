@@ -13,7 +13,7 @@ from pytest_lens.judging.judge import LLMJudge, OfflineJudge
 from pytest_lens.judging.v2 import V2_WEIGHTS, V2Scorer, preset_weights
 from pytest_lens.llm.cache import RequestCache
 from pytest_lens.llm.client import ChatClient, LLMEndpoint
-from pytest_lens.llm.stats import LLMStats
+from pytest_lens.llm.stats import LLMStats, counting
 from pytest_lens.records.budget import parse_budget
 from pytest_lens.records.cases import LensCase
 from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
@@ -68,6 +68,15 @@ def test_the_llm_judge_decides_each_fact_and_the_verdicts_are_kept(tmp_path: Pat
     assert output.metrics["citation_validity"] == 1.0
     assert output.metrics["evidence_support"] == 1.0  # every word of the answer's sentence is in episode 016
     assert output.failures == []
+
+
+def test_the_facts_judged_at_once_count_for_the_question_being_judged(tmp_path: Path) -> None:
+    # Judged on worker threads (concurrency 4), each fact's request still counts for the question, as the pairwise
+    # judge's do: a question's llm counts in the artifact are its own.
+    with OpenAITestServer() as server, counting() as judged:
+        V2Scorer(llm_judge(server, tmp_path), concurrency=4).score(case(), ANSWER, {}, sources("cold_chain_demo_016"))
+        sent = server.count()
+    assert judged.snapshot().requests == sent >= 3
 
 
 def test_a_judge_answering_prose_for_one_fact_makes_the_metric_absent_and_counts_a_failure(tmp_path: Path) -> None:
