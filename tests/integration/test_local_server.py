@@ -125,13 +125,10 @@ def fast_progress_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.import_module("pytest_lens.plugin.terminal_progress"), "UNATTENDED_INTERVAL_S", 0.5)
 
 
-def test_one_question_at_a_time_says_how_far_it_is_while_the_model_works(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # --lens-concurrency=1 answers on pytest's own thread, which waits in the model request: the request goes to a
-    # helper thread and this one prints a line every interval meanwhile (0.5 s here instead of a log's 10 s).
+def answering_lines(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, latency_s: float) -> list[str]:
+    """The answering lines of two questions at ``--lens-concurrency=1`` against a server taking ``latency_s`` a request."""
     fast_progress_lines(monkeypatch)
-    with OpenAITestServer(slots=1, latency_s=1.5) as server:
+    with OpenAITestServer(slots=1, latency_s=latency_s) as server:
         result = pytester.runpytest(
             "--lens-adapter=bm25",
             "--lens-agent=llm",
@@ -144,8 +141,16 @@ def test_one_question_at_a_time_says_how_far_it_is_while_the_model_works(
             *QUIET,
         )
     result.assert_outcomes(passed=2)
-    lines = [line for line in result.outlines if "answering" in line]
-    assert lines, result.stdout.str()
+    return [line for line in result.outlines if "answering" in line]
+
+
+def test_one_question_at_a_time_says_how_far_it_is_while_the_model_works(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --lens-concurrency=1 answers on pytest's own thread, which waits in the model request: the request goes to a
+    # helper thread and this one prints a line every interval meanwhile (0.5 s here instead of a log's 10 s).
+    lines = answering_lines(pytester, monkeypatch, latency_s=1.5)
+    assert lines, "no answering line"
     first, last = lines[0], lines[-1]
     assert first.startswith(
         "lens: bm25 | cold_chain_demo: answering 0/2 questions done, 1 in flight, 1 queued, model: 1 requests being served"
@@ -156,18 +161,4 @@ def test_one_question_at_a_time_says_how_far_it_is_while_the_model_works(
 
 
 def test_one_question_at_a_time_prints_nothing_when_the_model_is_quick(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    fast_progress_lines(monkeypatch)
-    with OpenAITestServer(slots=1) as server:
-        result = pytester.runpytest(
-            "--lens-adapter=bm25",
-            "--lens-agent=llm",
-            "--lens-agent-model=scripted",
-            f"--lens-llm-base-url={server.base_url}",
-            "--lens-llm-cache-mode=off",
-            "--lens-concurrency=1",
-            "-k",
-            "q01 or q02",
-            *QUIET,
-        )
-    result.assert_outcomes(passed=2)
-    assert not [line for line in result.outlines if "answering" in line]
+    assert answering_lines(pytester, monkeypatch, latency_s=0.0) == []
