@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -61,6 +62,8 @@ __all__ = ["REF_TAG", "LettaAdapter", "LettaError", "LettaServer", "ModelRelay"]
 #: The tag prefix that names a passage's episode.
 REF_TAG = "lens-ref:"
 SERVER_ENV = "LENS_LETTA_SERVER"
+_LETTA_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2} \d{1,2}:\d{2}:\d{2} [AP]M UTC[+-]\d{4}")
+_LETTA_DATE = re.compile(r"(The current system date is: )[A-Z][a-z]+ \d{1,2}, \d{4}")
 
 
 class LettaError(RuntimeError):
@@ -80,6 +83,8 @@ class ModelRelay:
         self.max_tokens = max_tokens
         self.stats = {"chat_requests": 0, "chat_prompt_tokens": 0, "chat_completion_tokens": 0, "embedding_requests": 0}
         self.errors: list[str] = []
+        #: The episode timestamp that stands for "now" in Letta's prompts (see :meth:`dated`).
+        self.now: str | None = None
         relay = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -130,10 +135,27 @@ class ModelRelay:
         """``/v1/embeddings`` from the shared embedder."""
         inputs = body.get("input")
         texts = [inputs] if isinstance(inputs, str) else [str(item) for item in inputs or []]
-        vectors = self.embedder.encode(texts) if texts else []
+        vectors: Any = self.embedder.encode(texts) if texts else []
         self.stats["embedding_requests"] += 1
         data = [{"object": "embedding", "index": i, "embedding": [float(x) for x in row]} for i, row in enumerate(vectors)]
         return {"object": "list", "data": data, "model": self.embedder.model_id, "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+
+    def dated(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The message with Letta's wall-clock times replaced by the episode's (:attr:`now`).
+
+        Letta writes the current time into its system prompt (system date, memory last modified) and into every
+        login, heartbeat and tool-result message. Left alone, the model would read each record as written today
+        and no request would ever repeat, so a recorded run could not replay.
+        """
+        content = message.get("content")
+        if self.now is None or not isinstance(content, str):
+            return message
+        stamp = self.now
+        day = _day(stamp)
+        content = _LETTA_CLOCK.sub(stamp, content)
+        if day is not None:
+            content = _LETTA_DATE.sub(lambda match: match.group(1) + day.strftime("%B %d, %Y"), content)
+        return {**message, "content": content}
 
     def chat(self, body: dict[str, Any]) -> dict[str, Any]:
         """``/v1/chat/completions`` through the run's client (its cache, stats and limits)."""
@@ -142,7 +164,7 @@ class ModelRelay:
         choice = body.get("tool_choice")
         format_ = body.get("response_format")
         reply = self.llm.complete(
-            body.get("messages") or [],
+            [self.dated(message) for message in body.get("messages") or []],
             tools=body.get("tools") or None,
             tool_choice=choice if isinstance(choice, str) else None,
             max_tokens=min(int(body.get("max_tokens") or body.get("max_completion_tokens") or self.max_tokens), self.max_tokens),
@@ -162,7 +184,9 @@ class ModelRelay:
             "object": "chat.completion",
             "created": 0,
             "model": self.llm.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")}],
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")}
+            ],
             "usage": {
                 "prompt_tokens": usage.prompt_tokens if usage else 0,
                 "completion_tokens": usage.completion_tokens if usage else 0,
@@ -189,8 +213,12 @@ def repair_sqlite_defaults(database: Path) -> list[str]:
         return []
     repaired = []
     with closing(sqlite3.connect(database, timeout=30)) as db, db:
-        for name, ddl in db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%DEFAULT ''now()''%'").fetchall():
-            fixed = ddl.replace("DEFAULT 'now()'", "DEFAULT CURRENT_TIMESTAMP").replace(f"CREATE TABLE {name} ", f"CREATE TABLE {name}__lens ", 1)
+        for name, ddl in db.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%DEFAULT ''now()''%'"
+        ).fetchall():
+            fixed = ddl.replace("DEFAULT 'now()'", "DEFAULT CURRENT_TIMESTAMP").replace(
+                f"CREATE TABLE {name} ", f"CREATE TABLE {name}__lens ", 1
+            )
             db.execute(fixed)
             db.execute(f"INSERT INTO {name}__lens SELECT * FROM {name}")
             db.execute(f"DROP TABLE {name}")
@@ -336,7 +364,7 @@ class LettaAdapter:
                 "the letta adapter with memorize=true needs an LLM: pass --lens-llm-base-url and --lens-agent-model "
                 "(or --lens-judge-model); its requests go through the LLM cache like the agent's"
             )
-        self._llm = (lens_llm.with_model(model) if model and lens_llm else lens_llm)
+        self._llm = lens_llm.with_model(model) if model and lens_llm else lens_llm
         self._memorize = memorize
         self._context_window = context_window
         self._snippet_chars = snippet_chars
@@ -435,12 +463,23 @@ class LettaAdapter:
         self._stats["passages_inserted"] += len(created) if isinstance(created, list) else 1
         self._episodes[episode_id] = (timestamp, text)
         if self._memorize:
-            self._call(
+            assert self._relay is not None
+            self._relay.now = timestamp
+            response = self._call(
                 f"let its agent read episode {episode_id!r}",
                 lambda: self._client.agents.messages.create(
                     agent_id, messages=[{"role": "user", "content": f"Record ({timestamp}):\n{text}"}]
                 ),
             )
+            # Letta answers a tool call it could not run (arguments that are not JSON, an unknown block) with an
+            # error tool return and ends the turn normally: the episode would leave no memory, silently.
+            failed = [
+                str(getattr(message, "tool_return", "") or "")
+                for message in getattr(response, "messages", [])
+                if getattr(message, "message_type", "") == "tool_return_message" and getattr(message, "status", "") == "error"
+            ]
+            if failed:
+                raise LettaError(f"Letta's agent could not use the model's reply to episode {episode_id!r}: {failed[0][:300]}")
             self._stats["episodes_memorized"] += 1
 
     def prepare(self, scope_id: str, checkpoint: int) -> None:
@@ -499,8 +538,9 @@ class LettaAdapter:
     def core_memory(self) -> dict[str, str]:
         """The agent's core memory blocks (label -> value): what the model wrote with ``memorize``."""
         agent_id = self._agent()
-        blocks = self._call("read core memory", lambda: self._client.agents.blocks.list(agent_id))
-        return {str(block.label): str(block.value) for block in blocks}
+        page = self._call("read core memory", lambda: self._client.agents.blocks.list(agent_id))
+        # The first page only: letta-client 1.12 pages by cursor, which a 0.11 server ignores (iterating never ends).
+        return {str(block.label): str(block.value) for block in page.items}
 
     def lens_stats(self) -> dict[str, int]:
         """Passages inserted, episodes memorized, searches, the relay's chat/embedding counters and the embedding cache's."""

@@ -56,7 +56,7 @@ def test_without_a_server_the_adapter_is_unavailable_and_says_how_to_install_one
 @needs_server
 def test_search_leads_back_to_each_episode_and_a_checkpoint_sees_no_later_one(letta_url: str, tmp_path: Path, hashing: Any) -> None:
     adapter = attached(letta_url, tmp_path, hashing)
-    adapter.ingest(*EPISODES[0][:1], "scope", *EPISODES[0][1:])
+    adapter.ingest("ep1", "scope", EPISODES[0][1], EPISODES[0][2])
     assert [r.ref_id for r in adapter.search("snow north road", None, 5)] == ["ep1"]  # the only episode so far
     for ref, timestamp, text in EPISODES[1:]:
         adapter.ingest(ref, "scope", timestamp, text)
@@ -96,7 +96,8 @@ def test_an_unusable_model_reply_is_an_adapter_fault_with_lettas_message(letta_u
             caller.ingest("ep1", "scope", EPISODES[0][1], EPISODES[0][2], {})
         caller.close()
     assert raised.value.fault.method == "ingest"
-    assert "Letta could not let its agent read episode 'ep1'" in raised.value.fault.message
+    assert "Letta could not let its agent read episode 'ep1': HTTP 400" in raised.value.fault.message
+    assert "No tool calls found in response, model must make a tool call" in raised.value.fault.message  # Letta's own words
 
 
 @needs_server
