@@ -21,6 +21,7 @@ returns deterministic hashed bag-of-words vectors.
 """
 
 from lens_fixtures.openai_server.extraction import ExtractionPolicy
+from lens_fixtures.openai_server.extraction_letta import LettaAgentPolicy
 from lens_fixtures.openai_server.faults import Fault
 from lens_fixtures.openai_server.folds import FoldPolicy
 from lens_fixtures.openai_server.policies import (
@@ -53,6 +54,7 @@ __all__ = [
     "FoldPolicy",
     "JudgePolicy",
     "LensPolicy",
+    "LettaAgentPolicy",
     "LongMemEvalJudgePolicy",
     "MemeJudgePolicy",
     "MemePrompt",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from lens_fixtures.openai_server.extraction import ExtractionPolicy, extraction_kind
+from lens_fixtures.openai_server.extraction_letta import LettaAgentPolicy, is_letta_request
 from lens_fixtures.openai_server.folds import FoldPolicy, policy_kind
 from lens_fixtures.openai_server.requests import ChatRequest, Policy, Reply, json_value
 from pytest_lens.citations import parse_citations, split_sentences
@@ -45,7 +46,8 @@ def classify(request: ChatRequest) -> str:
     """The role a request asks the model to play.
 
     ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``lme_judge`` (LongMemEval's), ``baseline``,
-    ``summary``, ``policy`` (the memory policies' folds), ``extraction`` (mem0's and GraphRAG-light's),
+    ``summary``, ``policy`` (the memory policies' folds), ``extraction`` (mem0's and GraphRAG-light's), ``letta`` (a Letta
+    agent's step),
     ``fact_judge`` and ``support_judge`` (LENS V2's
     per-fact and evidence-support judges) or ``other``.
     """
@@ -56,6 +58,8 @@ def classify(request: ChatRequest) -> str:
     from pytest_lens.suites.meme.llm_judge import JUDGE_PREAMBLE
 
     system = request.system
+    if is_letta_request(request):
+        return "letta"
     if request.tool_names or system == SYSTEM_PROMPT:
         return "agent"
     if policy_kind(system) is not None:
@@ -478,6 +482,7 @@ class LensPolicy:
     summary: Policy = field(default_factory=SummaryPolicy)
     policy: Policy = field(default_factory=lambda: _fold_policy())
     extraction: Policy = field(default_factory=ExtractionPolicy)
+    letta: Policy = field(default_factory=LettaAgentPolicy)
     other: Policy = field(default_factory=lambda: lambda request: Reply(content="OK"))
 
     def __call__(self, request: ChatRequest) -> Reply:

@@ -1,0 +1,114 @@
+"""Letta against a real ``letta server`` (SQLite) and the project's OpenAI-compatible server as its model.
+
+The server is a separate installation (see docs/systems/letta.md): its ``letta`` command is named by
+``LENS_LETTA_SERVER``. One server is started per module; each adapter attaches to it with ``server_url`` and
+makes its own agent, except the test of the adapter-owned server, which starts and removes its own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("letta_client", reason="the optional extra pytest-lens[letta] (letta-client) is not installed")
+
+from lens_fixtures.adapters.letta_memory import SERVER_ENV, LettaAdapter, LettaServer
+from lens_fixtures.openai_server import LensPolicy, LettaAgentPolicy, OpenAITestServer
+from pytest_lens import AdapterUnavailable
+from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
+from tests.unit.lens_fixtures.adapters.scripted import scripted_client
+
+EPISODES = [
+    ("ep1", "2024-01-01T10:00:00", "## 2024-01-01 Ops\n- pump seven vibration 4.1 mm/s\n- all quiet"),
+    ("ep2", "2024-01-02T10:00:00", "## 2024-01-02 Ops\n- pump seven vibration 9.8 mm/s, rising sharply"),
+    ("ep3", "2024-01-03T10:00:00", "## 2024-01-03 Ops\n- 40 cm of snow closed the north road"),
+]
+COMMAND = os.environ.get(SERVER_ENV, "")
+#: Skipped where no Letta server is installed, except under CI=true (.ci/run installs one): there they fail, saying so.
+needs_server = pytest.mark.skipif(
+    not COMMAND and os.environ.get("CI") != "true",
+    reason=f"no Letta server installation: set {SERVER_ENV} to its letta command (docs/systems/letta.md)",
+)
+
+
+@pytest.fixture(scope="module")
+def letta_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = LettaServer(COMMAND, tmp_path_factory.mktemp("letta-server"))
+    yield server.url
+    server.stop()
+
+
+def attached(letta_url: str, tmp_path: Path, hashing: Any, server: OpenAITestServer | None = None, **options: Any) -> LettaAdapter:
+    llm = scripted_client(server, tmp_path / "c.sqlite") if server is not None else None
+    adapter = LettaAdapter(str(tmp_path), server_url=letta_url, lens_llm=llm, embedder=hashing, **options)
+    adapter.reset("scope")
+    return adapter
+
+
+def test_without_a_server_the_adapter_is_unavailable_and_says_how_to_install_one(monkeypatch: pytest.MonkeyPatch, hashing: Any) -> None:
+    monkeypatch.delenv(SERVER_ENV, raising=False)
+    with pytest.raises(AdapterUnavailable, match=f"{SERVER_ENV}.*letta\\[server,sqlite\\]"):
+        LettaAdapter(embedder=hashing)
+
+
+@needs_server
+def test_search_leads_back_to_each_episode_and_a_checkpoint_sees_no_later_one(letta_url: str, tmp_path: Path, hashing: Any) -> None:
+    adapter = attached(letta_url, tmp_path, hashing)
+    adapter.ingest("ep1", "scope", EPISODES[0][1], EPISODES[0][2])
+    assert [r.ref_id for r in adapter.search("snow north road", None, 5)] == ["ep1"]  # the only episode so far
+    for ref, timestamp, text in EPISODES[1:]:
+        adapter.ingest(ref, "scope", timestamp, text)
+    results = adapter.search("snow north road", None, 5)
+    assert results[0].ref_id == "ep3" and "40 cm of snow" in results[0].text  # Letta's passage, under its episode
+    assert sorted(r.ref_id for r in results) == ["ep1", "ep2", "ep3"]
+    dated = adapter.search("pump vibration", {"start_date": "2024-01-02", "end_date": "2024-01-02"}, 5)
+    assert [r.ref_id for r in dated] == ["ep2"]
+    assert adapter.retrieve("ep2").text == EPISODES[1][2]
+    assert adapter.retrieve("nope") is None
+    assert hashing.texts_encoded >= 4  # Letta's passages and queries were embedded by our embedder, through the relay
+    stats = adapter.lens_stats()
+    assert stats["passages_inserted"] >= 3 and stats["chat_requests"] == 0  # nothing LLM-built without memorize
+    adapter.close()
+
+
+@needs_server
+def test_memorize_lets_the_model_write_core_memory(letta_url: str, tmp_path: Path, hashing: Any) -> None:
+    with OpenAITestServer() as server:
+        adapter = attached(letta_url, tmp_path, hashing, server, memorize=True)
+        adapter.ingest("ep2", "scope", EPISODES[1][1], EPISODES[1][2])
+        assert "pump seven vibration 9.8 mm/s, rising sharply" in adapter.core_memory()["human"]
+        assert server.count(kind="letta") == adapter.lens_stats()["chat_requests"] >= 2  # a memory step, then send_message
+        assert [r.ref_id for r in adapter.search("pump vibration", None, 5)] == ["ep2"]
+        adapter.close()
+
+
+@needs_server
+def test_an_unusable_model_reply_is_an_adapter_fault_with_lettas_message(letta_url: str, tmp_path: Path, hashing: Any) -> None:
+    with OpenAITestServer(LensPolicy(letta=LettaAgentPolicy(malformed=True))) as server:
+        llm = scripted_client(server, tmp_path / "c.sqlite")
+        caller = AdapterCaller.build(
+            lambda: LettaAdapter(str(tmp_path), server_url=letta_url, lens_llm=llm, embedder=hashing, memorize=True), "letta", 120
+        )
+        caller.reset("scope")
+        with pytest.raises(AdapterCallError) as raised:
+            caller.ingest("ep1", "scope", EPISODES[0][1], EPISODES[0][2], {})
+        caller.close()
+    assert raised.value.fault.method == "ingest"
+    assert "Letta could not let its agent read episode 'ep1': HTTP 400" in raised.value.fault.message
+    assert "No tool calls found in response, model must make a tool call" in raised.value.fault.message  # Letta's own words
+
+
+@needs_server
+def test_an_adapter_owned_server_is_removed_with_every_file_on_close(tmp_path: Path, hashing: Any) -> None:
+    adapter = LettaAdapter(str(tmp_path), server=COMMAND, embedder=hashing)
+    adapter.reset("s1")
+    adapter.ingest("ep3", "s1", EPISODES[2][1], EPISODES[2][2])
+    assert list(tmp_path.glob("letta-*/home/.letta/sqlite.db"))  # Letta's own SQLite store, under the adapter's directory
+    adapter.reset("s1")
+    assert adapter.search("snow", None, 5) == []
+    adapter.close()
+    assert list(tmp_path.iterdir()) == []
