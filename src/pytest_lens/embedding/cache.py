@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_lens.embedding.base import Embedder, Vectors
+from pytest_lens.llm.cache import use_wal
 from pytest_lens.progress import report_embeddings
 
 __all__ = [
@@ -81,7 +82,7 @@ class EmbeddingCache:
             connection = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None)
             connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             self._db = connection
-            self._db.execute("PRAGMA journal_mode = WAL")
+            use_wal(self._db, _BUSY_TIMEOUT_MS / 1000)
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute(
                 """CREATE TABLE IF NOT EXISTS embeddings (

@@ -28,7 +28,7 @@ from typing import Any
 from pytest_lens.llm.errors import LLMCacheError, LLMCacheMiss
 from pytest_lens.llm.settings import CacheMode
 
-__all__ = ["SCHEMA_VERSION", "LLMCacheError", "LLMCacheMiss", "LLMCacheWarning", "RequestCache", "canonical_json", "request_key"]
+__all__ = ["SCHEMA_VERSION", "LLMCacheError", "LLMCacheMiss", "LLMCacheWarning", "RequestCache", "canonical_json", "request_key", "use_wal"]
 
 SCHEMA_VERSION = 1
 TABLE = "llm_responses"
@@ -43,6 +43,25 @@ class LLMCacheWarning(UserWarning):
 def canonical_json(value: Any) -> str:
     """Deterministic JSON: sorted keys, no whitespace, unicode kept."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def use_wal(connection: sqlite3.Connection, timeout_s: float) -> None:
+    """Put the database in WAL mode, waiting up to ``timeout_s`` while other processes open it at the same moment.
+
+    SQLite answers "database is locked" to a change of journal mode at once, without its busy handler, while another
+    connection is opening the file (several xdist workers starting on one fresh cache): that is retried here.
+    """
+    deadline = time.monotonic() + timeout_s
+    pause = 0.01
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)
 
 
 def request_key(request: Mapping[str, Any]) -> str:
@@ -131,7 +150,7 @@ class RequestCache:
             if connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [TABLE]).fetchone() is None:
                 raise LLMCacheError(f"--lens-llm-cache-mode=replay: {self.path} holds no LLM responses; record them first")
             return connection
-        connection.execute("PRAGMA journal_mode = WAL")
+        use_wal(connection, BUSY_TIMEOUT_MS / 1000)
         # In WAL mode NORMAL never corrupts the file; a power cut may only lose the newest entries (a cache can afford it).
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("BEGIN IMMEDIATE")
