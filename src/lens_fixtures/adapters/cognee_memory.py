@@ -45,6 +45,7 @@ from collections.abc import Coroutine
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from lens_fixtures.adapters.model_required import require_llm
 from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import AdapterUnavailable, CapabilityManifest, Document, MemoryAdapter, SearchResult
 from pytest_lens.embedding import build_embedder
@@ -195,11 +196,7 @@ class CogneeAdapter(MemoryAdapter):
         snippet_chars: int = 500,
         max_results: int = 20,
     ) -> None:
-        if lens_llm is None:
-            raise AdapterUnavailable(
-                "cognee needs an LLM to build its memory: pass --lens-llm-base-url and --lens-agent-model "
-                "(or --lens-judge-model); its requests go through the LLM cache like the agent's"
-            )
+        lens_llm = require_llm(lens_llm, "cognee needs an LLM to build its memory")
         if importlib.util.find_spec("cognee") is None:
             raise AdapterUnavailable(f"cognee is not installed: {_INSTALL}")
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(extraction_max_tokens)

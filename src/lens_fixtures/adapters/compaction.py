@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
-from pytest_lens import AdapterUnavailable, CapabilityManifest, Document, MemoryAdapter, SearchResult
+from lens_fixtures.adapters.model_required import require_llm
+from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient
@@ -45,11 +46,7 @@ class CompactionAdapter(MemoryAdapter):
         episodes_per_fold: int = 10,
         summary_max_tokens: int = 2000,
     ) -> None:
-        if lens_llm is None:
-            raise AdapterUnavailable(
-                "compaction needs an LLM to write its summary: pass --lens-llm-base-url and --lens-agent-model "
-                "(or --lens-judge-model); its requests go through the LLM cache like the agent's"
-            )
+        lens_llm = require_llm(lens_llm, "compaction needs an LLM to write its summary")
         if episodes_per_fold < 1:
             raise ValueError(f"episodes_per_fold must be at least 1, got {episodes_per_fold}")
         self._llm = lens_llm.with_model(model) if model else lens_llm

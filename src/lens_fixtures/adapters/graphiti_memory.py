@@ -52,8 +52,9 @@ from typing import TYPE_CHECKING, Any
 
 from lens_fixtures.adapters.chunk_index import date_bounds
 from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.model_required import require_llm
 from lens_fixtures.adapters.snippets import excerpt
-from pytest_lens import AdapterUnavailable, CapabilityManifest, Document, MemoryAdapter, SearchResult
+from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 
 if TYPE_CHECKING:
     from pytest_lens.embedding import Embedder
@@ -149,11 +150,7 @@ class GraphitiAdapter(MemoryAdapter):
         snippet_chars: int = 500,
         max_results: int = 20,
     ) -> None:
-        if lens_llm is None:
-            raise AdapterUnavailable(
-                "graphiti needs an LLM to build its graph: pass --lens-llm-base-url and --lens-agent-model "
-                "(or --lens-judge-model); its requests go through the LLM cache like the agent's"
-            )
+        lens_llm = require_llm(lens_llm, "graphiti needs an LLM to build its graph")
         if structured_output not in ("json_schema", "json_object"):
             raise ValueError(f"option structured_output must be 'json_schema' or 'json_object', got {structured_output!r}")
         os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")

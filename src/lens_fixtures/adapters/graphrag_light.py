@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
 from lens_fixtures.adapters.bm25 import BM25Adapter
-from pytest_lens import AdapterUnavailable, CapabilityManifest, ExtraTool, SearchResult
+from lens_fixtures.adapters.model_required import require_llm
+from pytest_lens import CapabilityManifest, ExtraTool, SearchResult
 from pytest_lens.contract.schema import schema_validator
 from pytest_lens.text import content_terms, normalize
 
@@ -129,11 +130,7 @@ class GraphRAGLightAdapter(BM25Adapter):
         snippet_tokens: int = 48,
         max_results: int = 20,
     ) -> None:
-        if lens_llm is None:
-            raise AdapterUnavailable(
-                "graphrag-light needs an LLM to extract its graph: pass --lens-llm-base-url and --lens-agent-model "
-                "(or --lens-judge-model); its requests go through the LLM cache like the agent's"
-            )
+        lens_llm = require_llm(lens_llm, "graphrag-light needs an LLM to extract its graph")
         if hops < 0:
             raise ValueError(f"hops must be 0 or more, got {hops}")
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(extraction_max_tokens)

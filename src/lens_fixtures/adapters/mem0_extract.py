@@ -33,8 +33,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from lens_fixtures.adapters.mem0_adapter import _USER, Mem0Memory
+from lens_fixtures.adapters.model_required import require_llm
 from lens_fixtures.adapters.snippets import excerpt
-from pytest_lens import AdapterUnavailable, Document, SearchResult
+from pytest_lens import Document, SearchResult
 
 if TYPE_CHECKING:
     from pytest_lens.embedding import Embedder
@@ -113,11 +114,7 @@ class Mem0ExtractAdapter(Mem0Memory):
         max_results: int = 20,
         threshold: float = 0.0,
     ) -> None:
-        if lens_llm is None:
-            raise AdapterUnavailable(
-                "mem0-extract needs an LLM to extract memories: pass --lens-llm-base-url and --lens-agent-model "
-                "(or --lens-judge-model); its requests go through the LLM cache like the agent's"
-            )
+        lens_llm = require_llm(lens_llm, "mem0-extract needs an LLM to extract memories")
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(extraction_max_tokens)
         self._keep = keep_episodes
         self._episodes: dict[str, tuple[str, str]] = {}
