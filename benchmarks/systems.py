@@ -4,8 +4,8 @@
     python benchmarks/systems.py --base-url http://127.0.0.1:8090/v1 --model gemma3-270m --cache systems.sqlite
     python benchmarks/systems.py --base-url ... --cache systems.sqlite --cache-mode replay   # 0 requests
 
-For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, mem0-extract, graphiti, cognee by default) it
-first streams the slice in-process through a fresh adapter on the run's endpoint and request cache,
+For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, mem0-extract, graphiti, cognee, letta and
+letta-memorize by default) it first streams the slice in-process through a fresh adapter on the run's endpoint and request cache,
 timing every ``ingest`` (and the final ``prepare``, where graphrag-light builds its graph) and a
 search for each question; then one ``pytest`` LENS run of every system together on the same cache
 gives the headline, composite and metric means with their bootstrap CIs. LLM use at ingestion is the
@@ -14,12 +14,19 @@ judge's requests and the agent's tokens, from the run's artifact.
 
 Without ``--base-url`` the project's scripted server stands in for the model: its extraction replies are
 well formed by construction, so those rows measure the adapters and the harness, not a model.
+
+A system whose library or server is missing gets a row saying why (its questions skip in the LENS run). Cognee
+needs older transformers than the rest (docs/systems/cognee.md): run the script with the Python of a venv layered
+over the main one, as CI builds ``.venv-cognee``, to get every row in one table. Letta needs its server, named by
+``--letta-server`` or ``LENS_LETTA_SERVER`` (docs/systems/letta.md); ``letta`` keeps episodes in Letta's archival
+memory only, ``letta-memorize`` also lets Letta's agent write each record into its core memory with the model.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -30,17 +37,25 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-#: Labels for the adapters this script names by module (their entry points need a reinstall of the package).
-SYSTEMS = {
-    "null": "null",
-    "bm25": "bm25",
-    "sqlite-hybrid": "sqlite-hybrid",
-    "compaction": "compaction",
-    "graphrag-light": "lens_fixtures.adapters.graphrag_light:GraphRAGLightAdapter",
-    "mem0-extract": "lens_fixtures.adapters.mem0_extract:Mem0ExtractAdapter",
-    "graphiti": "lens_fixtures.adapters.graphiti_memory:GraphitiAdapter",
-    "cognee": "lens_fixtures.adapters.cognee_memory:CogneeAdapter",
+#: Each system's adapter (named by module: entry points need a reinstall of the package) and its options.
+SYSTEMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "null": ("null", {}),
+    "bm25": ("bm25", {}),
+    "sqlite-hybrid": ("sqlite-hybrid", {}),
+    "compaction": ("compaction", {}),
+    "graphrag-light": ("lens_fixtures.adapters.graphrag_light:GraphRAGLightAdapter", {}),
+    "mem0-extract": ("lens_fixtures.adapters.mem0_extract:Mem0ExtractAdapter", {}),
+    "graphiti": ("lens_fixtures.adapters.graphiti_memory:GraphitiAdapter", {}),
+    "cognee": ("lens_fixtures.adapters.cognee_memory:CogneeAdapter", {}),
+    "letta": ("lens_fixtures.adapters.letta_memory:LettaAdapter", {}),
+    "letta-memorize": ("lens_fixtures.adapters.letta_memory:LettaAdapter", {"memorize": True}),
 }
+#: The in-process timings of :func:`measure`, in the table's order.
+TIMINGS = ("ingest_ms_per_episode", "search_p50_ms", "search_p95_ms")
+#: The counters each LLM-built adapter reports for its model calls at ingestion (``lens_stats``).
+CALLS = ("extraction_calls", "chat_requests")
+PROMPT_TOKENS = ("extraction_prompt_tokens", "chat_prompt_tokens")
+COMPLETION_TOKENS = ("extraction_completion_tokens", "chat_completion_tokens")
 
 #: The metric columns shown unless ``--all-metrics``.
 SHOWN_METRICS = [
@@ -66,7 +81,11 @@ def chat_client(base_url: str, model: str, cache: Path, mode: str) -> Any:
     return ChatClient(LLMEndpoint(base_url, api_key_env="LENS_LLM_API_KEY"), model, cache=RequestCache(cache, mode), stats=LLMStats())  # type: ignore[arg-type]
 
 
-def measure(label: str, target: str, dataset: Path, llm: Any, storage: Path) -> dict[str, Any]:
+def counted(counters: dict[str, Any], names: tuple[str, ...]) -> int:
+    return sum(int(counters.get(name, 0)) for name in names)
+
+
+def measure(label: str, target: str, options: dict[str, Any], dataset: Path, llm: Any, storage: Path) -> dict[str, Any]:
     """Ingest (and final prepare) seconds per episode, search p50/p95 over the questions, the adapter's counters."""
     from pytest_lens.contract.adapter import AdapterUnavailable
     from pytest_lens.datasets.loader import load_dataset
@@ -75,7 +94,7 @@ def measure(label: str, target: str, dataset: Path, llm: Any, storage: Path) -> 
 
     data = load_dataset(dataset)
     try:
-        adapter = construct_adapter(AdapterSpec(label, target, {}), storage, lens_llm=llm)
+        adapter = construct_adapter(AdapterSpec(label, target, dict(options)), storage, lens_llm=llm)
     except AdapterUnavailable as exc:
         return {"unavailable": str(exc)}
     ingest_s = 0.0
@@ -96,6 +115,8 @@ def measure(label: str, target: str, dataset: Path, llm: Any, storage: Path) -> 
                 adapter.search(question.prompt, None, 10)
                 searches.append(time.perf_counter() - started)
         stats = adapter.lens_stats() if hasattr(adapter, "lens_stats") else {}
+    except Exception as exc:  # the system's own failure: said under the table, the other systems still measured
+        return {"fault": f"{type(exc).__name__}: {exc}"[:500]}
     finally:
         if hasattr(adapter, "close"):
             adapter.close()
@@ -110,7 +131,10 @@ def measure(label: str, target: str, dataset: Path, llm: Any, storage: Path) -> 
 def lens_run(systems: list[str], dataset: Path, base_url: str, model: str, cache: Path, mode: str, workdir: Path) -> dict[str, Any]:
     """One pytest LENS run of every system; its JSON artifact."""
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "no:randomly"]
-    command += [f"--lens-adapter={SYSTEMS[name]}" for name in systems]
+    for name in systems:
+        target, options = SYSTEMS[name]
+        command.append(f"--lens-adapter={name}={target}")
+        command += [f"--lens-adapter-option={name}.{key}={json.dumps(value)}" for key, value in options.items()]
     command += [
         f"--lens-dataset={dataset}",
         "--lens-agent=llm",
@@ -138,8 +162,6 @@ def estimate(value: dict[str, Any] | None) -> str:
 def rows(
     systems: list[str], artifact: dict[str, Any], timings: dict[str, dict[str, Any]], *, all_metrics: bool = False
 ) -> tuple[list[str], list[list[str]]]:
-    # A run labels an adapter given as module:Class by its class name.
-    labels = {SYSTEMS[name].rpartition(":")[2]: name for name in systems}
     adapters = (artifact.get("statistics") or {}).get("adapters", {})
     measured = sorted({m for summary in artifact["summary"].values() for m in summary["metrics"]})
     metric_names = measured if all_metrics else [m for m in SHOWN_METRICS if m in measured]
@@ -147,18 +169,20 @@ def rows(
     headers += ["ingest LLM calls", "ingest tokens", "answer LLM calls", "answer tokens"]
     table = []
     for key, summary in artifact["summary"].items():
-        name = labels.get(summary["adapter"], summary["adapter"])
-        stats = next((s for k, s in adapters.items() if k.startswith(summary["adapter"])), {})
+        name = summary["adapter"]
+        stats = adapters.get(key, {})  # the statistics are keyed as the summary is
         results = [r for r in artifact["results"] if r["adapter"] == summary["adapter"] and not r.get("skipped")]
-        adapter_calls = sum(r.get("adapter_stats", {}).get("extraction_calls", 0) for r in results)
+        adapter_calls = sum(counted(r.get("adapter_stats", {}), CALLS) for r in results)
         answer_calls = sum((r.get("llm") or {}).get("requests", 0) for r in results) - adapter_calls
         answer_tokens = sum(r.get("agent_tokens", 0) for r in results)
         timing = timings.get(name, {})
         counters = timing.get("stats", {})
-        ingest_calls = counters.get("extraction_calls", "-" if name not in ("compaction",) else "in answers")
-        ingest_tokens = counters.get("extraction_prompt_tokens", 0) + counters.get("extraction_completion_tokens", 0)
+        ingest_calls: int | str = counted(counters, CALLS) if any(n in counters for n in CALLS) else "-"
+        if name == "compaction":
+            ingest_calls = "in answers"
+        ingest_tokens = counted(counters, PROMPT_TOKENS) + counted(counters, COMPLETION_TOKENS)
         if "unavailable" in timing:
-            table.append([name, "unavailable: " + timing["unavailable"][:60], *[""] * (len(headers) - 2)])
+            table.append([name, "unavailable (below)", *[""] * (len(headers) - 2)])
             continue
         table.append(
             [
@@ -166,16 +190,13 @@ def rows(
                 f"{summary['headline']:.3f} ({summary['headline_name']})",
                 estimate(stats.get("composite")) if stats else f"{summary['composite']:.3f}",
                 *[estimate((stats.get("metrics") or {}).get(m)) if stats else f"{summary['metrics'].get(m, 0):.3f}" for m in metric_names],
-                f"{timing.get('ingest_ms_per_episode', 0):.1f}",
-                f"{timing.get('search_p50_ms', 0):.1f}",
-                f"{timing.get('search_p95_ms', 0):.1f}",
+                *(f"{timing[k]:.1f}" if k in timing else "fault (below)" for k in TIMINGS),
                 str(ingest_calls),
                 str(ingest_tokens or "-"),
                 str(answer_calls),
                 str(answer_tokens),
             ]
         )
-        del key
     return headers, table
 
 
@@ -194,11 +215,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, help="the request cache (default: a fresh one)")
     parser.add_argument("--cache-mode", default="record", choices=["record", "replay"])
     parser.add_argument("--all-metrics", action="store_true", help="a column for every metric the run measured")
+    parser.add_argument("--letta-server", help="the Letta server's letta command (default: LENS_LETTA_SERVER)")
     args = parser.parse_args(argv)
     systems = [name.strip() for name in args.systems.split(",") if name.strip()]
     unknown = [name for name in systems if name not in SYSTEMS]
     if unknown:
         parser.error(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
+    if args.letta_server:
+        os.environ["LENS_LETTA_SERVER"] = args.letta_server
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lens-systems-")))
         base_url = args.base_url
@@ -213,7 +237,9 @@ def main(argv: list[str] | None = None) -> None:
         timings = {}
         for name in systems:
             storage = workdir / f"store-{name}"
-            timings[name] = measure(name, SYSTEMS[name], args.dataset, chat_client(base_url, args.model, cache, args.cache_mode), storage)
+            target, options = SYSTEMS[name]
+            llm = chat_client(base_url, args.model, cache, args.cache_mode)
+            timings[name] = measure(name, target, options, args.dataset, llm, storage)
             shutil.rmtree(storage, ignore_errors=True)
         before = server.count() if server else None
         artifact = lens_run(systems, args.dataset, base_url, args.model, cache, args.cache_mode, workdir)
@@ -222,6 +248,10 @@ def main(argv: list[str] | None = None) -> None:
         if server is not None:
             print(f"requests the LENS run sent: {server.count() - (before or 0)}")
         print(markdown(*rows(systems, artifact, timings, all_metrics=args.all_metrics)))
+        for name, timing in timings.items():
+            for why in ("unavailable", "fault"):
+                if why in timing:
+                    print(f"{name}: {why} while streaming the slice: {timing[why]}")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ on one event loop thread. So instances are correct side by side but never run co
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import importlib.util
 import json
@@ -238,7 +239,13 @@ class CogneeAdapter(MemoryAdapter):
             self._rejected_reply = None
             loop = _loop()
 
+            caller = contextvars.copy_context()
+
             async def guarded() -> Any:
+                # The loop's thread has a context of its own: take the caller's, so the run counts Cognee's
+                # requests on the question whose call caused them (the tasks Cognee starts inherit it).
+                for variable, value in caller.items():
+                    variable.set(value)
                 self._task = asyncio.current_task()
                 coroutine: Coroutine[Any, Any, Any] = make()
                 return await coroutine

@@ -33,6 +33,7 @@ model itself, over HTTP. The adapter owns all of it:
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import re
@@ -85,6 +86,9 @@ class ModelRelay:
         self.errors: list[str] = []
         #: The episode timestamp that stands for "now" in Letta's prompts (see :meth:`dated`).
         self.now: str | None = None
+        #: The context of the adapter call Letta's requests serve (see :meth:`serving`): the relay's threads answer
+        #: in a copy of it, so the run counts those requests on the question whose call caused them.
+        self.context: contextvars.Context | None = None
         relay = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -105,7 +109,8 @@ class ModelRelay:
                     if path.endswith("/embeddings"):
                         self._send(200, relay.embeddings(body))
                     elif path.endswith("/chat/completions"):
-                        self._send(200, relay.chat(body))
+                        context = relay.context
+                        self._send(200, context.copy().run(relay.chat, body) if context is not None else relay.chat(body))
                     else:
                         self._send(404, {"error": {"message": f"no route POST {path}", "type": "lens_relay"}})
                 except Exception as exc:  # reported to Letta as the endpoint's error, and kept for the adapter's message
@@ -465,12 +470,16 @@ class LettaAdapter:
         if self._memorize:
             assert self._relay is not None
             self._relay.now = timestamp
-            response = self._call(
-                f"let its agent read episode {episode_id!r}",
-                lambda: self._client.agents.messages.create(
-                    agent_id, messages=[{"role": "user", "content": f"Record ({timestamp}):\n{text}"}]
-                ),
-            )
+            self._relay.context = contextvars.copy_context()
+            try:
+                response = self._call(
+                    f"let its agent read episode {episode_id!r}",
+                    lambda: self._client.agents.messages.create(
+                        agent_id, messages=[{"role": "user", "content": f"Record ({timestamp}):\n{text}"}]
+                    ),
+                )
+            finally:
+                self._relay.context = None
             # Letta answers a tool call it could not run (arguments that are not JSON, an unknown block) with an
             # error tool return and ends the turn normally: the episode would leave no memory, silently.
             failed = [

@@ -22,6 +22,7 @@ from lens_fixtures.openai_server import LensPolicy, OpenAITestServer
 from lens_fixtures.openai_server.extraction_cognee import CogneePolicy, with_cognee
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
+from pytest_lens.llm.stats import counting
 from tests.unit.lens_fixtures.adapters.scripted import scripted_client
 
 EPISODES = [
@@ -63,8 +64,10 @@ def test_cognify_builds_at_prepare_search_leads_to_episodes_and_close_removes_ev
         adapter.ingest(ref, "scope", timestamp, text)
     assert cognee_prompts(server) == []  # add asks no model
     assert adapter.search("snow road", None, 3) == []  # nothing cognified: no chunk to search
-    adapter.prepare("scope", 3)
+    with counting() as question:  # as the run counts a question's requests: Cognee's, made on its own loop, are there
+        adapter.prepare("scope", 3)
     prompts = cognee_prompts(server)
+    assert question.snapshot().requests == adapter.lens_stats()["extraction_calls"] >= 6
     assert len(prompts) == 6 and all(any(text in p for _, _, text in EPISODES) for p in prompts)  # graph + summary per chunk
     results = adapter.search("snow closed the north road", None, 3)
     assert results[0].ref_id == "ep3" and "40 cm of snow" in results[0].text

@@ -20,6 +20,7 @@ from lens_fixtures.adapters.letta_memory import SERVER_ENV, LettaAdapter, LettaS
 from lens_fixtures.openai_server import LensPolicy, LettaAgentPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
+from pytest_lens.llm.stats import counting
 from tests.unit.lens_fixtures.adapters.scripted import scripted_client
 
 EPISODES = [
@@ -79,9 +80,11 @@ def test_search_leads_back_to_each_episode_and_a_checkpoint_sees_no_later_one(le
 def test_memorize_lets_the_model_write_core_memory(letta_url: str, tmp_path: Path, hashing: Any) -> None:
     with OpenAITestServer() as server:
         adapter = attached(letta_url, tmp_path, hashing, server, memorize=True)
-        adapter.ingest("ep2", "scope", EPISODES[1][1], EPISODES[1][2])
+        with counting() as question:  # as the run counts a question's requests: those Letta sent through the relay too
+            adapter.ingest("ep2", "scope", EPISODES[1][1], EPISODES[1][2])
         assert "pump seven vibration 9.8 mm/s, rising sharply" in adapter.core_memory()["human"]
         assert server.count(kind="letta") == adapter.lens_stats()["chat_requests"] >= 2  # a memory step, then send_message
+        assert question.snapshot().requests == adapter.lens_stats()["chat_requests"]
         assert [r.ref_id for r in adapter.search("pump vibration", None, 5)] == ["ep2"]
         adapter.close()
 
