@@ -34,6 +34,7 @@ model itself, over HTTP. The adapter owns all of it:
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import json
 import os
 import re
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from pytest_lens.embedding import CachedEmbedder, Embedder
     from pytest_lens.llm.client import ChatClient
 
-__all__ = ["REF_TAG", "LettaAdapter", "LettaError", "LettaServer", "ModelRelay"]
+__all__ = ["REF_TAG", "LettaAdapter", "LettaError", "LettaServer", "ModelRelay", "agent_name"]
 
 #: The tag prefix that names a passage's episode.
 REF_TAG = "lens-ref:"
@@ -321,6 +322,15 @@ class LettaServer:
             self.process.wait(timeout=30)
 
 
+def agent_name(scope_id: str) -> str:
+    """A name Letta accepts for a scope's agent: letters, digits, spaces, ``-`` and ``_`` only (else HTTP 422).
+
+    Other characters become ``_``, and a short digest of the scope id keeps two scopes that differ only there apart.
+    """
+    digest = hashlib.sha1(scope_id.encode()).hexdigest()[:8]
+    return f"lens-{re.sub(r'[^A-Za-z0-9 _-]', '_', scope_id)[:48]}-{digest}"
+
+
 class LettaAdapter:
     """One Letta agent per scope on a private ``letta server``; episodes in its archival memory (see the module docstring).
 
@@ -441,7 +451,7 @@ class LettaAdapter:
         agent = self._call(
             "create the scope's agent",
             lambda: self._client.agents.create(
-                name=f"lens-{scope_id}"[:60],
+                name=agent_name(scope_id),
                 memory_blocks=[{"label": "human", "value": ""}, {"label": "persona", "value": "I keep the operator's records."}],
                 **self._model_configs(),
             ),

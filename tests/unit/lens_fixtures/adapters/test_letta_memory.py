@@ -8,6 +8,7 @@ makes its own agent, except the test of the adapter-owned server, which starts a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 
 pytest.importorskip("letta_client", reason="the optional extra pytest-lens[letta] (letta-client) is not installed")
 
-from lens_fixtures.adapters.letta_memory import SERVER_ENV, LettaAdapter, LettaServer
+from lens_fixtures.adapters.letta_memory import SERVER_ENV, LettaAdapter, LettaServer, agent_name
 from lens_fixtures.openai_server import LensPolicy, LettaAgentPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
@@ -54,6 +55,22 @@ def test_without_a_server_the_adapter_is_unavailable_and_says_how_to_install_one
     monkeypatch.delenv(SERVER_ENV, raising=False)
     with pytest.raises(AdapterUnavailable, match=f"{SERVER_ENV}.*letta\\[server,sqlite\\]"):
         LettaAdapter(embedder=hashing)
+
+
+def test_every_scope_id_becomes_an_agent_name_letta_accepts() -> None:
+    # Letta 0.11 answers HTTP 422 to a name with any other character than letters, digits, space, - and _.
+    names = [agent_name(scope) for scope in ("scope", "Scope ü/1:x", "a/b", "a:b", "", "x" * 200)]
+    assert all(re.fullmatch(r"[A-Za-z0-9 _-]+", name) and len(name) <= 67 for name in names)
+    assert len(set(names)) == len(names)  # "a/b" and "a:b" stay apart
+
+
+@needs_server
+def test_a_scope_id_letta_would_refuse_as_a_name_still_gets_an_agent(letta_url: str, tmp_path: Path, hashing: Any) -> None:
+    adapter = attached(letta_url, tmp_path, hashing)
+    adapter.reset("Scope ü/1:x")  # found by the conformance suite: every such reset was an HTTP 422
+    adapter.ingest("ep1", "Scope ü/1:x", EPISODES[0][1], EPISODES[0][2])
+    assert [r.ref_id for r in adapter.search("snow north road", None, 5)] == ["ep1"]
+    adapter.close()
 
 
 @needs_server
