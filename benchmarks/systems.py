@@ -3,6 +3,7 @@
     python benchmarks/systems.py                                   # the scripted test server (CI-style numbers)
     python benchmarks/systems.py --base-url http://127.0.0.1:8090/v1 --model gemma3-270m --cache systems.sqlite
     python benchmarks/systems.py --base-url ... --cache systems.sqlite --cache-mode replay   # 0 requests
+    python benchmarks/systems.py --python cognee=.venv-cognee/bin/python --letta-server .venv-letta-server/bin/letta
 
 For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, mem0-extract, graphiti, cognee, letta and
 letta-memorize by default) it first streams the slice in-process through a fresh adapter on the run's endpoint and request cache,
@@ -16,10 +17,12 @@ Without ``--base-url`` the project's scripted server stands in for the model: it
 well formed by construction, so those rows measure the adapters and the harness, not a model.
 
 A system whose library or server is missing gets a row saying why (its questions skip in the LENS run). Cognee
-needs older transformers than the rest (docs/systems/cognee.md): run the script with the Python of a venv layered
-over the main one, as CI builds ``.venv-cognee``, to get every row in one table. Letta needs its server, named by
-``--letta-server`` or ``LENS_LETTA_SERVER`` (docs/systems/letta.md); ``letta`` keeps episodes in Letta's archival
-memory only, ``letta-memorize`` also lets Letta's agent write each record into its core memory with the model.
+cannot share an environment with the rest (docs/systems/cognee.md: it needs older transformers, and its wheel
+ships a ``kuzu`` module that shadows the Kuzu Graphiti needs): ``--python cognee=.venv-cognee/bin/python`` runs its
+row under that venv's interpreter (a venv layered over the main one, as CI builds it), the others in this one.
+Letta needs its server, named by ``--letta-server`` or ``LENS_LETTA_SERVER`` (docs/systems/letta.md); ``letta``
+keeps episodes in Letta's archival memory only, ``letta-memorize`` also lets Letta's agent write each record into
+its core memory with the model.
 """
 
 from __future__ import annotations
@@ -97,6 +100,8 @@ def measure(label: str, target: str, options: dict[str, Any], dataset: Path, llm
         adapter = construct_adapter(AdapterSpec(label, target, dict(options)), storage, lens_llm=llm)
     except AdapterUnavailable as exc:
         return {"unavailable": str(exc)}
+    except Exception as exc:  # e.g. an adapter that cannot be imported here: its row says so
+        return {"unavailable": f"{type(exc).__name__}: {exc}"[:500]}
     ingest_s = 0.0
     episodes = 0
     searches: list[float] = []
@@ -128,9 +133,30 @@ def measure(label: str, target: str, options: dict[str, Any], dataset: Path, llm
     }
 
 
-def lens_run(systems: list[str], dataset: Path, base_url: str, model: str, cache: Path, mode: str, workdir: Path) -> dict[str, Any]:
+def measured_in(python: str, name: str, args: argparse.Namespace, base_url: str, cache: Path, storage: Path) -> dict[str, Any]:
+    """:func:`measure` for one system in another interpreter (its venv); what it measured, or why it could not."""
+    command = [python, str(Path(__file__).resolve()), "--measure-one", name, "--base-url", base_url, "--model", args.model]
+    command += ["--dataset", str(args.dataset), "--cache", str(cache), "--cache-mode", args.cache_mode, "--storage", str(storage)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        return {"fault": f"{python} exited with {done.returncode}: {done.stderr.strip()[-400:]}"}
+    return json.loads(lines[-1])  # type: ignore[no-any-return]
+
+
+def merged(artifacts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The parts of several runs' artifacts the table reads, as one (each adapter's statistics are its own)."""
+    summary = {key: value for artifact in artifacts for key, value in artifact["summary"].items()}
+    adapters = {key: value for artifact in artifacts for key, value in ((artifact.get("statistics") or {}).get("adapters") or {}).items()}
+    results = [result for artifact in artifacts for result in artifact["results"]]
+    return {"summary": summary, "statistics": {"adapters": adapters}, "results": results}
+
+
+def lens_run(
+    systems: list[str], dataset: Path, base_url: str, model: str, cache: Path, mode: str, workdir: Path, python: str = sys.executable
+) -> dict[str, Any]:
     """One pytest LENS run of every system; its JSON artifact."""
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "no:randomly"]
+    command = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "no:randomly"]
     for name in systems:
         target, options = SYSTEMS[name]
         command.append(f"--lens-adapter={name}={target}")
@@ -145,6 +171,7 @@ def lens_run(systems: list[str], dataset: Path, base_url: str, model: str, cache
         f"--lens-llm-cache-mode={mode}",
         f"--lens-json={workdir / 'run.json'}",
     ]
+    (workdir / "run.json").unlink(missing_ok=True)
     done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False)
     if not (workdir / "run.json").is_file():
         raise SystemExit(f"the LENS run wrote no artifact ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
@@ -216,9 +243,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache-mode", default="record", choices=["record", "replay"])
     parser.add_argument("--all-metrics", action="store_true", help="a column for every metric the run measured")
     parser.add_argument("--letta-server", help="the Letta server's letta command (default: LENS_LETTA_SERVER)")
+    parser.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        metavar="SYSTEM=PYTHON",
+        help="run SYSTEM under another interpreter (e.g. cognee=.venv-cognee/bin/python); repeatable",
+    )
+    parser.add_argument("--measure-one", help=argparse.SUPPRESS)  # internal: one system's timings, as JSON
+    parser.add_argument("--storage", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.measure_one:
+        llm = chat_client(args.base_url, args.model, args.cache, args.cache_mode)
+        target, options = SYSTEMS[args.measure_one]
+        print(json.dumps(measure(args.measure_one, target, options, args.dataset, llm, args.storage)))
+        return
+    pythons = dict(item.split("=", 1) for item in args.python)
     systems = [name.strip() for name in args.systems.split(",") if name.strip()]
     unknown = [name for name in systems if name not in SYSTEMS]
+    unknown += [name for name in pythons if name not in SYSTEMS]
     if unknown:
         parser.error(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
     if args.letta_server:
@@ -237,12 +280,19 @@ def main(argv: list[str] | None = None) -> None:
         timings = {}
         for name in systems:
             storage = workdir / f"store-{name}"
-            target, options = SYSTEMS[name]
-            llm = chat_client(base_url, args.model, cache, args.cache_mode)
-            timings[name] = measure(name, target, options, args.dataset, llm, storage)
+            if name in pythons:
+                timings[name] = measured_in(pythons[name], name, args, base_url, cache, storage)
+            else:
+                target, options = SYSTEMS[name]
+                llm = chat_client(base_url, args.model, cache, args.cache_mode)
+                timings[name] = measure(name, target, options, args.dataset, llm, storage)
             shutil.rmtree(storage, ignore_errors=True)
         before = server.count() if server else None
-        artifact = lens_run(systems, args.dataset, base_url, args.model, cache, args.cache_mode, workdir)
+        groups: dict[str, list[str]] = {}
+        for name in systems:  # one LENS run per interpreter, in the order of the systems
+            groups.setdefault(pythons.get(name, sys.executable), []).append(name)
+        runs = [lens_run(names, args.dataset, base_url, args.model, cache, args.cache_mode, workdir, py) for py, names in groups.items()]
+        artifact = merged(runs)
         model = "the scripted test server" if server else f"{args.model} at {base_url}"
         print(f"slice: {args.dataset.name}; model: {model}; cache: {cache} ({args.cache_mode})")
         if server is not None:

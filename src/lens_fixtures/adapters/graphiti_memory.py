@@ -70,6 +70,28 @@ if importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec
     raise ImportError(GRAPHITI_INSTALL_HINT)
 
 
+def _kuzu_shadowed() -> str | None:
+    """Why the ``kuzu`` module here is not Kuzu, or ``None``: cognee 1.6's wheel ships a ``kuzu`` shim over Ladybug.
+
+    Ladybug (a Kuzu fork) loads full-text search as an extension it downloads; Graphiti's searches need it built in,
+    as Kuzu 0.11 has it, so every search would fail with "function CREATE_FTS_INDEX is not defined".
+    """
+    import kuzu
+
+    module = getattr(getattr(kuzu, "Database", None), "__module__", "kuzu")
+    if module.split(".")[0] == "kuzu":
+        return None
+    return (
+        f"the kuzu module here ({kuzu.__file__}) is {module.split('.')[0]} {getattr(kuzu, '__version__', '?')} under Kuzu's name "
+        "(cognee's wheel installs that shim), without Kuzu 0.11's built-in full-text search that Graphiti needs: "
+        "install pytest-lens[graphiti] and pytest-lens[cognee] in separate environments (docs/systems/cognee.md)"
+    )
+
+
+if (_SHADOWED := _kuzu_shadowed()) is not None:
+    raise ImportError(_SHADOWED)
+
+
 class GraphitiReplyError(ValueError):
     """The model's reply is not the structured output Graphiti asked for."""
 

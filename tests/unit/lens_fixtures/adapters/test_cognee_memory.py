@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -137,6 +139,17 @@ def test_a_reply_cognee_cannot_validate_is_an_adapter_fault_with_cognees_message
 
 
 COGNEE_CLAUSES = ["retrieve.roundtrip", "search.known_refs", "reset.forgets", "recall.rare_token"]
+
+
+def test_graphiti_beside_cognee_refuses_to_load_saying_why() -> None:
+    # cognee's wheel installs a `kuzu` module (a shim over Ladybug 0.19) that shadows Kuzu 0.11: Graphiti's searches
+    # would each fail with Ladybug's "function CREATE_FTS_INDEX is not defined", so the adapter refuses at import.
+    if importlib.util.find_spec("graphiti_core") is None:
+        pytest.skip("graphiti-core is not installed beside cognee here (CI's cognee venv is layered over one that has it)")
+    command = [sys.executable, "-c", "import lens_fixtures.adapters.graphiti_memory"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    assert "is ladybug" in done.stderr and "install pytest-lens[graphiti] and pytest-lens[cognee] in separate environments" in done.stderr
 
 
 def test_cognee_keeps_the_contract_bearing_clauses(tmp_path: Path, hashing: Any) -> None:
