@@ -290,7 +290,7 @@ def _no_model_downloads(memory: Any) -> None:
 
         mem0.utils.spacy_models._load_failed_full = True
         mem0.utils.spacy_models._load_failed_lemma = True
-    store = getattr(memory, "vector_store", None)
+    store: Any = getattr(memory, "vector_store", None)
     if importlib.util.find_spec("fastembed") is not None and getattr(store, "_bm25_encoder", False) is None:
         store._bm25_encoder = _local_bm25_encoder()
 
