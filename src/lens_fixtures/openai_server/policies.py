@@ -46,12 +46,13 @@ def classify(request: ChatRequest) -> str:
     """The role a request asks the model to play.
 
     ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``lme_judge`` (LongMemEval's), ``baseline``,
-    ``summary``, ``policy`` (the memory policies' folds), ``extraction`` (mem0's and GraphRAG-light's), ``letta`` (a Letta
-    agent's step),
+    ``summary``, ``hierarchy`` (the hierarchical adapter's summaries), ``policy`` (the memory policies' folds),
+    ``extraction`` (mem0's and GraphRAG-light's), ``letta`` (a Letta agent's step),
     ``fact_judge`` and ``support_judge`` (LENS V2's
     per-fact and evidence-support judges) or ``other``.
     """
     from lens_fixtures.adapters.compaction import SUMMARY_SYSTEM_PROMPT
+    from lens_fixtures.adapters.hierarchical import PROMPTS as HIERARCHY_PROMPTS
     from pytest_lens.agents.base import SYSTEM_PROMPT
     from pytest_lens.judging.baseline import BASELINE_SYSTEM_PROMPT
     from pytest_lens.suites.longmemeval import JUDGE_PREAMBLE as LME_PREAMBLE
@@ -80,6 +81,8 @@ def classify(request: ChatRequest) -> str:
         return "baseline"
     if system == SUMMARY_SYSTEM_PROMPT:
         return "summary"
+    if system in HIERARCHY_PROMPTS:
+        return "hierarchy"
     return "other"
 
 
@@ -340,6 +343,23 @@ class SummaryPolicy:
         return Reply(content="\n".join(lines[-self.max_lines :]) or "(nothing to summarise yet)")
 
 
+@dataclass
+class HierarchyPolicy:
+    """The hierarchical adapter's summariser: every line of the input that carries a number; ``malformed``: no text."""
+
+    max_lines: int = 30
+    malformed: bool = False
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        """The summary (the first ``max_lines`` such lines, bullets and headings dropped)."""
+        if self.malformed:
+            return Reply(content="")
+        text = str(request.messages[-1].get("content", "")) if request.messages else ""
+        lines = [raw.strip().lstrip("-*• ").strip() for raw in text.splitlines()]
+        kept = [line for line in lines if line and not line.startswith("#") and any(ch.isdigit() for ch in line)]
+        return Reply(content="\n".join(kept[: self.max_lines]) or "(nothing of note)")
+
+
 MemeFlaw = Literal["prose", "missing_field"]
 
 
@@ -480,6 +500,7 @@ class LensPolicy:
     lme_judge: Policy = field(default_factory=LongMemEvalJudgePolicy)
     baseline: Policy = field(default_factory=BaselinePolicy)
     summary: Policy = field(default_factory=SummaryPolicy)
+    hierarchy: Policy = field(default_factory=HierarchyPolicy)
     policy: Policy = field(default_factory=lambda: _fold_policy())
     extraction: Policy = field(default_factory=ExtractionPolicy)
     letta: Policy = field(default_factory=LettaAgentPolicy)

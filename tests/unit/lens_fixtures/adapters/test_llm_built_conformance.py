@@ -1,6 +1,6 @@
 """The conformance suite against the LLM-built memories, their model the project's scripted server.
 
-graphrag-light runs every clause. mem0-extract (a fresh mem0 and Qdrant per example, about a second each even
+graphrag-light and hierarchical run every clause. mem0-extract (a fresh mem0 and Qdrant per example, about a second each even
 with the hashing embedder) runs the clauses its design bears on: the episode round trip, known refs, forgetting
 and isolation, and finding a rare token through mem0's extracted facts. Both with few examples (the full
 ``ci`` profile's results, and the time they take, are in docs/systems.md).
@@ -60,6 +60,14 @@ def test_graphrag_light_keeps_every_clause_it_declares(llm: ChatClient, tmp_path
     found = outcomes(SubjectFactory(spec, tmp_path, lens_llm=llm), None)
     assert [status for status in found.values() if status.startswith("failed")] == []
     assert found["recall.rare_token"] == found["tools.batch_retrieve"] == found["prepare.idempotent"] == "passed"
+
+
+def test_hierarchical_keeps_every_clause_it_declares(llm: ChatClient, tmp_path: Path) -> None:
+    spec = AdapterSpec("hierarchical", "lens_fixtures.adapters.hierarchical:HierarchicalAdapter", {})
+    found = outcomes(SubjectFactory(spec, tmp_path, lens_llm=llm), None)
+    assert [status for status in found.values() if status.startswith("failed")] == []
+    assert found["recall.rare_token"] == found["tools.batch_retrieve"] == found["prepare.idempotent"] == "passed"
+    assert found["tools.accepts_valid"] == found["tools.rejects_invalid"] == found["filters.date_range"] == "passed"
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mem0") is None, reason="the optional extra pytest-lens[mem0] (mem0ai) is not installed")
