@@ -5,8 +5,8 @@
     python benchmarks/systems.py --base-url ... --cache systems.sqlite --cache-mode replay   # 0 requests
     python benchmarks/systems.py --python cognee=.venv-cognee/bin/python --letta-server .venv-letta-server/bin/letta
 
-For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, mem0-extract, graphiti, cognee, letta and
-letta-memorize by default) it first streams the slice in-process through a fresh adapter on the run's endpoint and request cache,
+For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, hierarchical, mem0-extract, graphiti, cognee,
+letta and letta-memorize by default) it first streams the slice in-process through a fresh adapter on the run's endpoint and request cache,
 timing every ``ingest`` (and the final ``prepare``, where graphrag-light builds its graph) and a
 search for each question; then one ``pytest`` LENS run of every system together on the same cache
 gives the headline, composite and metric means with their bootstrap CIs. LLM use at ingestion is the
@@ -47,6 +47,7 @@ SYSTEMS: dict[str, tuple[str, dict[str, Any]]] = {
     "sqlite-hybrid": ("sqlite-hybrid", {}),
     "compaction": ("compaction", {}),
     "graphrag-light": ("lens_fixtures.adapters.graphrag_light:GraphRAGLightAdapter", {}),
+    "hierarchical": ("lens_fixtures.adapters.hierarchical:HierarchicalAdapter", {}),
     "mem0-extract": ("lens_fixtures.adapters.mem0_extract:Mem0ExtractAdapter", {}),
     "graphiti": ("lens_fixtures.adapters.graphiti_memory:GraphitiAdapter", {}),
     "cognee": ("lens_fixtures.adapters.cognee_memory:CogneeAdapter", {}),
