@@ -175,7 +175,8 @@ class CogneeAdapter(MemoryAdapter):
 
     Options: ``model`` (the extraction model; the run's ``lens_llm`` model by default),
     ``extraction_max_tokens`` (2048), ``chunk_size`` (Cognee's chunk size in tokens; 256 by default, the
-    MiniLM's input), ``snippet_chars`` (500), ``max_results`` (20) and the embedder's options
+    MiniLM's input), ``parallel`` (False: one item and one chunk at a time, see :meth:`prepare`),
+    ``snippet_chars`` (500), ``max_results`` (20) and the embedder's options
     (``embedding_model``, ``embedding_base_url``, ``embedding_batch_size``, ``cache``, ``cache_dir``,
     ``embedder``) as for the ``embedding`` adapter.
     """
@@ -188,6 +189,7 @@ class CogneeAdapter(MemoryAdapter):
         model: str | None = None,
         extraction_max_tokens: int = 2048,
         chunk_size: int = 256,
+        parallel: bool = False,
         embedding_model: str | None = None,
         embedding_base_url: str | None = None,
         embedding_batch_size: int | None = None,
@@ -202,6 +204,7 @@ class CogneeAdapter(MemoryAdapter):
             raise AdapterUnavailable(f"cognee is not installed: {_INSTALL}")
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(extraction_max_tokens)
         self._chunk_size = chunk_size
+        self._parallel = parallel
         self._snippet_chars = snippet_chars
         self._max_results = max_results
         self._root = tempfile.mkdtemp(prefix="cognee-", dir=storage_dir)
@@ -340,11 +343,17 @@ class CogneeAdapter(MemoryAdapter):
         self._pending += 1
 
     def prepare(self, scope_id: str, checkpoint: int) -> None:
-        """``cognee.cognify`` of every item added since the last one; a reply Cognee cannot read is :class:`CogneeReplyError`."""
+        """``cognee.cognify`` of every item added since the last one; a reply Cognee cannot read is :class:`CogneeReplyError`.
+
+        Cognee extracts the chunks of up to 20 items at once, so which request comes first, and which unreadable reply
+        stops ``cognify``, varies from run to run: a recording would not replay request for request. Unless
+        ``parallel``, the adapter has Cognee take one item and one chunk at a time, in stream order.
+        """
         if not self._pending:
             return
         self._stats["cognify_runs"] += 1
-        self._run(lambda: self._cognee.cognify(datasets=[_DATASET], chunk_size=self._chunk_size))
+        batches = {} if self._parallel else {"data_per_batch": 1, "chunks_per_batch": 1}
+        self._run(lambda: self._cognee.cognify(datasets=[_DATASET], chunk_size=self._chunk_size, **batches))
         self._pending = 0
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
