@@ -1,4 +1,4 @@
-"""Graphiti (graphiti-core over embedded Kuzu) against the project's OpenAI-compatible server; skipped only without graphiti-core."""
+"""Graphiti (graphiti-core over embedded Kuzu) against the project's scripted server; skipped without graphiti-core, or beside cognee."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("graphiti_core", reason="the optional extra pytest-lens[graphiti] (graphiti-core, kuzu) is not installed")
+# Beside cognee the adapter refuses to load (cognee's wheel shadows kuzu); test_cognee_memory.py checks that refusal.
+pytest.importorskip("lens_fixtures.adapters.graphiti_memory", exc_type=ImportError)  # the skip quotes why
 
 from lens_fixtures.adapters.graphiti_memory import GraphitiAdapter, GraphitiReplyError, parse_graphiti_reply
 from lens_fixtures.openai_server import ExtractionPolicy, LensPolicy, OpenAITestServer, Reply
