@@ -163,6 +163,33 @@ class ModelRelay:
             content = _LETTA_DATE.sub(lambda match: match.group(1) + day.strftime("%B %d, %Y"), content)
         return {**message, "content": content}
 
+    @staticmethod
+    def numbered_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages with every tool-call id replaced by ``call_N``, numbered in order of first appearance.
+
+        Letta gives each agent's boot-up ``send_message`` call a random UUID, and model servers give their tool
+        calls random ids, which Letta sends back in every later request: left alone, no request of an agent's
+        would ever repeat, and a recorded run could not replay. The ids only pair a call with its result.
+        """
+        numbers: dict[str, str] = {}
+
+        def number(call_id: Any) -> Any:
+            if not isinstance(call_id, str):
+                return call_id
+            return numbers.setdefault(call_id, f"call_{len(numbers) + 1}")
+
+        renamed = []
+        for message in messages:
+            message = dict(message)
+            if isinstance(message.get("tool_calls"), list):
+                message["tool_calls"] = [
+                    {**call, "id": number(call.get("id"))} if isinstance(call, dict) else call for call in message["tool_calls"]
+                ]
+            if "tool_call_id" in message:
+                message["tool_call_id"] = number(message["tool_call_id"])
+            renamed.append(message)
+        return renamed
+
     def chat(self, body: dict[str, Any]) -> dict[str, Any]:
         """``/v1/chat/completions`` through the run's client (its cache, stats and limits)."""
         if self.llm is None:
@@ -170,7 +197,7 @@ class ModelRelay:
         choice = body.get("tool_choice")
         format_ = body.get("response_format")
         reply = self.llm.complete(
-            [self.dated(message) for message in body.get("messages") or []],
+            self.numbered_calls([self.dated(message) for message in body.get("messages") or []]),
             tools=body.get("tools") or None,
             tool_choice=choice if isinstance(choice, str) else None,
             max_tokens=min(int(body.get("max_tokens") or body.get("max_completion_tokens") or self.max_tokens), self.max_tokens),
