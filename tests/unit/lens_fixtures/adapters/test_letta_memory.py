@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("letta_client", reason="the optional extra pytest-lens[letta] (letta-client) is not installed")
 
-from lens_fixtures.adapters.letta_memory import SERVER_ENV, LettaAdapter, LettaServer, agent_name
+from lens_fixtures.adapters.letta_memory import SERVER_ENV, LettaAdapter, LettaServer, ModelRelay, agent_name
 from lens_fixtures.openai_server import LensPolicy, LettaAgentPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
@@ -104,6 +104,46 @@ def test_memorize_lets_the_model_write_core_memory(letta_url: str, tmp_path: Pat
         assert question.snapshot().requests == adapter.lens_stats()["chat_requests"]
         assert [r.ref_id for r in adapter.search("pump vibration", None, 5)] == ["ep2"]
         adapter.close()
+
+
+def test_tool_call_ids_are_numbered_in_order_of_appearance() -> None:
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "aea623b2-356b", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "aea623b2-356b", "content": "ok"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "x9Zk", "type": "function"}, {"id": "q1", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "q1", "content": "ok"},
+    ]
+    renamed = ModelRelay.numbered_calls(messages)
+    assert [c["id"] for m in renamed for c in m.get("tool_calls", [])] == ["call_1", "call_2", "call_3"]
+    assert [m["tool_call_id"] for m in renamed if "tool_call_id" in m] == ["call_1", "call_3"]
+    assert messages[1]["tool_calls"][0]["id"] == "aea623b2-356b"  # the caller's messages are left alone
+
+
+@needs_server
+def test_a_memorized_episode_replays_on_a_fresh_agent_with_no_request(letta_url: str, tmp_path: Path, hashing: Any) -> None:
+    # Each agent's boot-up message carries a random tool-call id: without numbering, the replay below missed the cache.
+    episode = ("ep2", "scope", EPISODES[1][1], EPISODES[1][2])
+    with OpenAITestServer() as server:
+        recorded = LettaAdapter(
+            str(tmp_path), server_url=letta_url, lens_llm=scripted_client(server, tmp_path / "c.sqlite"), embedder=hashing, memorize=True
+        )
+        recorded.reset("scope")
+        recorded.ingest(*episode)
+        sent = server.count(kind="letta")
+        replayed = LettaAdapter(
+            str(tmp_path),
+            server_url=letta_url,
+            lens_llm=scripted_client(server, tmp_path / "c.sqlite", "replay"),
+            embedder=hashing,
+            memorize=True,
+        )
+        replayed.reset("scope")
+        replayed.ingest(*episode)
+        assert server.count(kind="letta") == sent >= 2
+        assert replayed.core_memory()["human"] == recorded.core_memory()["human"]
+        recorded.close()
+        replayed.close()
 
 
 @needs_server
