@@ -72,7 +72,8 @@ class HierarchicalAdapter(BM25Adapter):
     """Episodes in FTS5, and episode, period and overview summaries the run's model writes at ``prepare``.
 
     Options: ``model`` (the summarising model; the run's by default), ``summary_max_tokens`` (512),
-    ``group_size`` (4 episodes per period), ``snippet_tokens`` and ``max_results`` as for ``bm25``.
+    ``group_size`` (4 episodes per period), ``overview_input_chars`` (12,000: longer period summaries are summarised
+    in groups before the overview), ``snippet_tokens`` and ``max_results`` as for ``bm25``.
     """
 
     database_prefix = "hierarchical"
@@ -86,14 +87,16 @@ class HierarchicalAdapter(BM25Adapter):
         model: str | None = None,
         summary_max_tokens: int = 512,
         group_size: int = 4,
+        overview_input_chars: int = 12000,
         snippet_tokens: int = 48,
         max_results: int = 20,
     ) -> None:
         lens_llm = require_llm(lens_llm, "hierarchical needs an LLM to write its summaries")
-        if group_size < 1:
-            raise ValueError(f"group_size must be 1 or more, got {group_size}")
+        if group_size < 2:
+            raise ValueError(f"group_size must be 2 or more, got {group_size}")
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(summary_max_tokens)
         self._group_size = group_size
+        self._overview_input_chars = overview_input_chars
         self._stats = {"summary_calls": 0, "summary_prompt_tokens": 0, "summary_completion_tokens": 0, "summaries_cut_off": 0}
         super().__init__(storage_dir, snippet_tokens=snippet_tokens, max_results=max_results)
 
@@ -140,11 +143,34 @@ class HierarchicalAdapter(BM25Adapter):
             changed = True
         if changed or ("overview" not in written and episodes):
             periods = sorted((key for key in written if key.startswith("period-")), key=lambda key: int(key.split("-")[1]))
-            blocks = "\n\n".join(
+            blocks = [
                 f"Period {stamps[written[key][1][0]][:10]} to {stamps[written[key][1][-1]][:10]}:\n{written[key][0]}" for key in periods
-            )
-            overview = self._summarise(OVERVIEW_PROMPT, blocks, "the overview")
+            ]
+            overview = self._summarise(OVERVIEW_PROMPT, "\n\n".join(self._fitted(blocks)), "the overview")
             self._store("overview", 3, overview, [ref for ref, _, _ in episodes])
+
+    def _fitted(self, blocks: list[str]) -> list[str]:
+        """Period summaries short enough for one overview request (``overview_input_chars``).
+
+        While they are longer, each ``group_size`` consecutive ones are summarised together, as a period is from its
+        episodes. A long stream's period summaries would otherwise outgrow the model's context (30 periods of 512 tokens is
+        15k). Each summary of summaries depends only on the blocks it reads, so the memory stays the same however
+        the checkpoints were prepared; a request that repeats one is answered from the run's request cache.
+        """
+        while len(blocks) > 1 and sum(len(block) for block in blocks) > self._overview_input_chars:
+            merged = []
+            for start in range(0, len(blocks), self._group_size):
+                group = blocks[start : start + self._group_size]
+                if len(group) == 1:
+                    merged.append(group[0])
+                    continue
+                first, last = group[0].split(":", 1)[0], group[-1].split(":", 1)[0]
+                text = self._summarise(PERIOD_PROMPT, "\n\n".join(group), f"the periods {first} .. {last}")
+                merged.append(f"{first.split(' to ')[0]} to {last.split(' to ')[-1]}:\n{text}")
+            if len(merged) == len(blocks):
+                break
+            blocks = merged
+        return blocks
 
     def _summarise(self, system: str, user: str, what: str) -> str:
         # Records are shown by timestamp only: ids may encode dataset labels.

@@ -87,6 +87,23 @@ def test_the_memory_at_a_checkpoint_is_the_same_whichever_checkpoints_came_befor
         adapter.close()
 
 
+def test_a_long_stream_is_summarised_in_rounds_before_the_overview(server: OpenAITestServer, tmp_path: Path) -> None:
+    # Five episodes, periods of 2: three period summaries, longer together than the overview may read (100 chars).
+    llm = scripted_client(server, tmp_path / "c.sqlite")
+    stepwise = HierarchicalAdapter(str(tmp_path), lens_llm=llm, group_size=2, overview_input_chars=100)
+    load(stepwise, 5, prepare_at=(2, 5))
+    system, user = (m["content"] for m in server.requests[-1].body["messages"])
+    assert system == OVERVIEW_PROMPT
+    assert user.startswith("Period 2024-01-01 to 2024-01-05:\n")  # one block: the three periods, summarised in rounds
+    system_and_start = [(m[0]["content"], m[1]["content"][:7]) for m in (r.body["messages"] for r in server.requests)]
+    assert system_and_start.count((PERIOD_PROMPT, "Period ")) >= 2  # summaries of period summaries, in rounds
+    at_once = HierarchicalAdapter(str(tmp_path), lens_llm=llm, group_size=2, overview_input_chars=100)
+    load(at_once, 5, prepare_at=(5,))
+    assert stepwise.call_extended_tool("memory_overview", {}) == at_once.call_extended_tool("memory_overview", {})
+    for adapter in (stepwise, at_once):
+        adapter.close()
+
+
 def test_a_re_ingested_episode_loses_its_stale_summaries(server: OpenAITestServer, tmp_path: Path) -> None:
     adapter = HierarchicalAdapter(str(tmp_path), lens_llm=scripted_client(server, tmp_path / "c.sqlite"), group_size=2)
     load(adapter, 2, prepare_at=(2,))
