@@ -286,6 +286,9 @@ class LettaServer:
             "HOME": str(home),
             "LETTA_DIR": str(home / ".letta"),
             "OPENAI_API_KEY": "lens-relay",
+            # Letta lists its tool rules from a set: with a random hash seed their order in the system prompt changes
+            # from one server start to the next, and no recorded agent turn would replay on another server.
+            "PYTHONHASHSEED": "0",
             "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost",
         }
