@@ -66,6 +66,16 @@ REF_TAG = "lens-ref:"
 SERVER_ENV = "LENS_LETTA_SERVER"
 _LETTA_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2} \d{1,2}:\d{2}:\d{2} [AP]M UTC[+-]\d{4}")
 _LETTA_DATE = re.compile(r"(The current system date is: )[A-Z][a-z]+ \d{1,2}, \d{4}")
+#: One memory block of Letta's system prompt (``<label>`` then its ``<description>``), and one tool rule.
+_LETTA_BLOCK = re.compile(r"<(?P<label>[A-Za-z0-9_]+)>\n<description>.*?</(?P=label)>", re.DOTALL)
+_LETTA_RULE = re.compile(r"<tool_rule>.*?</tool_rule>", re.DOTALL)
+
+
+def _sorted_in_place(pattern: re.Pattern[str], text: str) -> str:
+    """``text`` with the matches of ``pattern`` put in sorted order, each in the place of the one before it."""
+    found = [match.group(0) for match in pattern.finditer(text)]
+    ordered = iter(sorted(found))
+    return pattern.sub(lambda _: next(ordered), text) if len(found) > 1 else text
 
 
 class LettaError(RuntimeError):
@@ -147,15 +157,21 @@ class ModelRelay:
         return {"object": "list", "data": data, "model": self.embedder.model_id, "usage": {"prompt_tokens": 0, "total_tokens": 0}}
 
     def dated(self, message: dict[str, Any]) -> dict[str, Any]:
-        """The message with Letta's wall-clock times replaced by the episode's (:attr:`now`).
+        """The message with Letta's wall-clock times replaced by the episode's (:attr:`now`), its lists in order.
 
         Letta writes the current time into its system prompt (system date, memory last modified) and into every
         login, heartbeat and tool-result message. Left alone, the model would read each record as written today
         and no request would ever repeat, so a recorded run could not replay.
         """
         content = message.get("content")
-        if self.now is None or not isinstance(content, str):
+        if not isinstance(content, str):
             return message
+        if message.get("role") == "system":
+            # Letta lists the memory blocks and tool rules in the order its database returns them, which differs
+            # from one agent to the next (their ids are random): sorted, the same agent asks the same thing.
+            content = _sorted_in_place(_LETTA_RULE, _sorted_in_place(_LETTA_BLOCK, content))
+        if self.now is None:
+            return {**message, "content": content}
         stamp = self.now
         day = _day(stamp)
         content = _LETTA_CLOCK.sub(stamp, content)
@@ -190,6 +206,17 @@ class ModelRelay:
             renamed.append(message)
         return renamed
 
+    @staticmethod
+    def sorted_tools(tools: Any) -> list[Any] | None:
+        """The agent's tools, by name.
+
+        Letta lists them in the order its database returns them, which differs from one server to the next (their
+        ids are random): left alone, an agent turn would not repeat on another server, and a recording not replay.
+        """
+        if not tools:
+            return None
+        return sorted(tools, key=lambda tool: str((tool.get("function") or {}).get("name", "")) if isinstance(tool, dict) else "")
+
     def chat(self, body: dict[str, Any]) -> dict[str, Any]:
         """``/v1/chat/completions`` through the run's client (its cache, stats and limits)."""
         if self.llm is None:
@@ -198,7 +225,7 @@ class ModelRelay:
         format_ = body.get("response_format")
         reply = self.llm.complete(
             self.numbered_calls([self.dated(message) for message in body.get("messages") or []]),
-            tools=body.get("tools") or None,
+            tools=self.sorted_tools(body.get("tools")),
             tool_choice=choice if isinstance(choice, str) else None,
             max_tokens=min(int(body.get("max_tokens") or body.get("max_completion_tokens") or self.max_tokens), self.max_tokens),
             response_format=format_ if isinstance(format_, dict) else None,
