@@ -120,30 +120,49 @@ def test_tool_call_ids_are_numbered_in_order_of_appearance() -> None:
     assert messages[1]["tool_calls"][0]["id"] == "aea623b2-356b"  # the caller's messages are left alone
 
 
+def test_lettas_lists_are_sorted_in_place_and_the_rest_of_the_prompt_kept() -> None:
+    prompt = (
+        "<memory_blocks>\n<persona>\n<description>\nP\n</description>\n</persona>\n\n"
+        "<human>\n<description>\nH\n</description>\n</human>\n</memory_blocks>\n"
+        "<tool_rule>\nsend_message ends\n</tool_rule>\n<tool_rule>\nmemory_insert continues\n</tool_rule>\ntail"
+    )
+    relay = ModelRelay.__new__(ModelRelay)
+    relay.now = None
+    sorted_prompt = relay.dated({"role": "system", "content": prompt})["content"]
+    assert sorted_prompt.index("<human>") < sorted_prompt.index("<persona>")
+    assert sorted_prompt.index("memory_insert") < sorted_prompt.index("send_message")
+    assert sorted(sorted_prompt) == sorted(prompt) and sorted_prompt.endswith("tail")
+    assert relay.dated({"role": "user", "content": prompt})["content"] == prompt  # only the system prompt
+
+
 @needs_server
-def test_a_memorized_episode_replays_on_a_fresh_agent_with_no_request(letta_url: str, tmp_path: Path, hashing: Any) -> None:
-    # Each agent's boot-up message carries a random tool-call id: without numbering, the replay below missed the cache.
+def test_a_memorized_episode_replays_on_another_server_with_no_request(letta_url: str, tmp_path: Path, hashing: Any) -> None:
+    # Letta gives each agent random tool-call ids and lists its tools, memory blocks and tool rules in database
+    # order: without the relay's numbering and sorting, the replay below missed the cache.
     episode = ("ep2", "scope", EPISODES[1][1], EPISODES[1][2])
-    with OpenAITestServer() as server:
-        recorded = LettaAdapter(
-            str(tmp_path), server_url=letta_url, lens_llm=scripted_client(server, tmp_path / "c.sqlite"), embedder=hashing, memorize=True
-        )
-        recorded.reset("scope")
-        recorded.ingest(*episode)
-        sent = server.count(kind="letta")
-        replayed = LettaAdapter(
-            str(tmp_path),
-            server_url=letta_url,
-            lens_llm=scripted_client(server, tmp_path / "c.sqlite", "replay"),
-            embedder=hashing,
-            memorize=True,
-        )
-        replayed.reset("scope")
-        replayed.ingest(*episode)
-        assert server.count(kind="letta") == sent >= 2
-        assert replayed.core_memory()["human"] == recorded.core_memory()["human"]
-        recorded.close()
-        replayed.close()
+    other = LettaServer(COMMAND, tmp_path / "other-server")
+    try:
+        with OpenAITestServer() as server:
+            llm = scripted_client(server, tmp_path / "c.sqlite")
+            recorded = LettaAdapter(str(tmp_path), server_url=letta_url, lens_llm=llm, embedder=hashing, memorize=True)
+            recorded.reset("scope")
+            recorded.ingest(*episode)
+            sent = server.count(kind="letta")
+            replayed = LettaAdapter(
+                str(tmp_path),
+                server_url=other.url,
+                lens_llm=scripted_client(server, tmp_path / "c.sqlite", "replay"),
+                embedder=hashing,
+                memorize=True,
+            )
+            replayed.reset("scope")
+            replayed.ingest(*episode)
+            assert server.count(kind="letta") == sent >= 2
+            assert replayed.core_memory()["human"] == recorded.core_memory()["human"]
+            recorded.close()
+            replayed.close()
+    finally:
+        other.stop()
 
 
 @needs_server
