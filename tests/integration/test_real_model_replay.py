@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -237,6 +238,24 @@ def test_the_cognee_recording_shows_a_cognify_the_model_could_not_serve_as_a_fau
     faults = [fault for r in artifact["results"] for fault in r["faults"]]
     assert faults and all(f["method"] == "prepare" and "Cognee could not validate the model's reply" in f["message"] for f in faults)
     result.stdout.fnmatch_lines(["*CogneeAdapter: faults on 4 of 4 questions (100%)*"])
+
+
+def test_the_letta_recording_shows_every_episode_the_agent_would_not_memorize_as_a_fault(pytester: pytest.Pytester) -> None:
+    # With memorize, each episode is a turn of Letta's agent, which must call a memory tool; SmolLM2 answered in
+    # prose, Letta refused it (HTTP 400), and the adapter raised it on ingest: the passage is stored, nothing memorized.
+    pytest.importorskip("letta_client", reason="the optional extra pytest-lens[letta] (letta-client) is not installed")
+    if not os.environ.get("LENS_LETTA_SERVER"):
+        pytest.skip("no Letta server installation: set LENS_LETTA_SERVER to its letta command (docs/systems/letta.md)")
+    result, artifact = replay(pytester, LETTA)
+    counts = sent(artifact)
+    assert counts["http_requests"] == counts["cache_misses"] == 0
+    assert counts["requests"] == counts["cache_hits"] == 8  # 7 agent turns at ingestion (through Letta's relay), 1 answer
+    assert outcome(artifact) == json.loads(LETTA.expected.read_text())
+    (only,) = artifact["results"]
+    assert [f["episode_id"] for f in only["faults"]] == [f"cold_chain_demo_{n:03d}" for n in range(1, 8)]
+    refused = "No tool calls found in response, model must make a tool call"
+    assert all(f["method"] == "ingest" and refused in f["message"] for f in only["faults"])
+    result.stdout.fnmatch_lines(["*letta: faults on 1 of 1 questions (100%)*"])
 
 
 def test_the_hierarchical_recording_shows_a_memory_a_small_model_wrote_but_degenerately(pytester: pytest.Pytester) -> None:

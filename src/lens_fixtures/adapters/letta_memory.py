@@ -313,8 +313,8 @@ class LettaServer:
             "HOME": str(home),
             "LETTA_DIR": str(home / ".letta"),
             "OPENAI_API_KEY": "lens-relay",
-            # Letta lists its tool rules from a set: with a random hash seed their order in the system prompt changes
-            # from one server start to the next, and no recorded agent turn would replay on another server.
+            # Whatever Letta orders by string hash (sets) comes out the same at every server start. (What did change
+            # its prompts from one agent to the next was database order; the relay sorts those lists.)
             "PYTHONHASHSEED": "0",
             "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost",
