@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
@@ -20,6 +21,25 @@ class BM25Hit(NamedTuple):
     score: float
     snippet: str
     rowid: int
+
+
+#: Reciprocal-rank fusion's k, for the adapters that fuse BM25 with another ranking.
+RRF_K = 60
+
+def date_conditions(filters: dict[str, Any] | None, column: str) -> tuple[list[str], list[str]]:
+    """SQL conditions on ``column`` (an ISO timestamp) for the date range of ``filters``, and their parameters.
+
+    An end date covers its whole day.
+    """
+    where, params = [], []
+    start, end = (filters or {}).get("start_date"), (filters or {}).get("end_date")
+    if start:
+        where.append(f"{column} >= ?")
+        params.append(str(start))
+    if end:
+        where.append(f"{column} <= ?")
+        params.append(str(end) + "\uffff")
+    return where, params
 
 
 def fts_query(text: str) -> str | None:
@@ -78,6 +98,33 @@ class BM25Adapter(MemoryAdapter):
             for hit in self.rank(query, filters, limit)
         ]
 
+    def within_dates(self, refs: Iterable[str], filters: dict[str, Any] | None) -> set[str]:
+        """Those of ``refs`` that are stored episodes inside the ``start_date``/``end_date`` bounds of ``filters``."""
+        refs = list(refs)
+        if not refs:
+            return set()
+        dated, bounds = date_conditions(filters, "timestamp")
+        where, params = [f"ref_id IN ({','.join('?' * len(refs))})", *dated], [*refs, *bounds]
+        return {ref for (ref,) in self._db.execute(f"SELECT ref_id FROM episodes WHERE {' AND '.join(where)}", params)}
+
+    def fused(self, lexical: list[BM25Hit], other: list[str], reasons: dict[str, str], limit: int) -> list[SearchResult]:
+        """The BM25 ranking and ``other`` fused by reciprocal rank (k=60), best ``limit`` first.
+
+        Each result shows why ``other`` found it (``reasons``) above its BM25 snippet, whichever it has.
+        """
+        scores: dict[str, float] = {}
+        for ranking in ([hit.ref_id for hit in lexical], other):
+            for rank, ref in enumerate(ranking, start=1):
+                scores[ref] = scores.get(ref, 0.0) + 1.0 / (RRF_K + rank)
+        snippets = {hit.ref_id: hit.snippet for hit in lexical}
+        results = []
+        for ref in sorted(scores, key=lambda ref: (-scores[ref], ref))[:limit]:
+            document = self.retrieve(ref)
+            stamp = document.metadata.get("timestamp") if document else None
+            text = "\n".join(part for part in (reasons.get(ref, ""), snippets.get(ref, "")) if part)
+            results.append(SearchResult(ref_id=ref, text=text, score=round(scores[ref], 6), metadata={"timestamp": stamp}))
+        return results
+
     def rank(self, query: str, filters: dict[str, Any] | None, limit: int, *, snippets: bool = True) -> list[BM25Hit]:
         """The ``limit`` best episodes by BM25 (for hybrids that fuse this ranking with others).
 
@@ -87,16 +134,9 @@ class BM25Adapter(MemoryAdapter):
         match = fts_query(query)
         if match is None:
             return []
-        filters = filters or {}
-        start, end = filters.get("start_date"), filters.get("end_date")
-        if start or end:
-            where, params = ["episodes_fts MATCH ?"], [match]
-            if start:
-                where.append("e.timestamp >= ?")
-                params.append(str(start))
-            if end:
-                where.append("e.timestamp <= ?")
-                params.append(str(end) + "\uffff")
+        dated, bounds = date_conditions(filters, "e.timestamp")
+        if dated:
+            where, params = ["episodes_fts MATCH ?", *dated], [match, *bounds]
             ranked = self._db.execute(
                 f"""SELECT episodes_fts.rowid, bm25(episodes_fts) AS score FROM episodes_fts
                     JOIN episodes e ON e.rowid = episodes_fts.rowid

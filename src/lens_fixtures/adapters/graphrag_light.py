@@ -22,7 +22,6 @@ multi-hop ``hopping`` variant), re-implemented here:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
@@ -54,7 +53,6 @@ GRAPH_NEIGHBORS = ExtraTool(
         "additionalProperties": False,
     },
 )
-_RRF_K = 60
 _ALL_ENTITY_KEYS = (
     "SELECT key FROM graph_entities UNION SELECT source_key FROM graph_relations UNION SELECT target_key FROM graph_relations"
 )
@@ -203,22 +201,8 @@ class GraphRAGLightAdapter(BM25Adapter):
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
         """BM25 and graph rankings fused; a graph-only hit shows the relations that led to it."""
         limit = max(1, min(limit or 10, self._max_results))
-        lexical = self.rank(query, filters, limit * 2)
         graph = self._graph_rank(query, filters, limit * 2)
-        fused: dict[str, float] = {}
-        for ranking in ([hit.ref_id for hit in lexical], [ref for ref, _ in graph]):
-            for rank, ref in enumerate(ranking, start=1):
-                fused[ref] = fused.get(ref, 0.0) + 1.0 / (_RRF_K + rank)
-        order = sorted(fused, key=lambda ref: (-fused[ref], ref))[:limit]
-        snippets = {hit.ref_id: hit.snippet for hit in lexical}
-        reasons = dict(graph)
-        results = []
-        for ref in order:
-            document = self.retrieve(ref)
-            stamp = document.metadata.get("timestamp") if document else None
-            text = "\n".join(part for part in (reasons.get(ref, ""), snippets.get(ref, "")) if part)
-            results.append(SearchResult(ref_id=ref, text=text, score=round(fused[ref], 6), metadata={"timestamp": stamp}))
-        return results
+        return self.fused(self.rank(query, filters, limit * 2), [ref for ref, _ in graph], dict(graph), limit)
 
     def _matched_entities(self, query: str) -> set[str]:
         """Keys of entities the query names: every content word of the entity's name is in the query."""
@@ -251,24 +235,9 @@ class GraphRAGLightAdapter(BM25Adapter):
                 following.update(k for k in (source_key, target_key) if k not in seen)
             seen |= following
             frontier = following
-        allowed = self._within_dates(weights, filters)
+        allowed = self.within_dates(weights, filters)
         ranked = sorted((ref for ref in weights if ref in allowed), key=lambda ref: (-weights[ref], ref))[:limit]
         return [(ref, "\n".join(why.get(ref, [])[:5])) for ref in ranked]
-
-    def _within_dates(self, refs: Iterable[str], filters: dict[str, Any] | None) -> set[str]:
-        refs = list(refs)
-        if not refs:
-            return set()
-        start, end = (filters or {}).get("start_date"), (filters or {}).get("end_date")
-        marks = ",".join("?" * len(refs))
-        where, params = [f"ref_id IN ({marks})"], list(refs)
-        if start:
-            where.append("timestamp >= ?")
-            params.append(str(start))
-        if end:
-            where.append("timestamp <= ?")
-            params.append(str(end) + "\uffff")
-        return {ref for (ref,) in self._db.execute(f"SELECT ref_id FROM episodes WHERE {' AND '.join(where)}", params)}
 
     def get_capabilities(self) -> CapabilityManifest:
         """Graph-fused search (not purely lexical), a date range, ``batch_retrieve`` and ``graph_neighbors``."""

@@ -52,7 +52,6 @@ OVERVIEW_PROMPT = (
     "with dates and values, and anything anomalous. Reply with the overview only."
 )
 PROMPTS = (EPISODE_PROMPT, PERIOD_PROMPT, OVERVIEW_PROMPT)
-_RRF_K = 60
 
 MEMORY_OVERVIEW = ExtraTool(
     name="memory_overview",
@@ -198,27 +197,17 @@ class HierarchicalAdapter(BM25Adapter):
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
         """BM25 over the episodes and over the summaries, fused; a hit found through a summary shows it."""
         limit = max(1, min(limit or 10, self._max_results))
-        lexical = self.rank(query, filters, limit * 2)
-        allowed = self._dated(filters)
         through: list[str] = []
         why: dict[str, str] = {}
         for key, text, refs in self._summary_hits(query, limit * 2):
             for ref in json.loads(refs):
-                if ref not in through and (allowed is None or ref in allowed):
+                if ref not in why:
                     through.append(ref)
-                    why.setdefault(ref, f"[{'period' if key.startswith('period-') else 'summary'}] {text[:300]}")
-        fused: dict[str, float] = {}
-        for ranking in ([hit.ref_id for hit in lexical], through):
-            for rank, ref in enumerate(ranking, start=1):
-                fused[ref] = fused.get(ref, 0.0) + 1.0 / (_RRF_K + rank)
-        snippets = {hit.ref_id: hit.snippet for hit in lexical}
-        results = []
-        for ref in sorted(fused, key=lambda ref: (-fused[ref], ref))[:limit]:
-            document = self.retrieve(ref)
-            stamp = document.metadata.get("timestamp") if document else None
-            text = "\n".join(part for part in (why.get(ref, ""), snippets.get(ref, "")) if part)
-            results.append(SearchResult(ref_id=ref, text=text, score=round(fused[ref], 6), metadata={"timestamp": stamp}))
-        return results
+                    why[ref] = f"[{'period' if key.startswith('period-') else 'summary'}] {text[:300]}"
+        if (filters or {}).get("start_date") or (filters or {}).get("end_date"):
+            allowed = self.within_dates(through, filters)
+            through = [ref for ref in through if ref in allowed]
+        return self.fused(self.rank(query, filters, limit * 2), through, why, limit)
 
     def _summary_hits(self, query: str, limit: int) -> list[tuple[str, str, str]]:
         match = fts_query(query)
@@ -229,19 +218,6 @@ class HierarchicalAdapter(BM25Adapter):
                WHERE summaries_fts MATCH ? ORDER BY bm25(summaries_fts), s.level, s.key LIMIT ?""",
             [match, limit],
         ).fetchall()
-
-    def _dated(self, filters: dict[str, Any] | None) -> set[str] | None:
-        start, end = (filters or {}).get("start_date"), (filters or {}).get("end_date")
-        if not start and not end:
-            return None
-        where, params = ["1"], []
-        if start:
-            where.append("timestamp >= ?")
-            params.append(str(start))
-        if end:
-            where.append("timestamp <= ?")
-            params.append(str(end) + "\uffff")
-        return {ref for (ref,) in self._db.execute(f"SELECT ref_id FROM episodes WHERE {' AND '.join(where)}", params)}
 
     # -- manifest and tools ------------------------------------------------------------------------
 
