@@ -95,6 +95,11 @@ def _import_cognee() -> Any:
     os.environ.setdefault("TELEMETRY_DISABLED", "1")
     os.environ.setdefault("ENABLE_BACKEND_ACCESS_CONTROL", "false")
     os.environ.setdefault("CACHING", "false")
+    # Cognee probes the model and the embedder once per process, on its first pipeline ("Respond to me with the
+    # following string: test"). Which run pays that request would depend on what ran before it in the process, so
+    # a recorded run would not replay request for request; the adapter's endpoints are its own, and one that fails
+    # fails the first real call with its own error.
+    os.environ.setdefault("COGNEE_SKIP_CONNECTION_TEST", "true")
     import litellm
     import litellm.litellm_core_utils.default_encoding  # sets TIKTOKEN_CACHE_DIR to litellm's bundled encodings
 
@@ -222,7 +227,8 @@ class CogneeAdapter(MemoryAdapter):
         self._refs_by_data: dict[str, list[str]] = {}
         self._pending = 0
         self._generation = 0
-        self._rejected: dict[str, str] = {}
+        #: The prompts whose reply Cognee rejected: their digest -> (the chunk's text, Cognee's validation error).
+        self._rejected: dict[str, tuple[str, str]] = {}
         self._rejected_reply: str | None = None
         self._task: asyncio.Task[Any] | None = None
         self._stats = {"extraction_calls": 0, "extraction_prompt_tokens": 0, "extraction_completion_tokens": 0, "cognify_runs": 0}
@@ -290,21 +296,23 @@ class CogneeAdapter(MemoryAdapter):
     def _complete(self, messages: list[dict[str, Any]], response_format: Any) -> tuple[str, tuple[int, int] | None]:
         """One of Cognee's model calls through the run's client; a re-send of a rejected prompt stops the call."""
         key = _digest(messages)
+        last = str(messages[-1].get("content", "")) if messages else ""
         if key in self._rejected:
             # Cognee's retry policy re-sends a prompt whose reply it could not validate; the endpoint
             # (cached, or at temperature 0) answers it the same way, so waiting on it only burns time.
-            self._rejected_reply = self._rejected[key]
+            # Cognee asks for a chunk's graph and its summary side by side, and which re-send comes first is
+            # its retry's random jitter: the fault names every rejected request on the chunk, in a fixed order.
+            errors = sorted({error for text, error in self._rejected.values() if text == last})
+            detail = errors[0] if len(errors) == 1 else f"{len(errors)} requests on one chunk: " + " | ".join(errors)
+            self._rejected_reply = f"Cognee could not validate the model's reply: {detail}"
             task = self._task  # the loop is not asked for: _run holds the lock _loop() takes
             if task is not None:
                 task.get_loop().call_soon_threadsafe(task.cancel)
             raise CogneeReplyError(self._rejected_reply)
-        last = str(messages[-1].get("content", "")) if messages else ""
         if _FEEDBACK in last:
             text, error = last.split(_FEEDBACK, 1)
             error = error.split("\n\nPlease fix the JSON", 1)[0]
-            self._rejected[_digest([*messages[:-1], {**messages[-1], "content": text}])] = (
-                f"Cognee could not validate the model's reply: {' '.join(error.split())}"
-            )
+            self._rejected[_digest([*messages[:-1], {**messages[-1], "content": text}])] = (text, " ".join(error.split()))
         reply = self._llm.complete(
             messages, response_format=response_format if isinstance(response_format, dict) else None, purpose="cognee"
         )
