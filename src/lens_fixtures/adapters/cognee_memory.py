@@ -355,7 +355,7 @@ class CogneeAdapter(MemoryAdapter):
 
         Cognee extracts the chunks of up to 20 items at once, so which request comes first, and which unreadable reply
         stops ``cognify``, varies from run to run: a recording would not replay request for request. Unless
-        ``parallel``, the adapter has Cognee take one item and one chunk at a time, in stream order.
+        ``parallel``, the adapter has Cognee take one item and one chunk at a time (Cognee's order: the largest item first).
         """
         if not self._pending:
             return

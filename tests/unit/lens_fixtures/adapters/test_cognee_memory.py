@@ -133,7 +133,10 @@ def test_a_reply_cognee_cannot_validate_is_an_adapter_fault_with_cognees_message
         caller.close()
     assert raised.value.fault.method == "prepare"
     message = raised.value.fault.message
-    assert "Cognee could not validate the model's reply: 1 validation error for" in message  # pydantic's, as Cognee raised it
+    # Cognee asked for the chunk's graph and its summary side by side: both rejected, both named, in a fixed order.
+    assert "Cognee could not validate the model's reply: 2 requests on one chunk: 1 validation error for" in message
+    graph, summary = message.split(" | ")
+    assert "validation error for KnowledgeGraph" in graph and "validation error for SummarizedContent" in summary
     assert "Invalid JSON" in message and "Sure! Here is what the t" in message  # the reply, quoted
     assert not (tmp_path / "a").exists() or list((tmp_path / "a").iterdir()) == []
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import socket
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from lens_fixtures.adapters.hierarchical import EPISODE_PROMPT, OVERVIEW_PROMPT, PERIOD_PROMPT, HierarchicalAdapter
-from lens_fixtures.openai_server import HierarchyPolicy, LensPolicy, OpenAITestServer
+from lens_fixtures.openai_server import Fault, HierarchyPolicy, LensPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
+from pytest_lens.llm.cache import RequestCache
+from pytest_lens.llm.client import ChatClient, LLMEndpoint
+from pytest_lens.llm.stats import LLMStats
 from tests.unit.lens_fixtures.adapters.scripted import scripted_client
 
 EPISODES = [
@@ -147,3 +152,50 @@ def test_memory_overview_takes_no_arguments(server: OpenAITestServer, tmp_path: 
         adapter.call_extended_tool("memory_overview", {"x": 1})
     assert adapter.call_extended_tool("memory_overview", {}) == {"overview": "", "periods": []}
     adapter.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("failure", ["down", "not_json"])
+def test_an_endpoint_down_or_answering_html_is_a_prepare_fault_and_the_next_prepare_finishes_the_memory(
+    tmp_path: Path, failure: str
+) -> None:
+    with OpenAITestServer(LensPolicy(hierarchy=HierarchyPolicy())) as healthy:
+        reference = HierarchicalAdapter(str(tmp_path), lens_llm=scripted_client(healthy, tmp_path / "ref.sqlite"), group_size=2)
+        load(reference, 5, prepare_at=(5,))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    endpoint = LLMEndpoint(url, api_key_env="LENS_TEST_KEY", retries=1, backoff_base_s=0.01)
+    llm = ChatClient(endpoint, "m", cache=RequestCache(tmp_path / "c.sqlite", "record"), stats=LLMStats())  # type: ignore[arg-type]
+    caller = AdapterCaller.build(lambda: HierarchicalAdapter(str(tmp_path), lens_llm=llm, group_size=2), "hierarchical", 30)
+    caller.reset("scope")
+    for ref, timestamp, text in EPISODES:
+        caller.ingest(ref, "scope", timestamp, text, {})
+    with ExitStack() as stack:
+        if failure == "not_json":  # the third episode's summary comes back as a proxy's HTML page, on both attempts
+            fault = Fault("not_json", permanent=True, limit=2, contains="heavy snow")
+            server = stack.enter_context(OpenAITestServer(LensPolicy(hierarchy=HierarchyPolicy()), faults=[fault], port=port))
+        with pytest.raises(AdapterCallError) as raised:  # down: nothing listens on the port
+            caller.prepare("scope", 5)
+        if failure == "down":
+            server = stack.enter_context(OpenAITestServer(LensPolicy(hierarchy=HierarchyPolicy()), port=port))
+        caller.prepare("scope", 5)  # the endpoint answers again, and the memory is finished
+    assert raised.value.fault.method == "prepare"
+    message = raised.value.fault.message
+    assert f"LLM request to {url} failed after 2 attempts" in message
+    if failure == "down":
+        assert "Connection error" in message
+    else:
+        assert "a body that is not JSON (text/html" in message
+        assert [r.fault for r in server.requests].count("not_json") == 2
+        assert "Pump-7 vibration 4.1" in server.requests[0].body["messages"][-1]["content"]  # written before the fault
+    answered = [r.body["messages"][-1]["content"] for r in server.requests if r.fault is None]
+    assert len(answered) == len(set(answered)) == 9  # 5 episodes, 3 periods, the overview: none asked for twice
+    assert caller.extended("memory_overview", {}) == reference.call_extended_tool("memory_overview", {})
+    assert caller.search("Pump-7 vibration", None, 5) == reference.search("Pump-7 vibration", None, 5)
+    caller.close()
+    reference.close()
