@@ -3,6 +3,12 @@
     python benchmarks/conformance.py                      # every registered adapter, the example and faceted ones
     python benchmarks/conformance.py --adapter bm25 --profile thorough
     python benchmarks/conformance.py --cold               # adapters with an embedding cache start from an empty one
+    python benchmarks/conformance.py --adapter mem0-extract --scripted-model --examples 3   # an LLM-built memory
+
+``--scripted-model`` gives adapters that need a model (``lens_llm``: mem0-extract, graphiti, cognee, letta,
+graphrag-light, hierarchical) the project's OpenAI-compatible server on 127.0.0.1, scripted to answer their
+extraction and summary prompts with well-formed replies built from the input (as in CI); their embedder is their
+default, the offline MiniLM. ``--examples N`` runs N examples per clause, derandomized, without shrinking.
 
 Runs every clause through the core API (no pytest), as ``pytest --lens-adapter=A --lens-conformance``
 does, and reports per adapter: clauses passed / failed / not applicable, examples, adapter
@@ -15,7 +21,10 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 from pytest_lens.analysis.format import format_table
 from pytest_lens.conformance.catalog import CLAUSES
@@ -32,20 +41,27 @@ def main() -> int:
     parser.add_argument("--adapter", action="append", help="registered name or module:Class (repeatable; default: all)")
     parser.add_argument("--profile", default="ci", help="ci (default), dev, thorough or a registered hypothesis profile")
     parser.add_argument("--cold", action="store_true", help="give adapters taking cache_dir an empty embedding cache")
+    parser.add_argument("--scripted-model", action="store_true", help="serve lens_llm from the project's scripted server")
+    parser.add_argument("--examples", type=int, help="examples per clause (a profile of its own, in place of --profile)")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parents[1]))  # for examples.my_memory
     targets = args.adapter or [*sorted(registered_adapters()), *EXTRA]
+    profile = args.profile if args.examples is None else examples_profile(args.examples)
     rows, failures = [], []
-    with tempfile.TemporaryDirectory(prefix="lens-conformance-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="lens-conformance-bench-") as tmp, ExitStack() as stack:
+        lens_llm = stack.enter_context(scripted_model(Path(tmp))) if args.scripted_model else None
         for target in targets:
             options: dict[str, object] = {}
             if args.cold and accepts_keyword(load_adapter_class(target), "cache_dir", via_kwargs=False):
                 options["cache_dir"] = str(Path(tmp) / f"cache-{len(rows)}")
             spec = AdapterSpec(target.rpartition(":")[2] or target, target, options)
             started = time.perf_counter()
-            outcomes = [
-                verify_clause(clause, SubjectFactory(spec, Path(tmp) / "storage"), ConformanceConfig(args.profile)) for clause in CLAUSES
-            ]
+            factory = SubjectFactory(spec, Path(tmp) / "storage", lens_llm=lens_llm)
+            outcomes = []
+            for clause in CLAUSES:
+                outcomes.append(verify_clause(clause, factory, ConformanceConfig(profile)))
+                outcome = outcomes[-1]
+                print(f"  {spec.label} {clause.id}: {outcome.status} ({outcome.duration_s:.1f} s)", file=sys.stderr, flush=True)
             wall = time.perf_counter() - started
             slowest = max(outcomes, key=lambda o: o.duration_s)
             count = {status: sum(o.status == status for o in outcomes) for status in ("passed", "failed", "not_applicable")}
@@ -63,12 +79,45 @@ def main() -> int:
             )
             failures.extend(o.message for o in outcomes if o.failed)
             print(f"{spec.label}: {wall:.1f} s", file=sys.stderr, flush=True)
-    print(f"conformance suite, hypothesis profile {args.profile}{', cold embedding cache' if args.cold else ''}\n")
+    model = ", the scripted model" if args.scripted_model else ""
+    print(f"conformance suite, hypothesis profile {profile}{', cold embedding cache' if args.cold else ''}{model}\n")
     headers = ["adapter", "passed", "failed", "n/a", "examples", "instances", "wall s", "slowest clause"]
     print("\n".join(format_table(headers, rows, [False, True, True, True, True, True, True, False])))
     for message in failures:
         print("\n" + message)
     return 1 if failures else 0
+
+
+def examples_profile(examples: int) -> str:
+    """A hypothesis profile of ``examples`` examples per clause: derandomized, no deadline, no shrinking."""
+    from hypothesis import HealthCheck, Phase, settings
+
+    name = f"bench-{examples}"
+    settings.register_profile(
+        name,
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=(Phase.explicit, Phase.generate),
+        suppress_health_check=list(HealthCheck),
+    )
+    return name
+
+
+@contextmanager
+def scripted_model(root: Path) -> Iterator[Any]:
+    """A chat client on the project's scripted OpenAI-compatible server (every LLM-built memory's prompts answered)."""
+    from lens_fixtures.openai_server import LensPolicy, OpenAITestServer
+    from lens_fixtures.openai_server.extraction_cognee import with_cognee
+    from pytest_lens.llm.cache import RequestCache
+    from pytest_lens.llm.client import ChatClient, LLMEndpoint
+    from pytest_lens.llm.stats import LLMStats
+
+    with OpenAITestServer(with_cognee(LensPolicy())) as server:
+        endpoint = LLMEndpoint(server.base_url, api_key_env="LENS_TEST_KEY")
+        yield ChatClient(endpoint, "scripted", cache=RequestCache(root / "cache.sqlite", "off"), stats=LLMStats())
+        print(f"scripted model: {server.count()} requests", file=sys.stderr)
 
 
 if __name__ == "__main__":
