@@ -33,7 +33,7 @@ from pytest_lens.conformance.catalog import select_clauses
 from pytest_lens.conformance.subject import SubjectFactory
 from pytest_lens.conformance.verify import ConformanceConfig, verify_clause
 from pytest_lens.contract.registry import accepts_keyword, load_adapter_class, registered_adapters
-from pytest_lens.records.settings import AdapterSpec
+from pytest_lens.records.settings import AdapterSpec, parse_option_value
 
 EXTRA = ["examples.my_memory:DictMemory", "lens_fixtures.adapters.faceted:FacetedMemory"]
 
@@ -49,6 +49,7 @@ def main() -> int:
     parser.add_argument("--call-timeout", type=float, default=120.0, help="seconds per adapter call (120)")
     parser.add_argument("--examples", type=int, help="examples per clause (a profile of its own, in place of --profile)")
     parser.add_argument("--clause", action="append", help="a clause id or prefix (repeatable; default: the whole catalogue)")
+    parser.add_argument("--adapter-option", action="append", default=[], metavar="KEY=VALUE", help="an adapter option (repeatable)")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parents[1]))  # for examples.my_memory
     targets = args.adapter or [*sorted(registered_adapters()), *EXTRA]
@@ -62,7 +63,9 @@ def main() -> int:
         elif args.model_url:
             lens_llm = model_client(args.model_url, args.model, Path(tmp))
         for target in targets:
-            options: dict[str, object] = {}
+            options: dict[str, object] = {
+                key: parse_option_value(value) for key, _, value in (o.partition("=") for o in args.adapter_option)
+            }
             if args.cold and accepts_keyword(load_adapter_class(target), "cache_dir", via_kwargs=False):
                 options["cache_dir"] = str(Path(tmp) / f"cache-{len(rows)}")
             spec = AdapterSpec(target.rpartition(":")[2] or target, target, options)
