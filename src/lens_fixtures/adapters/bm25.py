@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
+from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
 from lens_fixtures.adapters.storage import create_episodes, scratch_database, store_episode, stored_document
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 from pytest_lens.text import content_terms
@@ -22,9 +23,6 @@ class BM25Hit(NamedTuple):
     snippet: str
     rowid: int
 
-
-#: Reciprocal-rank fusion's k, for the adapters that fuse BM25 with another ranking.
-RRF_K = 60
 
 def date_conditions(filters: dict[str, Any] | None, column: str) -> tuple[list[str], list[str]]:
     """SQL conditions on ``column`` (an ISO timestamp) for the date range of ``filters``, and their parameters.
@@ -108,14 +106,12 @@ class BM25Adapter(MemoryAdapter):
         return {ref for (ref,) in self._db.execute(f"SELECT ref_id FROM episodes WHERE {' AND '.join(where)}", params)}
 
     def fused(self, lexical: list[BM25Hit], other: list[str], reasons: dict[str, str], limit: int) -> list[SearchResult]:
-        """The BM25 ranking and ``other`` fused by reciprocal rank (k=60), best ``limit`` first.
+        """The BM25 ranking and ``other`` fused by reciprocal rank (k=60), best ``limit`` first, ties by ref.
 
         Each result shows why ``other`` found it (``reasons``) above its BM25 snippet, whichever it has.
         """
-        scores: dict[str, float] = {}
-        for ranking in ([hit.ref_id for hit in lexical], other):
-            for rank, ref in enumerate(ranking, start=1):
-                scores[ref] = scores.get(ref, 0.0) + 1.0 / (RRF_K + rank)
+        fusion = reciprocal_rank_fusion({"bm25": [hit.ref_id for hit in lexical], "other": other})
+        scores = {item.key: item.score for item in fusion}
         snippets = {hit.ref_id: hit.snippet for hit in lexical}
         results = []
         for ref in sorted(scores, key=lambda ref: (-scores[ref], ref))[:limit]:
