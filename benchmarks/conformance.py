@@ -73,8 +73,8 @@ def main() -> int:
             factory = SubjectFactory(spec, Path(tmp) / "storage", call_timeout=args.call_timeout, lens_llm=lens_llm)
             outcomes = []
             for clause in select_clauses(args.clause):
-                outcomes.append(verify_clause(clause, factory, ConformanceConfig(profile)))
-                outcome = outcomes[-1]
+                outcome = verify_clause(clause, factory, ConformanceConfig(profile))
+                outcomes.append(outcome)
                 print(f"  {spec.label} {clause.id}: {outcome.status} ({outcome.duration_s:.1f} s)", file=sys.stderr, flush=True)
             wall = time.perf_counter() - started
             slowest = max(outcomes, key=lambda o: o.duration_s)

@@ -12,10 +12,7 @@ from lens_fixtures.adapters.hierarchical import EPISODE_PROMPT, OVERVIEW_PROMPT,
 from lens_fixtures.openai_server import Fault, HierarchyPolicy, LensPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
-from pytest_lens.llm.cache import RequestCache
-from pytest_lens.llm.client import ChatClient, LLMEndpoint
-from pytest_lens.llm.stats import LLMStats
-from tests.unit.lens_fixtures.adapters.scripted import scripted_client
+from tests.unit.lens_fixtures.adapters.scripted import client_at, scripted_client
 
 EPISODES = [
     ("ep1", "2024-01-01T10:00:00", "## 2024-01-01 Ops\n- Pump-7 vibration 4.1 mm/s\n- all quiet at North Station"),
@@ -169,8 +166,7 @@ def test_an_endpoint_down_or_answering_html_is_a_prepare_fault_and_the_next_prep
         load(reference, 5, prepare_at=(5,))
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    endpoint = LLMEndpoint(url, api_key_env="LENS_TEST_KEY", retries=1, backoff_base_s=0.01)
-    llm = ChatClient(endpoint, "m", cache=RequestCache(tmp_path / "c.sqlite", "record"), stats=LLMStats())  # type: ignore[arg-type]
+    llm = client_at(url, tmp_path / "c.sqlite", retries=1, backoff_base_s=0.01)
     caller = AdapterCaller.build(lambda: HierarchicalAdapter(str(tmp_path), lens_llm=llm, group_size=2), "hierarchical", 30)
     caller.reset("scope")
     for ref, timestamp, text in EPISODES:
