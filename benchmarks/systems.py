@@ -153,6 +153,10 @@ def merged(artifacts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"summary": summary, "statistics": {"adapters": adapters}, "results": results}
 
 
+class LensRunError(RuntimeError):
+    """A LENS run that wrote no artifact (its output is quoted)."""
+
+
 def lens_run(
     systems: list[str], dataset: Path, base_url: str, model: str, cache: Path, mode: str, workdir: Path, python: str = sys.executable
 ) -> dict[str, Any]:
@@ -175,7 +179,9 @@ def lens_run(
     (workdir / "run.json").unlink(missing_ok=True)
     done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False)
     if not (workdir / "run.json").is_file():
-        raise SystemExit(f"the LENS run wrote no artifact ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
+        raise LensRunError(
+            f"the LENS run under {python} wrote no artifact ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+        )
     return json.loads((workdir / "run.json").read_text())  # type: ignore[no-any-return]
 
 
@@ -292,7 +298,14 @@ def main(argv: list[str] | None = None) -> None:
         groups: dict[str, list[str]] = {}
         for name in systems:  # one LENS run per interpreter, in the order of the systems
             groups.setdefault(pythons.get(name, sys.executable), []).append(name)
-        runs = [lens_run(names, args.dataset, base_url, args.model, cache, args.cache_mode, workdir, py) for py, names in groups.items()]
+        runs, failed = [], {}
+        for py, names in groups.items():
+            try:
+                runs.append(lens_run(names, args.dataset, base_url, args.model, cache, args.cache_mode, workdir, py))
+            except LensRunError as exc:
+                if py == sys.executable:  # the main run: no table without it
+                    raise SystemExit(str(exc)) from None
+                failed.update(dict.fromkeys(names, str(exc)))  # another venv's systems: the rest of the table stands
         artifact = merged(runs)
         model = "the scripted test server" if server else f"{args.model} at {base_url}"
         print(f"slice: {args.dataset.name}; model: {model}; cache: {cache} ({args.cache_mode})")
@@ -303,6 +316,8 @@ def main(argv: list[str] | None = None) -> None:
             for why in ("unavailable", "fault"):
                 if why in timing:
                     print(f"{name}: {why} while streaming the slice: {timing[why]}")
+        for name, why in failed.items():
+            print(f"{name}: no LENS row: {why}")
 
 
 if __name__ == "__main__":
