@@ -202,6 +202,12 @@ def _adapter_specs(texts: list[str], option_texts: list[str]) -> tuple[AdapterSp
         if not sep or not key:
             raise pytest.UsageError(f"{ADAPTER_OPTION}={text!r}: expected [LABEL.]KEY=VALUE")
         scope_label, dot, name = key.rpartition(".")
+        colon_label = key.partition(":")[0]
+        if not dot and ":" in key and colon_label in options:
+            raise pytest.UsageError(
+                f"{ADAPTER_OPTION}={text!r}: an option of one adapter is LABEL.KEY=VALUE "
+                f"({colon_label}.{key.partition(':')[2]}={raw.strip()})"
+            )
         try:
             value = parse_option_value(raw)
         except ValueError as exc:

@@ -30,7 +30,7 @@ from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_s
 if TYPE_CHECKING:
     from pytest_lens.judging.judge import Judge
 
-__all__ = ["LensConfigError", "RunSetup", "open_run"]
+__all__ = ["LensConfigError", "RunSetup", "check_adapters", "open_run"]
 
 
 class LensConfigError(ValueError):
@@ -184,7 +184,7 @@ class RunSetup:
 
 def open_run(settings: LensSettings) -> RunSetup:
     """Validate adapters, budgets and datasets and wire the run; :class:`LensConfigError` on anything unusable."""
-    _check_adapters(settings)
+    check_adapters(settings)
     _check_llm_settings(settings)
     try:
         agent_class(settings.agent)
@@ -207,7 +207,7 @@ def open_run(settings: LensSettings) -> RunSetup:
     return setup
 
 
-def _check_adapters(settings: LensSettings) -> None:
+def check_adapters(settings: LensSettings) -> None:
     """Every adapter loads and accepts its options."""
     for spec in settings.adapters:
         try:

@@ -245,3 +245,19 @@ def test_an_adapter_option_nested_past_the_limit_is_a_usage_error_naming_it(pyte
     quoted = '"' + "[" * 500 + '"'  # brackets inside a JSON string do not nest
     settings = options.read_settings(pytester.parseconfig("--lens-adapter=bm25", f"--lens-adapter-option=note={quoted}"))
     assert settings.adapters[0].options["note"] == "[" * 500
+
+
+def test_an_adapter_option_written_label_colon_key_says_the_dotted_form(pytester: pytest.Pytester) -> None:
+    # Issue 42: docs/adapters/interfaces.md wrote mine:max_results=10; it reached the adapter as the key
+    # "mine:max_results" and was refused at session start ("does not accept").
+    args = ("--lens-adapter=mine=bm25", "--lens-adapter=bm25")
+    with pytest.raises(pytest.UsageError) as caught:
+        options.read_settings(pytester.parseconfig(*args, "--lens-adapter-option=mine:max_results=10"))
+    assert str(caught.value) == (
+        "--lens-adapter-option='mine:max_results=10': an option of one adapter is LABEL.KEY=VALUE (mine.max_results=10)"
+    )
+    settings = options.read_settings(pytester.parseconfig(*args, "--lens-adapter-option=mine.max_results=10"))
+    assert [dict(spec.options) for spec in settings.adapters] == [{"max_results": 10}, {}]
+    # A colon in a key that is not a label is left alone (an adapter may take such a key).
+    settings = options.read_settings(pytester.parseconfig(*args, "--lens-adapter-option=x:y=1"))
+    assert dict(settings.adapters[0].options) == {"x:y": 1}
