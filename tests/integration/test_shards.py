@@ -137,6 +137,90 @@ def test_an_artifact_that_is_not_a_shard_is_refused(three_shards: Path, tmp_path
     assert status == 2 and "plain.json is not a shard's artifact: run each shard with --lens-shard=I/N" in err
 
 
+# -- what each shard owed: a merge never loses or invents a result ------------------------------------
+
+
+def _edit_results(source: Path, target: Path, edit: Any) -> None:
+    """A copy of the shard ``source`` at ``target`` with its results replaced by ``edit(results)``."""
+    artifact = json.loads(source.read_text())
+    artifact["results"] = edit(artifact["results"])
+    target.write_text(json.dumps(artifact))
+
+
+def _shards_with(three_shards: Path, index: int, replacement: Path) -> list[Path]:
+    return [replacement if i == index else three_shards / f"shard{i}.json" for i in (1, 2, 3)]
+
+
+def test_a_shard_run_with_another_selection_is_refused_naming_its_questions(
+    three_shards: Path, tmp_path: Path, bundled_two: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = pytest_process(tmp_path, "-p", "no:xdist", "-q", *bundled_two, "--lens-shard=2/3", "-k", "q01", "--lens-json=shard2.json")
+    assert "deselected" in done.stdout, done.stdout[-2000:]
+    status, err = _merge(capsys, *_shards_with(three_shards, 2, tmp_path / "shard2.json"), "--out", tmp_path / "run.json")
+    assert status == 2, err
+    assert f"{tmp_path / 'shard2.json'} ran with another selection (-k q01) than {three_shards / 'shard1.json'} (none): " in err
+    assert "questions of its stream groups were not run: " in err and "_q02_" in err and "rerun it as its siblings ran" in err
+    assert not (tmp_path / "run.json").exists()
+
+
+def test_a_shard_split_by_other_durations_is_refused(
+    three_shards: Path,
+    tmp_path: Path,
+    bundled_two: list[str],
+    single_run: tuple[dict[str, Any], int],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    durations = tmp_path / "durations.json"
+    durations.write_text(json.dumps(single_run[0]))
+    pytest_process(
+        tmp_path, "-p", "no:xdist", "-q", *bundled_two, "--lens-shard=2/3", f"--lens-shard-durations={durations}", "--lens-json=shard2.json"
+    )
+    status, err = _merge(capsys, *_shards_with(three_shards, 2, tmp_path / "shard2.json"), "--out", tmp_path / "run.json")
+    assert status == 2, err
+    assert "the shards were split differently: " in err and "by estimated cost (no --lens-shard-durations)" in err
+    assert f"{tmp_path / 'shard2.json'} by the durations of {durations} (sha256 " in err
+    assert not (tmp_path / "run.json").exists()
+
+
+def test_a_shard_with_half_its_results_deleted_is_refused_naming_them(
+    three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    halved = tmp_path / "shard1.json"
+    _edit_results(three_shards / "shard1.json", halved, lambda results: results[: len(results) // 2])
+    status, err = _merge(capsys, *_shards_with(three_shards, 1, halved), "--out", tmp_path / "run.json")
+    assert status == 2, err
+    assert f"{halved} (shard 1) lacks " in err and " questions it owed, with no result and no record of why: " in err
+    assert "its artifact is incomplete or was edited: rerun the shard" in err
+    assert not (tmp_path / "run.json").exists()
+
+
+def _perfect(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Results with every score 1.0."""
+    return [{**result, "metrics": dict.fromkeys(result["metrics"], 1.0), "composite": 1.0, "gated": False} for result in results]
+
+
+def test_results_appended_to_another_shard_are_refused(three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Shard 1's results, every score 1.0, appended to shard 3: today's gate turned from FAIL into PASS.
+    first = json.loads((three_shards / "shard1.json").read_text())["results"]
+    padded = tmp_path / "shard3.json"
+    _edit_results(three_shards / "shard3.json", padded, lambda results: results + _perfect(first))
+    status, err = _merge(capsys, *_shards_with(three_shards, 3, padded), "--out", tmp_path / "run.json")
+    assert status == 2, err
+    assert f"{padded} has results already given ({three_shards / 'shard1.json'}): {len(first)} questions twice: " in err
+    # Moved rather than copied (shard 1 without them): they are another shard's groups, and shard 1 lacks them.
+    emptied = tmp_path / "shard1.json"
+    _edit_results(three_shards / "shard1.json", emptied, lambda results: [])
+    status, err = _merge(capsys, emptied, three_shards / "shard2.json", padded, "--out", tmp_path / "run.json")
+    assert status == 2, err
+    assert f"{padded} (shard 3) has {len(first)} results of stream groups it does not own: " in err
+    # Twice within one shard: the second copy is refused when the artifact is read.
+    doubled = tmp_path / "shard2.json"
+    _edit_results(three_shards / "shard2.json", doubled, lambda results: results + _perfect(results[:1]))
+    status, err = _merge(capsys, *_shards_with(three_shards, 2, doubled), "--out", tmp_path / "run.json")
+    assert status == 2 and f"{doubled}: results[24]: duplicates results[0] " in err
+    assert not (tmp_path / "run.json").exists()
+
+
 GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@example.invalid")
 
 

@@ -36,7 +36,7 @@ from pytest_lens.records.options import (
 from pytest_lens.records.options import __all__ as _table_names
 from pytest_lens.records.settings import AdapterSpec, LensSettings, parse_adapter_spec, parse_option_value
 
-__all__ = [*_table_names, "add_options", "given_fields", "lens_requested", "read_options", "read_settings", "register"]
+__all__ = [*_table_names, "add_options", "given_fields", "lens_requested", "read_options", "read_settings", "register", "selection_of"]
 
 GROUP = ("lens", "LENS memory benchmark (pytest-lens)")
 
@@ -141,7 +141,27 @@ def read_settings(config: pytest.Config) -> LensSettings:
         llm=LLMSettings(**llm),
         rootdir=Path(config.rootpath),
         invocation_dir=Path(config.invocation_params.dir),
+        selection=selection_of(config),
     )
+
+
+def selection_of(config: pytest.Config) -> tuple[str, ...]:
+    """The arguments of pytest that narrow which tests run, as given (``-k``, ``-m``, ``--deselect``, ``--lf``, ``--sw``, paths).
+
+    A shard records them: ``lens merge`` joins shards that left questions out only when all ran under the same ones.
+    """
+    found: list[str] = []
+    for flag, name in (("-k", "keyword"), ("-m", "markexpr")):
+        if value := config.getoption(name, ""):
+            found += [flag, str(value)]
+    for value in config.getoption("deselect", None) or ():
+        found += ["--deselect", str(value)]
+    for flag, name in (("--lf", "lf"), ("--sw", "stepwise")):
+        if config.getoption(name, False):
+            found.append(flag)
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        found += [str(arg) for arg in config.args]
+    return tuple(found)
 
 
 def _weights(values: dict[str, Any]) -> dict[str, float]:

@@ -120,6 +120,9 @@ class LensSettings:
     resume_dir: Path | None = None
     #: ``--lens-rerun``: with :attr:`resume_dir`, ask again the kept questions that were ``not-measured`` or had ``faults``.
     rerun: str | None = None
+    #: pytest's arguments that narrow which tests run (``-k``, ``-m``, ``--deselect``, ``--lf``, test paths), as given:
+    #: a shard records them, so that ``lens merge`` joins only shards that selected alike.
+    selection: tuple[str, ...] = ()
 
     @property
     def import_paths(self) -> tuple[Path, ...]:

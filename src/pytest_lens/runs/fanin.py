@@ -17,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lens.llm.settings import LLMSettings
+from pytest_lens.records.cases import LensCase
 from pytest_lens.records.results import RunArtifact
 from pytest_lens.records.settings import AdapterSpec, LensSettings
+from pytest_lens.runs.owed import ItemKey, OwedError, ShardAccount, check_accounts
 from pytest_lens.runs.report import RunOutcome
 from pytest_lens.runs.session import LensSession
 from pytest_lens.runs.setup import LensConfigError, open_run
-from pytest_lens.runs.slicing import code_revision
+from pytest_lens.runs.slicing import assign_shards, code_revision, units_of
 
-__all__ = ["MergedRun", "ShardError", "check_shards", "merge_shards", "settings_from_record"]
+__all__ = ["MergedRun", "ShardError", "check_owed", "check_shards", "merge_shards", "settings_from_record"]
 
 
 class ShardError(ValueError):
@@ -136,6 +138,72 @@ def settings_from_record(record: Mapping[str, Any], **own: Any) -> LensSettings:
         raise ShardError(f"the shards' settings cannot be read by this pytest-lens: {exc}") from None
 
 
+def _key(name: str, field: str, value: Any) -> ItemKey:
+    """One item key of a shard's record (``[adapter, scope, budget, question, repetition]``), or :class:`ShardError`."""
+    if (
+        not isinstance(value, list | tuple)
+        or len(value) != 5
+        or not all(isinstance(part, str) for part in value[:4])
+        or not isinstance(value[4], int)
+        or isinstance(value[4], bool)
+    ):
+        raise ShardError(f"{name}: run.shard.{field} holds {_shown(value)}, not [adapter, scope, budget, question, repetition]")
+    return (value[0], value[1], value[2], value[3], value[4])
+
+
+def _entries(name: str, shard: Mapping[str, Any], field: str) -> list[Any]:
+    found = shard.get(field)
+    if not isinstance(found, list):
+        raise ShardError(f"{name}: run.shard.{field} is {_shown(found)}, not a list: the shard was written by another pytest-lens")
+    return found
+
+
+def _missing(name: str, shard: Mapping[str, Any]) -> list[tuple[ItemKey, str | None]]:
+    """A shard's selected questions with no result, each with the xdist worker it crashed (``None``: it did not)."""
+    found: list[tuple[ItemKey, str | None]] = []
+    for entry in _entries(name, shard, "missing"):
+        if not isinstance(entry, list) or len(entry) != 6:
+            raise ShardError(f"{name}: run.shard.missing holds {_shown(entry)}, not [adapter, scope, budget, question, repetition, worker]")
+        found.append((_key(name, "missing", entry[:5]), None if entry[5] is None else str(entry[5])))
+    return found
+
+
+def _account(name: str, artifact: RunArtifact) -> ShardAccount:
+    shard = _shard_of(name, artifact)
+    units = _entries(name, shard, "units")
+    selection = _entries(name, shard, "selection")
+    partition = shard.get("partition")
+    if not all(isinstance(unit, str) for unit in units) or not all(isinstance(arg, str) for arg in selection):
+        raise ShardError(f"{name}: run.shard.units and run.shard.selection must hold strings")
+    if not isinstance(partition, dict):
+        raise ShardError(f"{name}: run.shard.partition is {_shown(partition)}: the shard was written by another pytest-lens")
+    return ShardAccount(
+        name,
+        int(shard["index"]),
+        frozenset(units),
+        (result.item_key for result in artifact.results),
+        missing=[key for key, _ in _missing(name, shard)],
+        not_selected=[_key(name, "not_selected", entry) for entry in _entries(name, shard, "not_selected")],
+        selection=tuple(selection),
+        partition=partition,
+    )
+
+
+def check_owed(shards: Sequence[tuple[str, RunArtifact]], cases: Sequence[LensCase], total: int) -> None:
+    """Every question of the run (``cases``, as this checkout has them) once in the shards, as each owed it.
+
+    :class:`ShardError` naming the shard, the group and the questions (see :mod:`pytest_lens.runs.owed`).
+    """
+    accounts = [_account(name, artifact) for name, artifact in shards]
+    units = units_of(cases)
+    run_units = {unit.name: [case.item_key for case in unit.cases] for unit in units}
+    by_estimate = all(account.partition.get("durations") is None for account in accounts)
+    try:
+        check_accounts(accounts, run_units, assign_shards(units, total) if by_estimate else None)
+    except OwedError as exc:
+        raise ShardError(str(exc)) from None
+
+
 def merge_shards(
     shards: Sequence[tuple[str, RunArtifact]],
     *,
@@ -166,22 +234,18 @@ def merge_shards(
             shards_sha = str(recorded[dataset.path])[:12]
             raise ShardError(f"dataset {dataset.path} changed since the shards ran (sha256 {dataset.sha256[:12]}, shards: {shards_sha})")
     session.merged_from = [name for name, _ in shards]
+    check_owed(shards, session.cases, int(record["total"]))
     cases = {case.item_key: case for case in session.cases}
     ledger = session.ledger
     for name, artifact in shards:
         shard = _shard_of(name, artifact)
         for result in artifact.results:
-            if result.item_key not in cases:
-                raise ShardError(f"{name}: question {'/'.join(map(str, result.item_key))} is not in the run's data here")
             ledger.expect([cases[result.item_key]])
             session.record(result)
-        for *key, worker in shard.get("missing", []):
-            item = (str(key[0]), str(key[1]), str(key[2]), str(key[3]), int(key[4]))
-            if item not in cases:
-                raise ShardError(f"{name}: question {'/'.join(map(str, item))} is not in the run's data here")
-            ledger.expect([cases[item]])
+        for key, worker in _missing(name, shard):
+            ledger.expect([cases[key]])
             if worker is not None:
-                session.record_crash(cases[item], str(worker))
+                session.record_crash(cases[key], worker)
         if shard.get("problems"):
             session.add_problems(shard["problems"])
     outcome = session.finish(encoding=encoding)

@@ -44,6 +44,7 @@ __all__ = [
     "code_revision",
     "estimate_cost",
     "measured_seconds",
+    "partition_record",
     "plan_slice",
     "settings_record",
     "unit_keys",
@@ -56,7 +57,19 @@ QUESTION_WORDS = 400
 
 #: Settings that belong to one process of a run, not to what it measures: left out of the settings a shard records.
 OWN_FIELDS = frozenset(
-    {"json_path", "html_path", "save_name", "rootdir", "invocation_dir", "shard", "shard_durations", "resume_dir", "rerun", "concurrency"}
+    {
+        "json_path",
+        "html_path",
+        "save_name",
+        "rootdir",
+        "invocation_dir",
+        "shard",
+        "shard_durations",
+        "resume_dir",
+        "rerun",
+        "concurrency",
+        "selection",
+    }
 )
 
 ItemKey = tuple[str, str, str, str, int]
@@ -294,6 +307,9 @@ class RunSlice:
     code: dict[str, Any] | None = None
     versions: dict[str, str | None] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    #: How the run's groups were split (every shard computes the same: ``lens merge`` checks it) and pytest's selection.
+    partition: dict[str, Any] = field(default_factory=dict)
+    selection: tuple[str, ...] = ()
     _pending: dict[str, set[ItemKey]] = field(default_factory=dict)
     _by_unit: dict[str, Unit] = field(default_factory=dict)
 
@@ -364,14 +380,20 @@ class RunSlice:
         found: dict[str, Any] = {}
         if self.shard is not None:
             missing = [[*key, ledger.crashed.get(key)] for key in ledger.expected if key not in ledger.results]
+            # Questions of its groups pytest's selection left out (``-k``): with ``missing``, what it owed and did not run.
+            owed = (case.item_key for unit in self.units if unit.name in self.mine for case in unit.cases)
+            not_selected = [list(key) for key in owed if key not in ledger.expected and key not in ledger.results]
             found["shard"] = {
                 "index": self.shard[0],
                 "total": self.shard[1],
                 "units": sorted(self.mine),
+                "partition": self.partition,
+                "selection": list(self.selection),
                 "settings": self.settings,
                 "code": self.code,
                 "adapter_versions": self.versions,
                 "missing": missing,
+                "not_selected": not_selected,
                 "problems": list(ledger.problems),
             }
         if self.store is not None:
@@ -389,11 +411,12 @@ def plan_slice(setup: RunSetup) -> RunSlice | None:
     settings = setup.settings
     if settings.shard is None and settings.resume_dir is None:
         return None
-    measured = measured_seconds(_under(settings.rootdir, settings.shard_durations)) if settings.shard_durations else None
+    durations = _under(settings.rootdir, settings.shard_durations) if settings.shard_durations else None
+    measured = measured_seconds(durations) if durations is not None else None
     units = units_of(setup.cases, measured)
     code = code_revision(settings.rootdir)
     versions = adapter_versions({spec.label: spec.target for spec in setup.adapter_specs})
-    found = RunSlice(units, code=code, versions=versions, settings=settings_record(settings))
+    found = RunSlice(units, code=code, versions=versions, settings=settings_record(settings), selection=settings.selection)
     if settings.shard is not None:
         index, total = settings.shard
         assigned = assign_shards(units, total)
@@ -404,6 +427,8 @@ def plan_slice(setup: RunSetup) -> RunSlice | None:
             code=code,
             versions=versions,
             settings=found.settings,
+            partition=partition_record(assigned, durations),
+            selection=settings.selection,
         )
     if settings.resume_dir is not None:
         found.store = ResumeStore(_under(settings.rootdir, settings.resume_dir))
@@ -411,6 +436,14 @@ def plan_slice(setup: RunSetup) -> RunSlice | None:
         found.rerun_mode = settings.rerun
         _load_kept(found)
     return found
+
+
+def partition_record(assigned: Mapping[str, int], durations: Path | None) -> dict[str, Any]:
+    """How the run's groups were split: a digest of the whole split, and the durations file that balanced it (if any)."""
+    record: dict[str, Any] = {"digest": _digest(sorted(assigned.items())), "durations": None}
+    if durations is not None:
+        record["durations"] = {"path": str(durations), "sha256": hashlib.sha256(durations.read_bytes()).hexdigest()}
+    return record
 
 
 def _load_kept(found: RunSlice) -> None:
