@@ -134,12 +134,11 @@ def model_client(url: str, model: str, root: Path) -> Any:
 def scripted_model(root: Path) -> Iterator[Any]:
     """A chat client on the project's scripted OpenAI-compatible server (every LLM-built memory's prompts answered)."""
     from lens_fixtures.openai_server import LensPolicy, OpenAITestServer
-    from lens_fixtures.openai_server.extraction_cognee import with_cognee
     from pytest_lens.llm.cache import RequestCache
     from pytest_lens.llm.client import ChatClient, LLMEndpoint
     from pytest_lens.llm.stats import LLMStats
 
-    with OpenAITestServer(with_cognee(LensPolicy())) as server:
+    with OpenAITestServer(LensPolicy()) as server:
         endpoint = LLMEndpoint(server.base_url, api_key_env="LENS_TEST_KEY")
         yield ChatClient(endpoint, "scripted", cache=RequestCache(root / "cache.sqlite", "off"), stats=LLMStats())
         print(f"scripted model: {server.count()} requests", file=sys.stderr)

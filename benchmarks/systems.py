@@ -279,9 +279,8 @@ def main(argv: list[str] | None = None) -> None:
         server = None
         if base_url is None:
             from lens_fixtures.openai_server import LensPolicy, OpenAITestServer
-            from lens_fixtures.openai_server.extraction_cognee import with_cognee
 
-            server = stack.enter_context(OpenAITestServer(with_cognee(LensPolicy())))
+            server = stack.enter_context(OpenAITestServer(LensPolicy()))
             base_url = server.base_url
         cache = (args.cache or workdir / "cache.sqlite").resolve()
         timings = {}

@@ -21,10 +21,13 @@ a later episode is merged into the stored one, whose ``episodes`` list then name
   ``ingest`` naming the episode. Graphiti itself would retry a non-JSON reply four times
   with 5-120 s waits before failing, and some of its steps read a rejected reply as "no
   facts"; neither is allowed to pass silently here.
-- Search is Graphiti's ``search_`` with a recipe of our own: facts by BM25 and cosine
-  similarity fused by RRF, and episodes by BM25. Each fact leads to the episodes it came
-  from (its ``episodes`` list); the two rankings are fused again into one ranking of
-  episodes (RRF, k=60), each shown with the facts that led to it.
+- Search is Graphiti's ``search_`` over what the model built (``search="memory"``, the default):
+  facts (edges) and entities (nodes), each by BM25 and cosine similarity fused by RRF, as in
+  Graphiti's own hybrid recipes, with no cross-encoder. Each fact leads to the episodes it came
+  from (its ``episodes`` list), each entity to the episodes that mention it (``MENTIONS``); the
+  two rankings are fused into one ranking of episodes (RRF, k=60), each shown with the facts and
+  entities that led to it. A graph the model left empty finds nothing. ``search="fused"`` adds
+  Graphiti's BM25 over the raw episodes to the fusion.
 - ``retrieve`` returns the episode as Graphiti stored it (``store_raw_episode_content``).
 - ``prepare()`` has nothing to wait for: ``add_episode`` is awaited in ``ingest``.
 
@@ -53,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from lens_fixtures.adapters.chunk_index import date_bounds
 from lens_fixtures.adapters.embedding_options import embedder_from_options
 from lens_fixtures.adapters.model_required import require_llm
+from lens_fixtures.adapters.search_modes import FUSED, search_mode
 from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 
@@ -148,7 +152,7 @@ class GraphitiAdapter(MemoryAdapter):
     Options: ``model`` (the extraction model; the run's ``lens_llm`` model by default),
     ``extraction_max_tokens`` (2048: the most any one Graphiti request may generate),
     ``structured_output`` (``json_schema``, or ``json_object`` for endpoints without it),
-    ``search_episodes`` (True: Graphiti's episode BM25 is fused with its facts; False: facts only),
+    ``search`` (``memory``: facts and entities; ``fused``: also Graphiti's BM25 over the raw episodes),
     ``snippet_chars`` (500), ``max_results`` (20) and the embedder's options.
     """
 
@@ -162,7 +166,7 @@ class GraphitiAdapter(MemoryAdapter):
         model: str | None = None,
         extraction_max_tokens: int = 2048,
         structured_output: str = "json_schema",
-        search_episodes: bool = True,
+        search: str = "memory",
         embedding_model: str | None = None,
         embedding_base_url: str | None = None,
         embedding_batch_size: int | None = None,
@@ -179,7 +183,7 @@ class GraphitiAdapter(MemoryAdapter):
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(extraction_max_tokens)
         self._max_tokens = extraction_max_tokens
         self._structured = structured_output
-        self._search_episodes = search_episodes
+        self._search = search_mode(search, "graphiti")
         self._snippet_chars = snippet_chars
         self._max_results = max_results
         self._embedder = embedder_from_options(
@@ -326,43 +330,71 @@ class GraphitiAdapter(MemoryAdapter):
         """Nothing to wait for: every ``add_episode`` finished in ``ingest``."""
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
-        """Graphiti's facts and episodes, fused into a ranking of episodes; each shows the facts that led to it."""
+        """Graphiti's facts and entities (``fused``: and episodes), fused into a ranking of episodes; each shows what led to it."""
         if not query.strip() or self._graphiti is None or not self._uuids:
             return []
         limit = max(1, min(limit or 10, self._max_results))
         found = self._run(self._graphiti.search_(query, config=self._recipe(limit * 3), group_ids=[self._group]))
         fused: dict[str, float] = {}
-        facts: dict[str, list[str]] = {}
-        for rank, edge in enumerate(found.edges, start=1):
-            for uuid in dict.fromkeys(edge.episodes):
-                ref = self._refs.get(uuid)
-                if ref is None:
-                    continue  # an episode removed by a re-ingest
-                if ref not in facts:
-                    fused[ref] = fused.get(ref, 0.0) + 1.0 / (_RRF_K + rank)
-                    facts[ref] = []
-                if len(facts[ref]) < 3:
-                    facts[ref].append(edge.fact)
+        shown: dict[str, list[str]] = {}
         contents: dict[str, str] = {}
-        for rank, episode in enumerate(found.episodes, start=1):
+
+        def add(rank: int, refs: Any, line: str) -> None:
+            for ref in dict.fromkeys(ref for ref in refs if ref is not None):  # None: an episode removed by a re-ingest
+                if ref not in shown:
+                    shown[ref] = []
+                if len(shown[ref]) < 4 and line and line not in shown[ref]:
+                    shown[ref].append(line)
+                fused[ref] = fused.get(ref, 0.0) + 1.0 / (_RRF_K + rank)
+
+        seen: set[tuple[str, str]] = set()
+        for rank, edge in enumerate(found.edges, start=1):
+            add(rank, self._first(seen, "edge", (self._refs.get(uuid) for uuid in edge.episodes)), edge.fact)
+        mentions = self._mentions([node.uuid for node in found.nodes])
+        for rank, node in enumerate(found.nodes, start=1):
+            summary = " ".join(str(node.summary or "").split())
+            line = f"{node.name}: {summary}" if summary else str(node.name)
+            add(rank, self._first(seen, "node", (self._refs.get(uuid) for uuid in mentions.get(node.uuid, []))), line)
+        for rank, episode in enumerate(found.episodes, start=1):  # search="fused" only
             ref = self._refs.get(episode.uuid)
             if ref is not None and ref not in contents:
-                fused[ref] = fused.get(ref, 0.0) + 1.0 / (_RRF_K + rank)
                 contents[ref] = episode.content
+                add(rank, self._first(seen, "episode", [ref]), "")
         allowed = self._within_dates(fused, filters)
         order = sorted((ref for ref in fused if ref in allowed), key=lambda ref: (-fused[ref], ref))[:limit]
         results = []
         for ref in order:
-            stamp = allowed[ref]
-            shown = "\n".join(facts.get(ref, []))
-            if ref in contents or not shown:
-                body = contents.get(ref) or self._content(ref)
-                shown = "\n".join(part for part in (shown, excerpt(body, self._snippet_chars)) if part)
-            results.append(SearchResult(ref_id=ref, text=shown, score=round(fused[ref], 6), metadata={"timestamp": stamp}))
+            text = "\n".join(shown[ref])
+            if ref in contents:
+                text = "\n".join(part for part in (text, excerpt(contents[ref], self._snippet_chars)) if part)
+            results.append(SearchResult(ref_id=ref, text=text, score=round(fused[ref], 6), metadata={"timestamp": allowed[ref]}))
         return results
 
+    @staticmethod
+    def _first(seen: set[tuple[str, str]], ranking: str, refs: Any) -> list[str]:
+        """The refs not yet reached in this ranking: an episode counts once per ranking, at its best rank."""
+        fresh = [ref for ref in refs if ref is not None and (ranking, ref) not in seen]
+        seen.update((ranking, ref) for ref in fresh)
+        return fresh
+
+    def _mentions(self, node_uuids: list[str]) -> dict[str, list[str]]:
+        """Entity uuid -> the uuids of the episodes that mention it (Graphiti's ``MENTIONS`` edges), in a stable order."""
+        if not node_uuids:
+            return {}
+        records, _, _ = self._run(
+            self._driver.execute_query(
+                "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE n.uuid IN $uuids RETURN n.uuid AS node, e.uuid AS episode",
+                uuids=node_uuids,
+            )
+        )
+        mentions: dict[str, list[str]] = {}
+        for record in records:
+            mentions.setdefault(str(record["node"]), []).append(str(record["episode"]))
+        order = {ref: index for index, ref in enumerate(self._uuids.values())}  # stream order of the episodes
+        return {node: sorted(uuids, key=lambda uuid: order.get(uuid, len(order))) for node, uuids in mentions.items()}
+
     def _recipe(self, limit: int) -> Any:
-        """Facts by BM25 and cosine similarity, and episodes by BM25, each fused by RRF: no cross-encoder, no request."""
+        """Facts and entities by BM25 and cosine similarity (``fused``: and episodes by BM25), each fused by RRF: no request."""
         from graphiti_core.search.search_config import (
             EdgeReranker,
             EdgeSearchConfig,
@@ -370,12 +402,16 @@ class GraphitiAdapter(MemoryAdapter):
             EpisodeReranker,
             EpisodeSearchConfig,
             EpisodeSearchMethod,
+            NodeReranker,
+            NodeSearchConfig,
+            NodeSearchMethod,
             SearchConfig,
         )
 
         edges = EdgeSearchConfig(search_methods=[EdgeSearchMethod.bm25, EdgeSearchMethod.cosine_similarity], reranker=EdgeReranker.rrf)
+        nodes = NodeSearchConfig(search_methods=[NodeSearchMethod.bm25, NodeSearchMethod.cosine_similarity], reranker=NodeReranker.rrf)
         episodes = EpisodeSearchConfig(search_methods=[EpisodeSearchMethod.bm25], reranker=EpisodeReranker.rrf)
-        return SearchConfig(edge_config=edges, episode_config=episodes if self._search_episodes else None, limit=limit)
+        return SearchConfig(edge_config=edges, node_config=nodes, episode_config=episodes if self._search == FUSED else None, limit=limit)
 
     def _within_dates(self, refs: dict[str, float], filters: dict[str, Any] | None) -> dict[str, str]:
         """``{ref: timestamp}`` of the refs whose episode lies in the filters' date range."""
@@ -391,10 +427,6 @@ class GraphitiAdapter(MemoryAdapter):
         uuid = self._uuids.get(ref_id)
         return self._run(EpisodicNode.get_by_uuid(self._driver, uuid)) if uuid and self._driver is not None else None
 
-    def _content(self, ref_id: str) -> str:
-        episode = self._episode(ref_id)
-        return str(episode.content) if episode is not None else ""
-
     def retrieve(self, ref_id: str) -> Document | None:
         """The episode as Graphiti stored it; ``None`` for a ref it does not hold."""
         episode = self._episode(ref_id)
@@ -403,7 +435,7 @@ class GraphitiAdapter(MemoryAdapter):
         return Document(ref_id=ref_id, text=str(episode.content), metadata={"timestamp": self._stamps.get(ref_id)})
 
     def get_capabilities(self) -> CapabilityManifest:
-        """Graph search (facts fused with episode BM25, not purely lexical) with a date range; no extra tools."""
+        """Graph search (facts and entities, not purely lexical) with a date range; no extra tools."""
         return CapabilityManifest(search_modes=["graph"], max_results_per_search=self._max_results, supports_date_range=True)
 
     def lens_stats(self) -> dict[str, int]:

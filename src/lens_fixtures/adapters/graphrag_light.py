@@ -13,9 +13,11 @@ multi-hop ``hopping`` variant), re-implemented here:
   on the first N episodes, whatever checkpoints were prepared before.
 - A reply that is not the JSON asked for raises :class:`ExtractionReplyError` naming the
   episode and quoting the reply: an adapter fault, never an episode silently left out.
-- ``search`` fuses (reciprocal rank fusion, k=60) the BM25 ranking of the episodes with a
-  graph ranking: the entities the query names, then their neighbours one hop away
-  (``hops``), each leading to the episodes that mention them.
+- ``search`` is the graph's local search (the default, ``search="memory"``): the entities the
+  query names, then their neighbours up to ``hops`` relations away, each leading to the episodes
+  that mention them; a result shows the relations and entities that led to it. A graph the model
+  left empty finds nothing. ``search="fused"`` fuses that ranking (reciprocal rank fusion, k=60)
+  with the BM25 ranking of the raw episodes, the design of the LENS reference's memories.
 - ``graph_neighbors`` (an extra tool) shows an entity's relations, each with its episode.
 """
 
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
 from lens_fixtures.adapters.bm25 import BM25Adapter
 from lens_fixtures.adapters.model_required import require_llm
+from lens_fixtures.adapters.search_modes import FUSED, search_mode
 from pytest_lens import CapabilityManifest, ExtraTool, SearchResult
 from pytest_lens.contract.schema import schema_validator
 from pytest_lens.text import content_terms, normalize
@@ -107,10 +110,11 @@ def _key(name: str) -> str:
 
 
 class GraphRAGLightAdapter(BM25Adapter):
-    """Episodes in FTS5 plus an entity graph the run's model extracts at ``prepare``; search fuses both.
+    """Episodes in FTS5 plus an entity graph the run's model extracts at ``prepare``; search reads the graph.
 
     Options: ``model`` (the extraction model; the run's by default), ``extraction_max_tokens`` (1024),
     ``hops`` (1: how far the graph ranking follows relations from the entities the query names),
+    ``search`` (``memory``: the graph's local search; ``fused``: fused with BM25 over the raw episodes),
     ``snippet_tokens`` and ``max_results`` as for ``bm25``.
     """
 
@@ -125,6 +129,7 @@ class GraphRAGLightAdapter(BM25Adapter):
         model: str | None = None,
         extraction_max_tokens: int = 1024,
         hops: int = 1,
+        search: str = "memory",
         snippet_tokens: int = 48,
         max_results: int = 20,
     ) -> None:
@@ -133,6 +138,7 @@ class GraphRAGLightAdapter(BM25Adapter):
             raise ValueError(f"hops must be 0 or more, got {hops}")
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(extraction_max_tokens)
         self._hops = hops
+        self._search = search_mode(search, "graphrag-light")
         self._stats = {
             "extraction_calls": 0,
             "extraction_prompt_tokens": 0,
@@ -199,10 +205,11 @@ class GraphRAGLightAdapter(BM25Adapter):
             raise ExtractionReplyError(f"graphrag-light could not read the graph extracted from episode {ref_id!r}: {exc}") from None
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
-        """BM25 and graph rankings fused; a graph-only hit shows the relations that led to it."""
+        """The graph's local search (``fused``: fused with BM25); each hit shows the relations and entities that led to it."""
         limit = max(1, min(limit or 10, self._max_results))
         graph = self._graph_rank(query, filters, limit * 2)
-        return self.fused(self.rank(query, filters, limit * 2), [ref for ref, _ in graph], dict(graph), limit)
+        lexical = self.rank(query, filters, limit * 2) if self._search == FUSED else []
+        return self.fused(lexical, [ref for ref, _ in graph], dict(graph), limit)
 
     def _matched_entities(self, query: str) -> set[str]:
         """Keys of entities the query names: every content word of the entity's name is in the query."""
@@ -223,8 +230,13 @@ class GraphRAGLightAdapter(BM25Adapter):
                 break
             marks = ",".join("?" * len(frontier))
             keys = sorted(frontier)
-            for (ref,) in self._db.execute(f"SELECT ref_id FROM graph_entities WHERE key IN ({marks})", keys):
+            for ref, name, description in self._db.execute(
+                f"SELECT ref_id, name, description FROM graph_entities WHERE key IN ({marks}) ORDER BY rowid", keys
+            ):
                 weights[ref] = weights.get(ref, 0.0) + 1.0 / (depth + 1)
+                line = f"{name}: {description}" if description else name
+                if line not in why.setdefault(ref, []):
+                    why[ref].append(line)
             rows = self._db.execute(_RELATIONS_OF.format(marks), keys + keys).fetchall()
             following: set[str] = set()
             for source_key, target_key, source, relation, target, ref in rows:
@@ -237,7 +249,8 @@ class GraphRAGLightAdapter(BM25Adapter):
             frontier = following
         allowed = self.within_dates(weights, filters)
         ranked = sorted((ref for ref in weights if ref in allowed), key=lambda ref: (-weights[ref], ref))[:limit]
-        return [(ref, "\n".join(why.get(ref, [])[:5])) for ref in ranked]
+        # Relations first (they say more than a name), then the entities.
+        return [(ref, "\n".join(sorted(why.get(ref, []), key=lambda line: " -[" not in line)[:5])) for ref in ranked]
 
     def get_capabilities(self) -> CapabilityManifest:
         """Graph-fused search (not purely lexical), a date range, ``batch_retrieve`` and ``graph_neighbors``."""

@@ -12,9 +12,11 @@ Each level is written only from the one below it, and a period's summary only fr
 checkpoint N depends on the first N episodes alone, whichever checkpoints were prepared before (stepwise and
 one-shot preparation give the same summaries; a test checks it).
 
-Search fuses, by reciprocal rank (k=60), the BM25 ranking of the episodes and the BM25 ranking of the episode and
-period summaries, each summary leading to the episodes it covers; a hit found through a summary shows it. The extra
-tool ``memory_overview`` returns the overview and every period's summary with its episodes, so an agent can read the
+Search reads the summaries first, as the reference's design does (``search="memory"``, the default): BM25 over the
+episode and period summaries, each summary leading to the episodes it covers and shown as the result's text; the agent
+reaches an episode's own text through them (``memory_retrieve``). Summaries the model left empty find nothing.
+``search="fused"`` fuses, by reciprocal rank (k=60), that ranking with BM25 over the raw episodes. The extra tool
+``memory_overview`` returns the overview and every period's summary with its episodes, so an agent can read the
 hierarchy top down and drill into the episodes it names.
 
 Unlike the reference (whose model calls return an empty summary on any error), a reply with no text is a
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
 from lens_fixtures.adapters.bm25 import BM25Adapter, fts_query
 from lens_fixtures.adapters.model_required import require_llm
+from lens_fixtures.adapters.search_modes import FUSED, search_mode
 from pytest_lens import CapabilityManifest, ExtraTool, SearchResult
 
 if TYPE_CHECKING:
@@ -72,7 +75,8 @@ class HierarchicalAdapter(BM25Adapter):
 
     Options: ``model`` (the summarising model; the run's by default), ``summary_max_tokens`` (512),
     ``group_size`` (4 episodes per period), ``overview_input_chars`` (12,000: longer period summaries are summarised
-    in groups before the overview), ``snippet_tokens`` and ``max_results`` as for ``bm25``.
+    in groups before the overview), ``search`` (``memory``: the summaries, each leading to its episodes; ``fused``: fused
+    with BM25 over the raw episodes), ``snippet_tokens`` and ``max_results`` as for ``bm25``.
     """
 
     database_prefix = "hierarchical"
@@ -87,6 +91,7 @@ class HierarchicalAdapter(BM25Adapter):
         summary_max_tokens: int = 512,
         group_size: int = 4,
         overview_input_chars: int = 12000,
+        search: str = "memory",
         snippet_tokens: int = 48,
         max_results: int = 20,
     ) -> None:
@@ -96,6 +101,7 @@ class HierarchicalAdapter(BM25Adapter):
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(summary_max_tokens)
         self._group_size = group_size
         self._overview_input_chars = overview_input_chars
+        self._search = search_mode(search, "hierarchical")
         self._stats = {"summary_calls": 0, "summary_prompt_tokens": 0, "summary_completion_tokens": 0, "summaries_cut_off": 0}
         super().__init__(storage_dir, snippet_tokens=snippet_tokens, max_results=max_results)
 
@@ -195,7 +201,7 @@ class HierarchicalAdapter(BM25Adapter):
     # -- search ------------------------------------------------------------------------------------
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
-        """BM25 over the episodes and over the summaries, fused; a hit found through a summary shows it."""
+        """The episodes the best-matching summaries cover, each shown with its summary (``fused``: with BM25 over the episodes)."""
         limit = max(1, min(limit or 10, self._max_results))
         through: list[str] = []
         why: dict[str, str] = {}
@@ -207,7 +213,8 @@ class HierarchicalAdapter(BM25Adapter):
         if (filters or {}).get("start_date") or (filters or {}).get("end_date"):
             allowed = self.within_dates(through, filters)
             through = [ref for ref in through if ref in allowed]
-        return self.fused(self.rank(query, filters, limit * 2), through, why, limit)
+        lexical = self.rank(query, filters, limit * 2) if self._search == FUSED else []
+        return self.fused(lexical, through, why, limit)
 
     def _summary_hits(self, query: str, limit: int) -> list[tuple[str, str, str]]:
         match = fts_query(query)

@@ -17,9 +17,13 @@ an agent that searches the question, batch-retrieves the top hits and answers ci
 them; a judge that compares key-fact coverage; MEME's and LongMemEval's judges (:class:`MemeJudgePolicy`:
 JSON verdicts by MEME's mechanical rules, with misbehaving variants); the naive baseline;
 the compaction adapter's summariser, and the memory policies' folds (:class:`FoldPolicy`). ``/v1/embeddings``
-returns deterministic hashed bag-of-words vectors.
+returns deterministic hashed bag-of-words vectors. :class:`EmptyExtractionPolicy` is the empty extractor: every
+memory-building request answered well formed, with nothing extracted.
+
+Standalone: ``python -m lens_fixtures.openai_server [--port 8090] [--empty-extraction]``.
 """
 
+from lens_fixtures.openai_server.empty import EmptyExtractionPolicy
 from lens_fixtures.openai_server.extraction import ExtractionPolicy
 from lens_fixtures.openai_server.extraction_letta import LettaAgentPolicy
 from lens_fixtures.openai_server.faults import Fault
@@ -49,6 +53,7 @@ __all__ = [
     "CONTEXT_ERROR_STYLES",
     "BaselinePolicy",
     "ChatRequest",
+    "EmptyExtractionPolicy",
     "ExtractionPolicy",
     "FactCheckPolicy",
     "Fault",

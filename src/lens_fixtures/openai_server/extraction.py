@@ -13,19 +13,16 @@ testing that an unreadable extraction becomes an adapter fault.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from lens_fixtures.openai_server.extraction_graphiti import GraphitiPolicy, graphiti_reply_model
+from lens_fixtures.openai_server.names import named_things
 from lens_fixtures.openai_server.requests import ChatRequest, Reply
 
 __all__ = ["ExtractionPolicy", "extraction_kind"]
 
 #: How mem0's extraction system prompt introduces itself (mem0ai 2.2).
 MEM0_MARKER = "You are a Memory Extractor"
-_NAMED = re.compile(
-    r"\b[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+\b|\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b"
-)
 
 
 def extraction_kind(request: ChatRequest) -> str | None:
@@ -97,7 +94,7 @@ class ExtractionPolicy:
         entities: dict[str, None] = {}
         relations = []
         for line in _lines(record):
-            named = list(dict.fromkeys(match.group(0) for match in _NAMED.finditer(line)))
+            named = named_things(line)
             entities.update(dict.fromkeys(named))
             if len(named) >= 2:
                 relations.append({"source": named[0], "relation": "appears with", "target": named[1]})

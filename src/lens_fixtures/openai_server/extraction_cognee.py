@@ -12,32 +12,25 @@ Any other schema gets the smallest object its required fields allow.
 ``malformed=True`` answers in prose instead (a small model ignoring the JSON it was asked for), for
 testing that an unreadable extraction is an adapter fault quoting Cognee's validation error.
 
-:func:`with_cognee` adds the role to a :class:`~lens_fixtures.openai_server.policies.LensPolicy` (whose
-own classifier would send Cognee's prompts to its ``other`` role).
+:class:`~lens_fixtures.openai_server.policies.LensPolicy` answers Cognee's prompts with this role (its ``cognee``;
+``LensPolicy(cognee=CogneePolicy(malformed=True))`` for the fault tests).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from lens_fixtures.openai_server.requests import ChatRequest, Policy, Reply
+from lens_fixtures.openai_server.names import named_things
+from lens_fixtures.openai_server.requests import ChatRequest, Reply
 
-if TYPE_CHECKING:
-    from lens_fixtures.openai_server.policies import LensPolicy
-
-__all__ = ["SCHEMA_MARKER", "CogneePolicy", "cognee_schema", "with_cognee"]
+__all__ = ["SCHEMA_MARKER", "CogneePolicy", "cognee_schema", "minimal_object"]
 
 #: How Cognee's JSON fallback introduces the schema in the system prompt (cognee 1.6).
 SCHEMA_MARKER = "You MUST respond with valid JSON conforming to this schema:"
 _SCHEMA = re.compile(r"```json\n(?P<schema>.*?)\n```", re.DOTALL)
-_NAMED = re.compile(
-    r"\b[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+\b|\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b"
-    r"|\b\d+(?:\.\d+)? ?(?:mm/s|ms|cm|km|%|s|h)\b"
-)
 
 
 def cognee_schema(request: ChatRequest) -> dict[str, Any] | None:
@@ -84,14 +77,14 @@ class CogneePolicy:
         if title == "SummarizedContent":
             bullets = "\n".join(f"- {line}" for line in _lines(text))
             return Reply(content=json.dumps({"summary": f"A record.\n{bullets}", "description": ""}))
-        return Reply(content=json.dumps(_minimal(schema)))
+        return Reply(content=json.dumps(minimal_object(schema)))
 
     @staticmethod
     def _graph(text: str) -> dict[str, Any]:
         nodes: dict[str, dict[str, str]] = {}
         edges = []
         for line in _lines(text):
-            named = list(dict.fromkeys(match.group(0) for match in _NAMED.finditer(line)))
+            named = named_things(line, units=True)
             for name in named:
                 nodes.setdefault(name.lower(), {"id": name.lower(), "name": name, "type": "Thing", "description": line})
             if len(named) >= 2:
@@ -99,19 +92,8 @@ class CogneePolicy:
         return {"nodes": list(nodes.values()), "edges": edges}
 
 
-def _minimal(schema: dict[str, Any]) -> dict[str, Any]:
+def minimal_object(schema: dict[str, Any]) -> dict[str, Any]:
     """An object with every required property of ``schema`` at its simplest value."""
     simple = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
     properties = schema.get("properties") or {}
     return {name: simple.get(str(properties.get(name, {}).get("type"))) for name in schema.get("required") or []}
-
-
-def with_cognee(policy: LensPolicy, cognee: Policy | None = None) -> LensPolicy:
-    """``policy`` with Cognee's prompts answered by ``cognee`` (a :class:`CogneePolicy` by default), every other role unchanged."""
-    answer = cognee or CogneePolicy()
-    other = policy.other
-
-    def route(request: ChatRequest) -> Reply:
-        return answer(request) if cognee_schema(request) is not None else other(request)
-
-    return dataclasses.replace(policy, other=route)

@@ -13,16 +13,17 @@ deterministically:
   or contradicted fact, ``EdgeTimestamps``: no dates, summaries: empty.
 
 ``malformed=True`` answers in prose (a small model ignoring the schema), for testing that
-an unreadable reply becomes an adapter fault quoting Graphiti's message.
+an unreadable reply becomes an adapter fault quoting Graphiti's message; ``empty=True`` extracts
+nothing (no entity, no fact), every reply still well formed (the empty extractor's Graphiti role).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from lens_fixtures.openai_server.names import named_things
 from lens_fixtures.openai_server.requests import ChatRequest, Reply
 
 __all__ = ["GRAPHITI_SCHEMA_MARKER", "GraphitiPolicy", "graphiti_reply_model"]
@@ -42,9 +43,6 @@ _GRAPHITI_MODELS = frozenset(
         "Summary",
         "SummaryDescription",
     }
-)
-_NAMED = re.compile(
-    r"\b[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+\b|\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b"
 )
 
 
@@ -78,7 +76,7 @@ def _json_list(text: str) -> list[Any]:
 
 
 def _named(line: str) -> list[str]:
-    return list(dict.fromkeys(match.group(0) for match in _NAMED.finditer(line)))
+    return named_things(line)
 
 
 def _lines(text: str) -> list[str]:
@@ -90,12 +88,15 @@ class GraphitiPolicy:
     """Answers graphiti-core's structured-output prompts (see the module docstring)."""
 
     malformed: bool = False
+    empty: bool = False
 
     def __call__(self, request: ChatRequest) -> Reply:
         """The reply for the response model the request names."""
         if self.malformed:
             return Reply(content="Sure! Here are the entities I found in the text: the pump and the road.")
         model = graphiti_reply_model(request)
+        if self.empty and model in ("ExtractedEntities", "ExtractedEdges"):
+            return Reply(content=json.dumps({"extracted_entities": []} if model == "ExtractedEntities" else {"edges": []}))
         prompt = str(request.messages[-1].get("content", "")) if request.messages else ""
         return Reply(content=json.dumps(self._reply(model, prompt)))
 

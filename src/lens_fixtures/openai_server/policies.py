@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from lens_fixtures.openai_server.extraction import ExtractionPolicy, extraction_kind
+from lens_fixtures.openai_server.extraction_cognee import CogneePolicy, cognee_schema
 from lens_fixtures.openai_server.extraction_letta import LettaAgentPolicy, is_letta_request
 from lens_fixtures.openai_server.folds import FoldPolicy, policy_kind
 from lens_fixtures.openai_server.requests import ChatRequest, Policy, Reply, json_value
@@ -47,7 +48,7 @@ def classify(request: ChatRequest) -> str:
 
     ``agent``, ``judge`` (LENS's pairwise judge), ``meme_judge``, ``lme_judge`` (LongMemEval's), ``baseline``,
     ``summary``, ``hierarchy`` (the hierarchical adapter's summaries), ``policy`` (the memory policies' folds),
-    ``extraction`` (mem0's and GraphRAG-light's), ``letta`` (a Letta agent's step),
+    ``extraction`` (mem0's, GraphRAG-light's and Graphiti's), ``cognee`` (Cognee's structured output), ``letta`` (a Letta agent's step),
     ``fact_judge`` and ``support_judge`` (LENS V2's
     per-fact and evidence-support judges) or ``other``.
     """
@@ -67,6 +68,8 @@ def classify(request: ChatRequest) -> str:
         return "policy"
     if extraction_kind(request) is not None:
         return "extraction"
+    if cognee_schema(request) is not None:
+        return "cognee"
     if request.first_user.startswith("You are comparing two analyst responses"):
         return "judge"
     if request.first_user.startswith("You are checking whether an analyst's answer contains"):
@@ -503,6 +506,7 @@ class LensPolicy:
     hierarchy: Policy = field(default_factory=HierarchyPolicy)
     policy: Policy = field(default_factory=lambda: _fold_policy())
     extraction: Policy = field(default_factory=ExtractionPolicy)
+    cognee: Policy = field(default_factory=CogneePolicy)
     letta: Policy = field(default_factory=LettaAgentPolicy)
     other: Policy = field(default_factory=lambda: lambda request: Reply(content="OK"))
 

@@ -326,3 +326,85 @@ def test_prompts_too_long_for_the_context_are_refused_with_the_servers_message()
     assert error["n_ctx"] == 300
     prompt = error["n_prompt_tokens"]
     assert error["message"] == f"request ({prompt} tokens) exceeds the available context size (300 tokens), try increasing it"
+
+
+RECORD = "Record (2024-01-02T10:00:00):\n## Ops\n- Pump-7 vibration 9.8 mm/s at North Station\n- the kqv7zt valve opened"
+
+
+def _memory_requests() -> dict[str, dict[str, Any]]:
+    """One memory-building request of each system, as the adapters send it (the parts the policies read)."""
+    from lens_fixtures.adapters.graphrag_light import GRAPH_EXTRACTION_PROMPT
+    from lens_fixtures.adapters.hierarchical import EPISODE_PROMPT
+    from lens_fixtures.openai_server.extraction import MEM0_MARKER
+    from lens_fixtures.openai_server.extraction_cognee import SCHEMA_MARKER
+    from lens_fixtures.openai_server.extraction_graphiti import GRAPHITI_SCHEMA_MARKER
+
+    def schema(title: str, **properties: Any) -> str:
+        return json.dumps({"title": title, "type": "object", "properties": properties, "required": list(properties)})
+
+    entities = schema("ExtractedEntities", extracted_entities={"type": "array"})
+    graphiti = f"<CURRENT_MESSAGE>\n{RECORD}\n</CURRENT_MESSAGE>{GRAPHITI_SCHEMA_MARKER}{entities}"
+    graph = schema("KnowledgeGraph", nodes={"type": "array"}, edges={"type": "array"})
+    cognee_system = f"Extract a knowledge graph.\n{SCHEMA_MARKER}\n```json\n{graph}\n```"
+    letta_names = ("send_message", "conversation_search", "memory_insert")
+    letta_tools = [{"type": "function", "function": {"name": name, "parameters": {}}} for name in letta_names]
+    mem0_user = f"## New Messages\nuser: {RECORD}\n\n## Observation Date\n2024-01-02"
+    return {
+        "mem0": {"messages": [{"role": "system", "content": MEM0_MARKER}, {"role": "user", "content": mem0_user}]},
+        "graphrag-light": {"messages": [{"role": "system", "content": GRAPH_EXTRACTION_PROMPT}, {"role": "user", "content": RECORD}]},
+        "graphiti": {"messages": [{"role": "user", "content": graphiti}]},
+        "cognee": {"messages": [{"role": "system", "content": cognee_system}, {"role": "user", "content": RECORD}]},
+        "letta": {"messages": [{"role": "system", "content": "You are Letta."}, {"role": "user", "content": RECORD}], "tools": letta_tools},
+        "hierarchical": {"messages": [{"role": "system", "content": EPISODE_PROMPT}, {"role": "user", "content": RECORD}]},
+    }
+
+
+@pytest.mark.parametrize("system", ["mem0", "graphrag-light", "graphiti", "cognee", "letta", "hierarchical"])
+def test_the_empty_extractor_answers_each_systems_prompt_well_formed_with_nothing_in_it(system: str) -> None:
+    from lens_fixtures.openai_server import EmptyExtractionPolicy, LensPolicy
+    from lens_fixtures.openai_server.empty import EMPTY_SUMMARY
+
+    request = ChatRequest({"model": "m", **_memory_requests()[system]})
+    scripted, empty = LensPolicy()(request), EmptyExtractionPolicy()(request)
+    if system == "letta":  # the scripted agent writes core memory; the empty one only ends its turn
+        assert scripted.tool_calls[0][0] == "memory_insert" and "9.8 mm/s" in str(scripted.tool_calls[0][1])
+        assert empty.tool_calls == (("send_message", {"message": "Noted."}),)
+        return
+    if system == "hierarchical":
+        assert "9.8 mm/s" in scripted.content and empty.content == EMPTY_SUMMARY
+        return
+    built, nothing = json.loads(scripted.content), json.loads(empty.content)
+    assert set(built) == set(nothing)  # the same shape: every key the system reads
+    assert any(built.values()) and not any(nothing.values())  # the scripted extractor keeps the record, the empty one nothing
+    assert "kqv7zt" in scripted.content  # a rare identifier is a named thing (a fact's word for mem0)
+
+
+def test_the_empty_extractor_leaves_the_other_roles_to_its_base_policy() -> None:
+    from lens_fixtures.openai_server import EmptyExtractionPolicy, LensPolicy
+
+    agent = ChatRequest({"model": "m", "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "q?"}]})
+    assert EmptyExtractionPolicy(base=LensPolicy())(agent) == LensPolicy()(agent)
+    unknown = ChatRequest({"model": "m", "messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}})
+    assert EmptyExtractionPolicy()(unknown).content == "{}"  # an unknown system's JSON mode: an empty object
+
+
+def test_the_server_starts_on_its_own_and_serves_until_stopped() -> None:
+    import signal
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lens_fixtures.openai_server", "--port", "0", "--empty-extraction"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        assert "(empty extractor) at http://127.0.0.1:" in line
+        base_url = line.split(" at ", 1)[1].split(";", 1)[0]
+        body = json.dumps({"model": "m", **_memory_requests()["graphrag-light"]}).encode()
+        request = urllib.request.Request(base_url + "/chat/completions", data=body, headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            reply = json.loads(response.read())["choices"][0]["message"]["content"]
+        assert json.loads(reply) == {"entities": [], "relations": []}
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 0

@@ -21,7 +21,7 @@ if importlib.util.find_spec("cognee") is None:  # importorskip would import cogn
 
 from lens_fixtures.adapters.cognee_memory import CogneeAdapter
 from lens_fixtures.openai_server import LensPolicy, OpenAITestServer
-from lens_fixtures.openai_server.extraction_cognee import CogneePolicy, with_cognee
+from lens_fixtures.openai_server.extraction_cognee import CogneePolicy
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
 from pytest_lens.llm.stats import counting
@@ -37,7 +37,7 @@ EPISODES = [
 @pytest.fixture
 def server() -> Iterator[OpenAITestServer]:
     """The scripted server with Cognee's role (its request log is the test's own)."""
-    with OpenAITestServer(with_cognee(LensPolicy())) as running:
+    with OpenAITestServer(LensPolicy()) as running:
         yield running
 
 
@@ -120,7 +120,7 @@ def test_a_recorded_stream_replays_with_no_request_and_the_same_memory(server: O
 
 
 def test_a_reply_cognee_cannot_validate_is_an_adapter_fault_with_cognees_message(tmp_path: Path, hashing: Any) -> None:
-    with OpenAITestServer(with_cognee(LensPolicy(), CogneePolicy(malformed=True))) as server:
+    with OpenAITestServer(LensPolicy(cognee=CogneePolicy(malformed=True))) as server:
         llm = scripted_client(server, tmp_path / "c.sqlite")
         (tmp_path / "a").mkdir()
         caller = AdapterCaller.build(lambda: CogneeAdapter(str(tmp_path / "a"), lens_llm=llm, embedder=hashing), "cognee", 120)
@@ -172,7 +172,7 @@ def test_cognee_keeps_the_contract_bearing_clauses(tmp_path: Path, hashing: Any)
         phases=(Phase.explicit, Phase.generate),
         suppress_health_check=list(HealthCheck),
     )
-    with OpenAITestServer(with_cognee(LensPolicy())) as server:
+    with OpenAITestServer(LensPolicy()) as server:
         llm = scripted_client(server, tmp_path / "c.sqlite", "off")
         spec = AdapterSpec("cognee", "lens_fixtures.adapters.cognee_memory:CogneeAdapter", {"embedder": hashing})
         factory = SubjectFactory(spec, tmp_path, lens_llm=llm)

@@ -12,7 +12,7 @@ pytest.importorskip("graphiti_core", reason="the optional extra pytest-lens[grap
 pytest.importorskip("lens_fixtures.adapters.graphiti_memory", exc_type=ImportError)  # the skip quotes why
 
 from lens_fixtures.adapters.graphiti_memory import GraphitiAdapter, GraphitiReplyError, parse_graphiti_reply
-from lens_fixtures.openai_server import ExtractionPolicy, LensPolicy, OpenAITestServer, Reply
+from lens_fixtures.openai_server import EmptyExtractionPolicy, ExtractionPolicy, LensPolicy, OpenAITestServer, Reply
 from lens_fixtures.openai_server.extraction_graphiti import GraphitiPolicy, graphiti_reply_model
 from lens_fixtures.openai_server.requests import ChatRequest
 from pytest_lens import AdapterUnavailable
@@ -75,16 +75,33 @@ def test_a_fact_stated_again_leads_to_both_episodes_and_an_earlier_checkpoint_se
     adapter.close()
 
 
-def test_an_episode_graphiti_drew_no_fact_from_is_found_only_through_its_episode_search(
+def test_an_episode_graphiti_drew_nothing_from_is_found_only_through_the_fused_episode_search(
     server: OpenAITestServer, tmp_path: Path, hashing: Any
 ) -> None:
-    quiet = ("ep4", "2024-01-04T10:00:00", "## 2024-01-04 Ops\n- quiet shift, the kettle descaled")  # no two named things
-    for search_episodes, found in ((True, ["ep4"]), (False, [])):
-        adapter = loaded(server, tmp_path, hashing, episodes=1, name=str(search_episodes), search_episodes=search_episodes)
+    quiet = ("ep4", "2024-01-04T10:00:00", "## 2024-01-04 Ops\n- quiet shift, the kettle descaled")  # no named thing
+    for search, found in (("fused", ["ep4"]), ("memory", [])):
+        adapter = loaded(server, tmp_path, hashing, episodes=1, name=search, search=search)
         adapter.ingest(quiet[0], "scope", quiet[1], quiet[2])
         assert [r.ref_id for r in adapter.search("kettle descaled", None, 5)] == found
         assert adapter.retrieve("ep4").text == quiet[2]  # stored all the same
         adapter.close()
+
+
+def test_an_entity_leads_to_the_episodes_that_mention_it_and_an_empty_graph_finds_nothing(tmp_path: Path, hashing: Any) -> None:
+    with OpenAITestServer() as server:
+        built = loaded(server, tmp_path, hashing, name="built")
+        # "Camp Alpha" is an entity of ep2 (no fact names it alone): found through the node, shown by its name.
+        found = built.search("Camp Alpha", None, 5)
+        assert found[0].ref_id == "ep2" and any(line.startswith("Camp Alpha") for line in found[0].text.splitlines())
+        built.close()
+    with OpenAITestServer(EmptyExtractionPolicy()) as empty_server:
+        empty = loaded(empty_server, tmp_path, hashing, name="empty")
+        fused = loaded(empty_server, tmp_path, hashing, name="fused", search="fused")
+        assert empty.lens_stats()["facts"] == empty.lens_stats()["entities"] == 0 and empty.lens_stats()["episodes"] == 3
+        assert empty.search("Pump-7 vibration North Station", None, 5) == []
+        assert fused.search("Pump-7 vibration North Station", None, 5)  # Graphiti's episode BM25 reads the raw text
+        for adapter in (empty, fused):
+            adapter.close()
 
 
 def test_a_date_range_keeps_only_the_episodes_inside_it(server: OpenAITestServer, tmp_path: Path, hashing: Any) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.adapters.graphrag_light import ExtractionReplyError, GraphRAGLightAdapter, parse_graph_extraction
-from lens_fixtures.openai_server import ExtractionPolicy, LensPolicy, OpenAITestServer
+from lens_fixtures.openai_server import EmptyExtractionPolicy, ExtractionPolicy, LensPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
 from tests.unit.lens_fixtures.adapters.scripted import scripted_client
@@ -80,6 +80,30 @@ def test_the_graph_at_a_checkpoint_is_the_same_whichever_checkpoints_came_before
         "mentioned_in": [],
     }
     for adapter in (stepwise, at_once, early):
+        adapter.close()
+
+
+def test_search_reads_the_graph_the_model_built_and_finds_nothing_in_an_empty_one(server: OpenAITestServer, tmp_path: Path) -> None:
+    built = GraphRAGLightAdapter(str(tmp_path), lens_llm=scripted_client(server, tmp_path / "c.sqlite"))
+    load(built, 4, prepare_at=(4,))
+    found = built.search("vendor-api timeouts", None, 5)
+    # The episodes naming the entity, and ep1 one relation away (geo-lookup); each shows what led to it.
+    assert found[0].ref_id == "ep2" and {r.ref_id for r in found} == {"ep1", "ep2", "ep4"}
+    assert all(("vendor-api" if r.ref_id != "ep1" else "geo-lookup") in r.text for r in found)
+    assert built.search("heavy snow north road", None, 5) == []  # a record whose words name no entity: BM25 alone finds it
+    with OpenAITestServer(EmptyExtractionPolicy()) as empty_server:
+        empty_llm = scripted_client(empty_server, tmp_path / "empty.sqlite")
+        empty = GraphRAGLightAdapter(str(tmp_path), lens_llm=empty_llm)
+        fused = GraphRAGLightAdapter(str(tmp_path), lens_llm=empty_llm, search="fused")
+        for adapter in (empty, fused):
+            load(adapter, 4, prepare_at=(4,))
+        assert empty_server.count(kind="extraction") == 4 and empty.lens_stats()["entities"] == 0
+        assert empty.search("vendor-api timeouts", None, 5) == []
+        # The fused mode scores the raw episodes whatever the model built: it stays an explicit option.
+        assert [r.ref_id for r in fused.search("vendor-api timeouts", None, 5)][:1] == ["ep4"]
+    with pytest.raises(ValueError, match="option search must be 'memory'"):
+        GraphRAGLightAdapter(str(tmp_path), lens_llm=empty_llm, search="bm25")
+    for adapter in (built, empty, fused):
         adapter.close()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.adapters.hierarchical import EPISODE_PROMPT, OVERVIEW_PROMPT, PERIOD_PROMPT, HierarchicalAdapter
-from lens_fixtures.openai_server import Fault, HierarchyPolicy, LensPolicy, OpenAITestServer
+from lens_fixtures.openai_server import EmptyExtractionPolicy, Fault, HierarchyPolicy, LensPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
 from tests.unit.lens_fixtures.adapters.scripted import client_at, scripted_client
@@ -58,6 +58,26 @@ def test_prepare_writes_each_level_once_and_search_reaches_episodes_through_summ
     assert [r.ref_id for r in adapter.search("Pump-7 vibration", {"start_date": "2024-01-05"}, 5)] == ["ep5"]
     assert adapter.retrieve("ep3").text == EPISODES[2][2]
     adapter.close()
+
+
+def test_search_reads_the_summaries_and_summaries_that_say_nothing_find_nothing(server: OpenAITestServer, tmp_path: Path) -> None:
+    built = HierarchicalAdapter(str(tmp_path), lens_llm=scripted_client(server, tmp_path / "c.sqlite"), group_size=2)
+    load(built, 5, prepare_at=(5,))
+    # The summaries keep the lines that carry a number: "heavy snow, 40 cm" is in one, "all quiet" in none.
+    assert "ep3" in {r.ref_id for r in built.search("snow 40 cm", None, 5)}
+    assert built.search("quiet", None, 5) == []
+    assert all(r.text.startswith(("[summary]", "[period]")) for r in built.search("Pump-7 vibration", None, 5))
+    with OpenAITestServer(EmptyExtractionPolicy()) as empty_server:
+        empty_llm = scripted_client(empty_server, tmp_path / "empty.sqlite")
+        empty = HierarchicalAdapter(str(tmp_path), lens_llm=empty_llm, group_size=2)
+        fused = HierarchicalAdapter(str(tmp_path), lens_llm=empty_llm, group_size=2, search="fused")
+        for adapter in (empty, fused):
+            load(adapter, 5, prepare_at=(5,))
+        assert empty.lens_stats()["summary_calls"] == 9  # every summary written, each saying nothing
+        assert empty.search("Pump-7 vibration", None, 5) == []
+        assert {"ep1", "ep2", "ep5"} <= {r.ref_id for r in fused.search("Pump-7 vibration", None, 5)}  # BM25 over the episodes
+    for adapter in (built, empty, fused):
+        adapter.close()
 
 
 def test_a_new_episode_rewrites_only_its_period_and_the_overview(server: OpenAITestServer, tmp_path: Path) -> None:
