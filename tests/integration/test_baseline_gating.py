@@ -168,18 +168,39 @@ def test_fail_under_sets_the_exit_status(pytester: pytest.Pytester, few_needles:
     composite.stdout.fnmatch_lines(["  FAIL  --lens-fail-under=0.9: bm25 composite 0.758 < 0.9"])
 
 
-def test_differences_from_the_baseline_are_warned_about(pytester: pytest.Pytester, few_needles: str) -> None:
+def test_a_baseline_measured_differently_is_refused_unless_the_difference_is_accepted(pytester: pytest.Pytester, few_needles: str) -> None:
     assert pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.SAVE}=main", *NO_CACHE).ret == 0
-    result = pytester.runpytest("--lens-adapter=bm25", few_needles, "--lens-budget=4k", f"{options.BASELINE}=main", *NO_CACHE)
+    # pytest.exit from pytest_configure ends an in-process pytester run with an internal error: a real process shows it.
+    refused = pytester.runpytest_subprocess("--lens-adapter=bm25", few_needles, "--lens-budget=4k", f"{options.BASELINE}=main", *NO_CACHE)
+    assert refused.ret == 2  # before any question ran
+    refused.stderr.fnmatch_lines(
+        [
+            f"*{options.BASELINE}=main: refused, the runs are unlike: budget differs: this run 4k (*), baseline 16k (*)*"
+            f"pass {options.ACCEPT_UNLIKE}=budget to compare anyway*"
+        ]
+    )
+    assert "passed" not in refused.stdout.str()
+    result = pytester.runpytest(
+        "--lens-adapter=bm25", few_needles, "--lens-budget=4k", f"{options.BASELINE}=main", f"{options.ACCEPT_UNLIKE}=budget", *NO_CACHE
+    )
     result.stdout.fnmatch_lines(
         [
-            "  warning: budget differs: this run 4k(*), baseline 16k(*)",
+            "  warning: budget differs: this run 4k (*), baseline 16k (*) - compared only because this difference was accepted",
             "bm25 * 0 * - * not in baseline",
             "  in the baseline but not in this run: bm25",
             "  (this comparison does not gate the run; add --lens-compare-fail to fail on a regression)",
+            f"LENS verdict: PASS ?compared with an unlike baseline 0001_main, accepted by {options.ACCEPT_UNLIKE}=budget: "
+            "budget differs: *]",
         ]
     )
     assert result.ret == 0  # not gating
+
+
+def test_a_difference_that_does_not_change_scores_is_warned_about_not_refused(pytester: pytest.Pytester, few_needles: str) -> None:
+    assert pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.SAVE}=main", *NO_CACHE).ret == 0
+    result = pytester.runpytest("--lens-adapter=bm25", few_needles, "--lens-seed=7", f"{options.BASELINE}=main", *NO_CACHE)
+    result.stdout.fnmatch_lines(["  warning: seed differs: this run 7, baseline 42 (the seed draws another sample*", "LENS verdict: PASS"])
+    assert result.ret == 0
 
 
 @pytest.mark.parametrize(

@@ -8,14 +8,14 @@ when they differ).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from pathlib import PurePath
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.repetitions import collapse_repetitions
 from pytest_lens.analysis.run import apply_holm, bootstrap_mode, pair_results, paired_tests, question_composite, question_state
 from pytest_lens.analysis.summary import summary_key
-from pytest_lens.records.identity import AgentIdentity, RunIdentity
+from pytest_lens.records.card import ComparabilityCard, differences, refusing
+from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import LENS, QuestionResult, RunArtifact
 from pytest_lens.records.statistics import (
     BaselineAdapterComparison,
@@ -35,53 +35,24 @@ __all__ = ["compare_with_baseline", "compatibility_warnings"]
 LARGEST_DROPS = 3
 
 
-def compatibility_warnings(current: RunIdentity, baseline: RunIdentity) -> list[str]:
-    """One line per difference in dataset, budget, agent, judge or scoring between two runs' ``run`` identities."""
-    warnings: list[str] = []
-    ours, theirs = _datasets(current), _datasets(baseline)
-    if set(ours.values()) != set(theirs.values()):
-        for name in sorted(ours.keys() | theirs.keys()):
-            if name not in theirs:
-                warnings.append(f"dataset {name} is not in the baseline")
-            elif name not in ours:
-                warnings.append(f"dataset {name} was in the baseline but not in this run")
-            elif ours[name] != theirs[name]:
-                warnings.append(f"dataset {name} differs from the baseline's (sha256 {ours[name][:12]} vs {theirs[name][:12]})")
-    if _budgets(current) != _budgets(baseline):
-        warnings.append(f"budget differs: this run {_budgets(current) or '?'}, baseline {_budgets(baseline) or '?'}")
-    ours_agent, theirs_agent = _identity(current.agent), _identity(baseline.agent)
-    if ours_agent != theirs_agent:
-        warnings.append(f"agent differs: this run {ours_agent}, baseline {theirs_agent}")
-    ours_judge, theirs_judge = _identity(current.judge), _identity(baseline.judge)
-    if ours_judge != theirs_judge:
-        warnings.append(f"judge differs: this run {ours_judge}, baseline {theirs_judge}")
-    if current.weights != baseline.weights or current.gates != baseline.gates:
+def compatibility_warnings(
+    current: ComparabilityCard, baseline: ComparabilityCard, *, rescored: bool = False, accepted: Collection[str] = ()
+) -> list[str]:
+    """One line per field in which the two runs' comparability cards differ, and one when their composites' weights differ.
+
+    A refusing field (:data:`~pytest_lens.records.card.REFUSING`) that differs is said to be ``accepted`` when it is in
+    ``accepted`` (``lens compare`` and ``--lens-baseline`` refuse the comparison otherwise, before it is made);
+    ``rescored``: the composite weights or hard gates differ (both runs are rescored with this run's).
+    """
+    warnings = []
+    for difference in differences(current, baseline):
+        line = difference.line()
+        if difference.refuses:
+            line += " - compared only because this difference was accepted" if difference.field in accepted else " - not comparable"
+        warnings.append(line)
+    if rescored:
         warnings.append("composite weights or hard gates differ from the baseline's; both runs are rescored with this run's")
-    ours_headline, theirs_headline = current.headline_name, baseline.headline_name
-    if ours_headline != theirs_headline:
-        warnings.append(
-            f"headline differs: this run {ours_headline}, baseline {theirs_headline}; the baseline's questions are rescored "
-            "with this run's headline (questions it has no metric of it for are not compared)"
-        )
     return warnings
-
-
-def _datasets(run: RunIdentity) -> dict[str, str]:
-    return {PurePath(str(entry.get("path", "?"))).name: str(entry.get("sha256", "")) for entry in run.datasets or []}
-
-
-def _budgets(run: RunIdentity) -> str:
-    parts = []
-    for budget in run.budgets or []:
-        limits = ",".join(f"{k}={v}" for k, v in budget.items() if k != "name")
-        parts.append(f"{budget.get('name', '?')}({limits})")
-    return "; ".join(parts)
-
-
-def _identity(value: AgentIdentity | None) -> str:
-    if value is None:
-        return "none"
-    return value.name or value.description or str(value.model_dump())
 
 
 def compare_with_baseline(
@@ -105,6 +76,7 @@ def compare_with_baseline(
     score: str = "composite",
     clusters: Callable[[QuestionResult], Hashable] | None = None,
     margin: float | None = None,
+    accepted: Collection[str] = (),
 ) -> BaselineComparison:
     """Compare ``results`` (this run, identity ``run``) with ``baseline``, per (adapter, budget).
 
@@ -209,6 +181,8 @@ def compare_with_baseline(
 
     baseline_several = len({budget for _, budget in previous}) > 1
     missing = [summary_key(adapter, budget, baseline_several) for adapter, budget in previous if (adapter, budget) not in current]
+    ours = run.card if run.card is not None else run.derived_card(results)
+    rescored = run.weights != baseline.run.weights or run.gates != baseline.run.gates
     return BaselineComparison(
         baseline=info,
         alpha=alpha,
@@ -218,8 +192,9 @@ def compare_with_baseline(
         score=score,
         warnings=[
             *(f"baseline {info.name} is an incomplete run ({line}): questions it lacks are not compared" for line in baseline.incomplete),
-            *compatibility_warnings(run, baseline.run),
+            *compatibility_warnings(ours, baseline.card, rescored=rescored, accepted=accepted),
         ],
+        accepted_unlike=[d.line() for d in refusing(ours, baseline.card) if d.field in accepted],
         adapters=out,
         missing=missing,
     )

@@ -39,6 +39,8 @@ class GatePolicy:
     compare_partial: bool = False
     #: How that permission is spelled where the gate is printed (``lens compare`` spells it ``--partial``).
     partial_option: str = "--lens-compare-partial"
+    #: How accepting an unlike baseline is spelled where the gate is printed (``lens compare``: ``--accept-unlike``).
+    accept_option: str = "--lens-accept-unlike"
 
 
 @dataclass(frozen=True)
@@ -216,8 +218,13 @@ def compare_gate(
     gaps = "; ".join(coverage_gaps(comparison))
     if gaps and not policy.compare_partial:
         failures.append(f"partial comparison, {gaps} (pass {policy.partial_option} to gate on the questions both runs have)")
+    unlike = (
+        f"; unlike runs compared, accepted by {policy.accept_option}: {'; '.join(comparison.accepted_unlike)}"
+        if comparison.accepted_unlike
+        else ""
+    )
     if failures:
-        return GateCheck(name, False, f"vs baseline {baseline}: " + "; ".join(failures), "compare")
+        return GateCheck(name, False, f"vs baseline {baseline}: " + "; ".join(failures) + unlike, "compare")
     drop = f", no drop over {policy.max_drop:g}" if policy.max_drop is not None else ""
     partial = f"; partial comparison allowed by {policy.partial_option}: {gaps}" if gaps else ""
     bounds = [
@@ -229,7 +236,7 @@ def compare_gate(
     power = "".join(detectable(entry.regression, entry.key) for entry in compared if entry.regression is not None)
     detail = (
         f"no significant regression vs baseline {baseline} (alpha {policy.alpha:g}{drop}; {len(compared)} adapter(s) compared{partial})"
-        f"{margin}{power}"
+        f"{margin}{power}{unlike}"
     )
     return GateCheck(name, True, detail, "compare")
 

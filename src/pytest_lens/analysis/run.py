@@ -28,6 +28,7 @@ __all__ = [
     "bootstrap_mode",
     "clusters_for",
     "pair_results",
+    "paired_test_name",
     "paired_tests",
     "question_composite",
     "question_state",
@@ -115,6 +116,15 @@ def _two_stage(clusters: Callable[[QuestionResult], Hashable] | None) -> bool:
 def bootstrap_mode(clusters: Callable[[QuestionResult], Hashable] | None) -> Literal["plain", "clustered", "two-stage"]:
     """How ``clusters`` resamples, as records name it."""
     return "plain" if clusters is None else "two-stage" if _two_stage(clusters) else "clustered"
+
+
+def paired_test_name(mode: str, scopes: int) -> str:
+    """The paired test of a run resampling by ``mode`` over ``scopes`` scopes, as its records and comparability card name it."""
+    if mode == "two-stage":
+        return f"two-stage bootstrap ({scopes} scopes, then questions)"
+    if mode == "clustered":
+        return f"cluster bootstrap ({scopes} scopes)"
+    return "Wilcoxon signed-rank"
 
 
 def adapter_statistics(
@@ -268,9 +278,7 @@ def paired_tests(
                 "p_adjusted": p_value,
                 "statistic": None,
                 "min_p": 1 / (resampled.values.size + 1),
-                "method": f"two-stage bootstrap ({stats.cluster_count(labels)} scopes, then questions)"
-                if _two_stage(clusters)
-                else f"cluster bootstrap ({stats.cluster_count(labels)} scopes)",
+                "method": paired_test_name(bootstrap_mode(clusters), stats.cluster_count(labels)),
             }
         composite_test = composite_test.model_copy(update=update)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pytest_lens.records.card import parse_accepted, refusing
 from pytest_lens.records.options import DEFAULTS, parse_alpha, parse_fraction, parse_seed
 from pytest_lens.scoring.headline import recorded_headline
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from pytest_lens.records.statistics import BaselineComparison
     from pytest_lens.runs.storage import Baseline
 
-__all__ = ["add_compare", "compare_runs", "run_compare"]
+__all__ = ["accepted_unlike", "add_accept_unlike", "add_compare", "compare_runs", "run_compare", "unlike_refusal"]
 
 T = TypeVar("T")
 
@@ -55,6 +56,7 @@ def add_compare(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--partial", action="store_true", help="with --fail: gate on the questions both runs have, even if either has others"
     )
+    add_accept_unlike(parser)
     return parser
 
 
@@ -67,6 +69,7 @@ def compare_runs(
     seed: int | None = None,
     margin: float | None = None,
     bootstrap: str = "auto",
+    accepted: tuple[str, ...] = (),
 ) -> tuple[BaselineComparison | None, dict[str, BaselineComparison]]:
     """``current`` against ``baseline``: the LENS comparison (``None`` for a run of sibling suites only), and each suite's.
 
@@ -100,9 +103,11 @@ def compare_runs(
             score=score,
             clusters=clusters,
             margin=margin,
+            accepted=accepted,
         )
     suites = SuiteRun({name: load_suite(name) for name in suite_names})
-    return lens, suites.comparisons(results, run, baseline.artifact, baseline.info, alpha=alpha, max_drop=max_drop, seed=seed)
+    found = suites.comparisons(results, run, baseline.artifact, baseline.info, alpha=alpha, max_drop=max_drop, seed=seed, accepted=accepted)
+    return lens, found
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -116,6 +121,7 @@ def run_compare(args: argparse.Namespace) -> int:
     try:
         alpha, max_drop, seed = _checked(args)
         margin = None if args.margin is None else _margin(args.margin)
+        accepted = accepted_unlike(args.accept_unlike)
     except ValueError as exc:
         print(f"lens compare: {exc}", file=sys.stderr)
         return 2
@@ -126,13 +132,19 @@ def run_compare(args: argparse.Namespace) -> int:
     except (SavedRunError, ValueError) as exc:
         print(f"lens compare: {exc}", file=sys.stderr)
         return 2
+    if (refused := unlike_refusal(current, baseline, accepted)) is not None:
+        print(f"lens compare: {refused}", file=sys.stderr)
+        return 2
     lens, found = compare_runs(
-        current.artifact, baseline, alpha=alpha, max_drop=max_drop, seed=seed, margin=margin, bootstrap=args.bootstrap
+        current.artifact, baseline, alpha=alpha, max_drop=max_drop, seed=seed, margin=margin, bootstrap=args.bootstrap, accepted=accepted
     )
     suites = SuiteRun({name: load_suite(name) for name in found})
     comparisons: list[tuple[str, BaselineComparison]] = [("", lens)] if lens is not None else []
     comparisons.extend((name, comparison) for name, comparison in found.items())
     print(f"{current.info.name} ({current.info.path}) against {baseline.info.name}")
+    unlike = list(dict.fromkeys(line for _, comparison in comparisons for line in comparison.accepted_unlike))
+    if unlike:
+        print(f"unlike runs compared, accepted by --accept-unlike={','.join(accepted)}: {'; '.join(unlike)}")
     arrows = arrows_for(sys.stdout.encoding)
     for suite, comparison in comparisons:
         if suite:
@@ -142,7 +154,13 @@ def run_compare(args: argparse.Namespace) -> int:
     if not args.fail:
         return 0
     policy = GatePolicy(
-        compare_fail=True, alpha=alpha, max_drop=max_drop, margin=margin, compare_partial=args.partial, partial_option="--partial"
+        compare_fail=True,
+        alpha=alpha,
+        max_drop=max_drop,
+        margin=margin,
+        compare_partial=args.partial,
+        partial_option="--partial",
+        accept_option="--accept-unlike",
     )
     checks = [
         compare_gate(
@@ -153,6 +171,40 @@ def run_compare(args: argparse.Namespace) -> int:
     for check in checks:
         print(check.line)
     return 0 if all(check.passed for check in checks) else 1
+
+
+def add_accept_unlike(parser: argparse.ArgumentParser) -> None:
+    """``--accept-unlike FIELD,...`` (``lens compare``, ``lens report --baseline``)."""
+    parser.add_argument(
+        "--accept-unlike",
+        action="append",
+        default=[],
+        metavar="FIELD,...",
+        help="compare although the runs' comparability cards differ in these fields (data, budget, agent, judge, scoring); "
+        "without it such runs are refused with status 2. The output and the gate line say which were accepted",
+    )
+
+
+def unlike_refusal(current: Baseline, baseline: Baseline, accepted: tuple[str, ...]) -> str | None:
+    """Why ``current`` and ``baseline`` cannot be compared (their cards differ in a field not ``accepted``), or ``None``."""
+    refused = refusing(current.artifact.card, baseline.artifact.card, accepted)
+    if not refused:
+        return None
+    fields = ",".join(d.field for d in refused)
+    return (
+        f"refused, {current.info.name} and {baseline.info.name} are unlike runs: "
+        + "; ".join(d.line() for d in refused)
+        + f". Their scores measure different things; compare runs measured alike, or pass --accept-unlike={fields} to compare "
+        "anyway (the output will say so)"
+    )
+
+
+def accepted_unlike(entries: list[str]) -> tuple[str, ...]:
+    """``--accept-unlike``'s names (each entry a comma list), checked as ``--lens-accept-unlike``'s are."""
+    try:
+        return tuple(dict.fromkeys(name for entry in entries for name in parse_accepted(entry)))
+    except ValueError as exc:
+        raise ValueError(f"--accept-unlike: {exc}") from None
 
 
 def _checked(args: argparse.Namespace) -> tuple[float, float | None, int | None]:

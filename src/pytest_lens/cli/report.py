@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.cli.compare import add_accept_unlike
+
 __all__ = ["add_report", "run_report"]
 
 
@@ -30,6 +32,7 @@ def add_report(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--storage", type=Path, default=Path(".lens"), help="directory of saved runs (default: .lens)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm correction (default 0.05)")
     parser.add_argument("--max-drop", type=float, default=None, help="also count a composite drop larger than this as a regression")
+    add_accept_unlike(parser)
     return parser
 
 
@@ -41,10 +44,10 @@ def run_report(args: argparse.Namespace) -> int:
     if missing:
         print(f"lens report: needs {' and '.join(missing)}: pip install 'pytest-lens[html]'", file=sys.stderr)
         return 2
-    from pytest_lens.cli.compare import compare_runs
+    from pytest_lens.cli.compare import accepted_unlike, compare_runs, unlike_refusal
     from pytest_lens.reports.html.page import render_report
     from pytest_lens.runs.merge import MergeError, merge_runs
-    from pytest_lens.runs.storage import RunStore, SavedRunError, open_baseline
+    from pytest_lens.runs.storage import Baseline, RunStore, SavedRunError, open_baseline
 
     started = time.perf_counter()
     store = RunStore(args.storage)
@@ -53,7 +56,11 @@ def run_report(args: argparse.Namespace) -> int:
         baseline = open_baseline(args.baseline, store, (Path.cwd(),)) if args.baseline else None
         artifact = merge_runs([(run.info.name, run.artifact) for run in runs])
         if baseline is not None:
-            lens, suites = compare_runs(artifact, baseline, alpha=args.alpha, max_drop=args.max_drop)
+            accepted = accepted_unlike(args.accept_unlike)
+            merged = Baseline(artifact, runs[0].info.model_copy(update={"name": " + ".join(run.info.name for run in runs)}))
+            if (refused := unlike_refusal(merged, baseline, accepted)) is not None:
+                raise ValueError(refused)
+            lens, suites = compare_runs(artifact, baseline, alpha=args.alpha, max_drop=args.max_drop, accepted=accepted)
             artifact = artifact.model_copy(update={"comparison": lens, "suite_comparisons": suites})
     except (SavedRunError, MergeError, ValueError) as exc:
         print(f"lens report: {exc}", file=sys.stderr)

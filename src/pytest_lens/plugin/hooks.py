@@ -83,10 +83,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(WorkerProgressLines(config), "lens-worker-progress")
     if not options.lens_requested(config):
         return
-    from pytest_lens.runs.session import LensConfigError, LensSession
+    from pytest_lens.runs.session import LensConfigError, LensSession, UnlikeBaselineError
 
     try:
         session = LensSession.open(options.read_settings(config))
+    except UnlikeBaselineError as exc:  # refused like `lens compare` refuses it: exit 2, before any question runs
+        pytest.exit(str(exc), returncode=2)
     except LensConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = session

@@ -125,6 +125,8 @@ def read_settings(config: pytest.Config) -> LensSettings:
     settings["weights"] = _weights(values)
     if "suites" in settings:
         settings["suites"] = tuple(dict.fromkeys(settings["suites"]))
+    if "accept_unlike" in settings:  # each entry a comma list
+        settings["accept_unlike"] = tuple(dict.fromkeys(name for entry in settings["accept_unlike"] for name in entry))
     if config.getoption("--lens-conformance", False):  # the conformance suite replaces the built-in LENS questions
         settings["builtin_tests"] = False
     if COMPARE_FAIL in values and values[COMPARE_FAIL] and BASELINE not in values:

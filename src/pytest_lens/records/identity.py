@@ -8,8 +8,9 @@ form, and a new run's artifact is byte for byte what it always was.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Annotated, Any
 
 from pydantic import (
@@ -23,6 +24,8 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+
+from pytest_lens.records.card import ComparabilityCard, SelectedQuestion, endpoint_kind, selection_of
 
 __all__ = ["HardGate", "RecordedHeadline", "RunIdentity", "gate_text", "read_gate"]
 
@@ -146,8 +149,65 @@ class RunIdentity(_AsRecorded):
     shard: dict[str, Any] | None = None
     #: ``--lens-resume``: the directory, how many stream groups were reused, and the questions ``--lens-rerun`` asked again.
     resumed: dict[str, Any] | None = None
+    #: What the run's numbers depend on (:mod:`pytest_lens.records.card`); ``None`` in runs written before cards.
+    card: ComparabilityCard | None = None
 
     @property
     def headline_name(self) -> str:
         """The headline's name; runs saved before there was a headline had the composite."""
         return self.headline.name if self.headline is not None else "composite"
+
+    def derived_card(
+        self, questions: Iterable[SelectedQuestion], *, scoring: str | None = None, test: str | None = None
+    ) -> ComparabilityCard:
+        """The comparability card of this identity and the ``questions`` selected (``scoring`` and ``test`` when known).
+
+        A run builds its card with this; a run written before cards gets one derived from what it recorded
+        (fields it never recorded stay unknown).
+        """
+        selection, categories = selection_of(list(questions))
+        return ComparabilityCard(
+            data=self._card_data(),
+            selection=selection if selection.questions else None,
+            budget=[_budget_text(budget) for budget in self.budgets or []],
+            agent=self._card_agent(),
+            judge=self._card_judge(),
+            scoring=scoring,
+            headline=self.headline_name,
+            test=test,
+            categories=categories,
+            repetitions=self.repeat,
+            seed=self.seed,
+        )
+
+    def _card_data(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for entry in self.datasets or []:
+            name = PurePath(str(entry.get("path", "?"))).name or "?"
+            while name in found:  # two files of one name in different directories
+                name += "'"
+            found[name] = str(entry.get("sha256", ""))
+        return found
+
+    def _model(self, field: str) -> str:
+        llm = self.llm or {}
+        return f"{llm.get(field) or '?'} ({endpoint_kind(llm.get('base_url'))})"
+
+    def _card_agent(self) -> str | None:
+        if self.agent is None:
+            return None
+        return f"llm {self._model('agent_model')}" if self.agent.name == "llm" else self.agent.name or self.agent.description
+
+    def _card_judge(self) -> str | None:
+        if "judge" not in self.model_fields_set and "judge" not in (self.model_extra or {}):
+            return None
+        judge = self.judge
+        found = "none" if judge is None else f"llm {self._model('judge_model')}" if judge.name == "llm" else judge.name or judge.description
+        suites = [f"{name} {entry.get('name', '?')}" for name, entry in sorted((self.suite_judges or {}).items())]
+        return "; ".join([found, *suites])
+
+
+def _budget_text(budget: dict[str, Any]) -> str:
+    """``16k (result_token_cap 16,384, max_turns 10, ...)``: a recorded budget's name and every limit."""
+    limits = ", ".join(f"{key} {value:,}" if isinstance(value, int) else f"{key} {value}" for key, value in budget.items() if key != "name")
+    return f"{budget.get('name', '?')} ({limits})"

@@ -20,6 +20,7 @@ from pytest_lens.llm.settings import CACHE_MODES, JUDGE_KINDS
 from pytest_lens.records.settings import LensSettings
 
 __all__ = [
+    "ACCEPT_UNLIKE",
     "ADAPTER",
     "ADAPTER_OPTION",
     "AGENT",
@@ -266,6 +267,13 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
+def _accepted(text: str) -> tuple[str, ...]:
+    """``--lens-accept-unlike``'s names, checked against the card's refusing fields."""
+    from pytest_lens.records.card import parse_accepted  # pydantic: only when the option is given
+
+    return parse_accepted(text)
+
+
 def _default(value: object) -> str:
     """A default as help texts show it: ``120`` for 120.0."""
     return f"{value:g}" if isinstance(value, float) else str(value)
@@ -295,6 +303,7 @@ STORAGE = "--lens-storage"
 FAIL_UNDER = "--lens-fail-under"
 COMPARE_FAIL = "--lens-compare-fail"
 COMPARE_PARTIAL = "--lens-compare-partial"
+ACCEPT_UNLIKE = "--lens-accept-unlike"
 ALPHA = "--lens-alpha"
 MAX_DROP = "--lens-max-drop"
 MARGIN = "--lens-margin"
@@ -518,6 +527,18 @@ OPTIONS: tuple[Option, ...] = (
         "a baseline comparison may leave out questions.",
         field="compare_partial",
         action="store_true",
+    ),
+    Option(
+        ACCEPT_UNLIKE,
+        "lens_accept_unlike",
+        "compare with --lens-baseline although the runs' comparability cards differ in these fields "
+        "(data, budget, agent, judge, scoring; repeatable); without it such a baseline is refused (exit 2). "
+        "The verdict line says which were accepted.",
+        "comparability-card fields a baseline may differ in, as for --lens-accept-unlike.",
+        field="accept_unlike",
+        parse=_accepted,
+        action="append",
+        metavar="FIELD,...",
     ),
     Option(
         ALPHA,

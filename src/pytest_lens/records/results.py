@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from pytest_lens.llm.stats import LLMCounts
+from pytest_lens.records.card import ComparabilityCard
 from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.settings import ControlRole
 from pytest_lens.records.statistics import BaselineComparison, JudgeAgreement, RepetitionVariance, RunStatistics, Sensitivity
@@ -393,6 +394,8 @@ class RecordedVerdict(_Record):
     exit_code: int
     reasons: list[str] = Field(default_factory=list)
     gates: list[str] = Field(default_factory=list)
+    #: What the verdict rests on beside its gates (a baseline of an unlike run, compared because its difference was accepted).
+    notes: list[str] = Field(default_factory=list)
 
 
 class RunArtifact(_Record):
@@ -430,3 +433,8 @@ class RunArtifact(_Record):
     #: Why statistics, comparisons and verdict are missing: this is the copy written before they were computed (their
     #: first import of numpy can kill a process short of memory without an exception). ``None``: the artifact is whole.
     pending: str | None = None
+
+    @property
+    def card(self) -> ComparabilityCard:
+        """The run's comparability card: as recorded, or derived from its identity and results (runs written before cards)."""
+        return self.run.card if self.run.card is not None else self.run.derived_card(self.results)

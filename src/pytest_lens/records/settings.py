@@ -90,6 +90,8 @@ class LensSettings:
     compare_fail: bool = False
     #: ``--lens-compare-partial``: the comparison may leave out questions of either run without failing the gate.
     compare_partial: bool = False
+    #: ``--lens-accept-unlike``: comparability-card fields in which the baseline may differ (it is refused otherwise).
+    accept_unlike: tuple[str, ...] = ()
     #: ``--lens-alpha``: significance level of every test, after Holm correction.
     alpha: float = 0.05
     #: ``--lens-max-drop``: largest tolerated fall of an adapter headline vs the baseline.

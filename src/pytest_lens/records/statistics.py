@@ -205,6 +205,9 @@ class BaselineComparison(_Model):
     adapters: list[BaselineAdapterComparison] = Field(default_factory=list)
     #: (adapter, budget) keys of the baseline that this run did not measure.
     missing: list[str] = Field(default_factory=list)
+    #: Differences of the two runs' comparability cards that would have refused the comparison, accepted by name
+    #: (``--lens-accept-unlike``, ``lens compare --accept-unlike``); the verdict and the gate print them.
+    accepted_unlike: list[str] = Field(default_factory=list)
 
     @property
     def regressions(self) -> list[BaselineAdapterComparison]:

@@ -15,13 +15,14 @@ if TYPE_CHECKING:
 __all__ = ["LensReport", "ReportSection", "Verdict"]
 
 
-
 @dataclass(frozen=True)
 class Verdict:
     """The run's gate outcome: exit status and one line per reason."""
 
     exit_code: int
     reasons: tuple[str, ...] = ()
+    #: What the verdict rests on that a reader must know, printed on the verdict line (an unlike baseline accepted).
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def from_summaries(cls, summaries: dict[str, AdapterSummary], incomplete: Sequence[str] = ()) -> Verdict:
@@ -33,7 +34,22 @@ class Verdict:
     def extended(self, reasons: Iterable[str]) -> Verdict:
         """The verdict with more failure reasons (any reason makes it fail)."""
         merged = (*self.reasons, *reasons)
-        return Verdict(1 if merged or self.exit_code else 0, merged)
+        return Verdict(1 if merged or self.exit_code else 0, merged, self.notes)
+
+    @property
+    def lines(self) -> list[str]:
+        """``LENS verdict: PASS`` (with its notes), or one ``LENS verdict: FAIL - reason`` line per reason."""
+        notes = f" [{'; '.join(self.notes)}]" if self.notes else ""
+        if not self.exit_code:
+            return [f"LENS verdict: PASS{notes}"]
+        if not self.reasons:
+            return [f"LENS verdict: FAIL{notes}"]
+        first, *rest = self.reasons
+        return [f"LENS verdict: FAIL - {first}{notes}", *(f"LENS verdict: FAIL - {reason}" for reason in rest)]
+
+    def noted(self, notes: Iterable[str]) -> Verdict:
+        """The verdict with more notes (they never change the outcome)."""
+        return Verdict(self.exit_code, self.reasons, (*self.notes, *notes))
 
 
 def _count_cell(summary: AdapterSummary) -> str:
@@ -99,10 +115,7 @@ class LensReport:
             out.append("LENS gates:")
             out.extend(f"  {line}" for line in self.gates)
         out.append("")
-        if self.verdict.exit_code:
-            out.extend(f"LENS verdict: FAIL - {reason}" for reason in self.verdict.reasons)
-        else:
-            out.append("LENS verdict: PASS")
+        out.extend(self.verdict.lines)
         return out
 
     def _metric_names(self) -> list[str]:

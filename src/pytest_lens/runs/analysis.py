@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,9 @@ from pytest_lens.analysis.summary import mark_not_comparable, not_measured_count
 from pytest_lens.llm.api_keys import masked_options
 from pytest_lens.llm.settings import display_url
 from pytest_lens.llm.stats import LLMCounts
+from pytest_lens.records.card import SelectedQuestion
 from pytest_lens.records.identity import AgentIdentity, RunIdentity
+from pytest_lens.records.options import ACCEPT_UNLIKE
 from pytest_lens.records.results import LENS, AdapterSummary, QuestionResult, RecordedVerdict
 from pytest_lens.reports.terminal import Verdict
 from pytest_lens.runs.ledger import ResultLedger
@@ -30,6 +33,15 @@ if TYPE_CHECKING:
     from pytest_lens.runs.slicing import RunSlice
 
 __all__ = ["RunAnalysis"]
+
+
+@dataclass(frozen=True)
+class _Selected:
+    """A selected case as the comparability card reads it."""
+
+    scope_id: str
+    question_id: str
+    question_type: str
 
 
 class RunAnalysis:
@@ -136,6 +148,7 @@ class RunAnalysis:
             score=headline.name,
             clusters=self.clusters,
             margin=s.margin,
+            accepted=s.accept_unlike,
         )
 
     @cached_property
@@ -150,9 +163,8 @@ class RunAnalysis:
         if baseline is None:
             return {}
         s = self.setup.settings
-        return self.setup.suites.comparisons(
-            self.scored_results, self.identity, baseline.artifact, baseline.info, alpha=s.alpha, max_drop=s.max_drop, seed=s.seed
-        )
+        found = (self.scored_results, self.identity, baseline.artifact, baseline.info)
+        return self.setup.suites.comparisons(*found, alpha=s.alpha, max_drop=s.max_drop, seed=s.seed, accepted=s.accept_unlike)
 
     @cached_property
     def sensitivity(self) -> Sensitivity | None:
@@ -245,13 +257,27 @@ class RunAnalysis:
     def verdict(self) -> Verdict:
         """Exit status and reasons."""
         verdict = Verdict.from_summaries({**self.summaries, **self.flat_suite_summaries}, [*self.incomplete, *self.ledger.problems])
-        return verdict.extended(check.reason for check in self.gate_checks if not check.passed and check.kind != "hard")
+        return verdict.extended(check.reason for check in self.gate_checks if not check.passed and check.kind != "hard").noted(
+            self.unlike_notes
+        )
+
+    @cached_property
+    def unlike_notes(self) -> list[str]:
+        """What the verdict says when the baseline differs in a refusing field that ``--lens-accept-unlike`` accepted."""
+        accepted = [line for found in [self.comparison, *self.suite_comparisons.values()] if found for line in found.accepted_unlike]
+        if not accepted or self.setup.baseline is None:
+            return []
+        option = f"{ACCEPT_UNLIKE}={','.join(self.setup.settings.accept_unlike)}"
+        lines = "; ".join(dict.fromkeys(accepted))
+        return [f"compared with an unlike baseline {self.setup.baseline.info.name}, accepted by {option}: {lines}"]
 
     @cached_property
     def recorded_verdict(self) -> RecordedVerdict:
         """The verdict and gate lines as the artifact keeps them."""
         verdict = self.verdict
-        return RecordedVerdict(exit_code=verdict.exit_code, reasons=list(verdict.reasons), gates=[c.line for c in self.gate_checks])
+        return RecordedVerdict(
+            exit_code=verdict.exit_code, reasons=list(verdict.reasons), gates=[c.line for c in self.gate_checks], notes=list(verdict.notes)
+        )
 
     @cached_property
     def incomplete(self) -> list[str]:
@@ -295,7 +321,7 @@ class RunAnalysis:
         extra: dict[str, Any] = {"merged_from": self.merged_from} if self.merged_from else {}
         if self.part is not None:
             extra.update(self.part.identity(self.ledger))
-        return RunIdentity(
+        identity = RunIdentity(
             agent=AgentIdentity(name=agent.name, description=agent.description),
             judge=AgentIdentity(name=judge.name, description=judge.description) if judge is not None else None,
             suite_judges={name: vars(found) for name in setup.suites.suites if (found := setup.suites.judge(name)) is not None},
@@ -319,6 +345,25 @@ class RunAnalysis:
             platform=platform.platform(),
             **extra,
         )
+        return identity.model_copy(
+            update={"card": identity.derived_card(self._selected(), scoring=setup.settings.scoring, test=self.test_name)}
+        )
+
+    def _selected(self) -> list[SelectedQuestion]:
+        """The questions selected to run (each case's), or those with results when none were (a run merged from files)."""
+        cases = self.ledger.expected.values()
+        if cases:
+            return [_Selected(c.scope.scope_id, c.question.question_id, c.question.question_type) for c in cases]
+        return list(self.ledger.results.values())
+
+    @cached_property
+    def test_name(self) -> str | None:
+        """The paired test this run's comparisons use (``None`` before any LENS result)."""
+        from pytest_lens.analysis.run import bootstrap_mode, paired_test_name
+
+        if not self.lens_results:
+            return None
+        return paired_test_name(bootstrap_mode(self.clusters), len({r.scope_id for r in self.lens_results}))
 
     def _llm_identity(self) -> dict[str, object] | None:
         llm = self.setup.llm.settings

@@ -125,7 +125,7 @@ def settings_from_record(record: Mapping[str, Any], **own: Any) -> LensSettings:
     adapters = tuple(AdapterSpec(a["label"], a["target"], dict(a.get("options") or {})) for a in found.pop("adapters", []))
     for name in ("datasets",):
         found[name] = tuple(Path(p) for p in found.get(name, ()))
-    for name in ("budgets", "suites"):
+    for name in ("budgets", "suites", "accept_unlike"):
         if name in found:
             found[name] = tuple(found[name])
     if found.get("mutants") is not None:

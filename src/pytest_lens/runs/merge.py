@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_lens.analysis.gates import GatePolicy, check_gates
+from pytest_lens.analysis.run import paired_test_name
 from pytest_lens.analysis.summary import summarize
+from pytest_lens.records.card import differences
 from pytest_lens.records.results import LENS, QuestionResult, RecordedVerdict, RunArtifact, ScopeEvidence
 from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
 from pytest_lens.scoring.headline import gates_of
@@ -33,6 +35,22 @@ def _union(items: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return list(found.values())
 
 
+#: What measured the merged runs' questions must be the same for all of them (data and budgets may differ: they are joined).
+_MEASURED_ALIKE = ("agent", "judge", "scoring")
+
+
+def _check_alike(runs: Sequence[tuple[str, RunArtifact]]) -> None:
+    """:class:`MergeError` naming two runs whose comparability cards differ in what measured their questions."""
+    first_name, first = runs[0]
+    for name, artifact in runs[1:]:
+        unlike = [d for d in differences(artifact.card, first.card) if d.field in _MEASURED_ALIKE and d.refuses]
+        if unlike:
+            raise MergeError(
+                f"{name} and {first_name} are unlike runs: {'; '.join(d.line(first_name) for d in unlike)}; "
+                "merge runs measured alike (their adapters would be compared with each other)"
+            )
+
+
 def merge_runs(runs: Sequence[tuple[str, RunArtifact]]) -> RunArtifact:
     """One artifact holding every result of ``runs`` (``(name, artifact)`` pairs, the first one's settings win)."""
     if len(runs) == 1:
@@ -43,6 +61,7 @@ def merge_runs(runs: Sequence[tuple[str, RunArtifact]]) -> RunArtifact:
     repeated = [name for name, artifact in runs if (artifact.run.repeat or 1) > 1]
     if repeated:  # its summaries are over per-question means of several answers, which this merge does not recompute
         raise MergeError(f"{', '.join(repeated)} answered each question several times (--lens-repeat); such runs cannot be merged")
+    _check_alike(runs)
     owner: dict[tuple[str, str, str, str], str] = {}
     results: list[QuestionResult] = []
     for name, artifact in runs:
@@ -59,8 +78,12 @@ def merge_runs(runs: Sequence[tuple[str, RunArtifact]]) -> RunArtifact:
             "datasets": _union([d for _, artifact in runs for d in artifact.run.datasets or []], "path"),
             "budgets": _union([b for _, artifact in runs for b in artifact.run.budgets or []], "name"),
             "merged_from": [name for name, _ in runs],
+            "card": None,
         }
     )
+    lens_scopes = len({r.scope_id for r in results if r.suite == LENS and r.skipped is None})
+    card = run.derived_card(results, scoring=first.card.scoring, test=paired_test_name("plain", lens_scopes))
+    run = run.model_copy(update={"card": card})
     weights = dict(run.weights) if run.weights is not None else dict(DEFAULT_WEIGHTS)
     gates = gates_of(run)
     seed = run.seed if run.seed is not None else 42

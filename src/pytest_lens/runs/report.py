@@ -113,6 +113,7 @@ class RunReport:
             f"data: {len(scopes)} scope(s), {n_episodes} episodes, {n_questions} questions ({names})",
             *self.headline_lines(),
             *self.bootstrap_lines(),
+            *(card.lines() if (card := self.analysis.identity.card) is not None else []),
         ]
 
     def bootstrap_lines(self) -> list[str]:

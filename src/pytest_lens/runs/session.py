@@ -18,13 +18,15 @@ from pytest_lens.answering.engine import run_case
 from pytest_lens.execution.runner import LensRuntime
 from pytest_lens.llm.api_keys import mask_data
 from pytest_lens.llm.stats import LLMCounts, counting
+from pytest_lens.records.card import refusing
+from pytest_lens.records.options import ACCEPT_UNLIKE, BASELINE
 from pytest_lens.records.results import AdapterFault, AdapterSummary, QuestionResult, RunArtifact
 from pytest_lens.reports.terminal import LensReport, Verdict
 from pytest_lens.runs.analysis import RunAnalysis
 from pytest_lens.runs.artifact import build_artifact, save_run, write_artifact
 from pytest_lens.runs.ledger import ResultLedger
 from pytest_lens.runs.report import Line, RunOutcome, RunReport, write_html
-from pytest_lens.runs.setup import LensConfigError, RunSetup, open_run
+from pytest_lens.runs.setup import LensConfigError, RunSetup, UnlikeBaselineError, open_run
 
 if TYPE_CHECKING:
     from pytest_lens.answering.concurrency import ConcurrentRunner
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from pytest_lens.runs.slicing import RunSlice
     from pytest_lens.runs.watch import RunRescue
 
-__all__ = ["LensConfigError", "LensSession", "SerialAnswering"]
+__all__ = ["LensConfigError", "LensSession", "SerialAnswering", "UnlikeBaselineError", "check_baseline"]
 
 
 @dataclass(eq=False)
@@ -83,6 +85,7 @@ class LensSession:
     def open(cls, settings: LensSettings) -> LensSession:
         """Validate adapters, budgets and datasets; :class:`LensConfigError` on anything unusable."""
         session = cls(open_run(settings))
+        check_baseline(session.setup)
         if settings.shard is not None or settings.resume_dir is not None:
             from pytest_lens.runs.slicing import plan_slice
 
@@ -414,6 +417,25 @@ class LensSession:
         except Exception as exc:  # a report bug must not cost the run its summary
             return Line(f"could not write the HTML report {path}: {type(exc).__name__}: {exc}", {"red": True}), False
         return Line(f"html report: {path} ({size / 1e6:.1f} MB, {time.perf_counter() - started:.1f} s)"), True
+
+
+def check_baseline(setup: RunSetup) -> None:
+    """:class:`UnlikeBaselineError` when ``--lens-baseline`` was measured differently, in a field not accepted by name."""
+    baseline = setup.baseline
+    if baseline is None:
+        return
+    ours = RunAnalysis(setup, ResultLedger(setup.cases)).identity.card
+    if ours is None:
+        return
+    refused = refusing(ours, baseline.artifact.card, setup.settings.accept_unlike)
+    if refused:
+        fields = ",".join(d.field for d in refused)
+        raise UnlikeBaselineError(
+            f"{BASELINE}={setup.settings.baseline}: refused, the runs are unlike: "
+            + "; ".join(d.line() for d in refused)
+            + f". Their scores measure different things; compare runs measured alike, or pass {ACCEPT_UNLIKE}={fields} "
+            "to compare anyway (the verdict line will say so)"
+        )
 
 
 def _under(rootdir: Path, path: Path | None) -> Path | None:

@@ -30,11 +30,15 @@ from pytest_lens.suites.selection import SuiteRun, default_dataset_paths, keep_s
 if TYPE_CHECKING:
     from pytest_lens.judging.judge import Judge
 
-__all__ = ["LensConfigError", "RunSetup", "check_adapters", "open_run"]
+__all__ = ["LensConfigError", "RunSetup", "UnlikeBaselineError", "check_adapters", "open_run"]
 
 
 class LensConfigError(ValueError):
     """The run cannot be set up; the message says which option or file and what to do."""
+
+
+class UnlikeBaselineError(LensConfigError):
+    """``--lens-baseline`` names a run measured differently (its comparability card differs in a refusing field)."""
 
 
 class RunSetup:
@@ -153,9 +157,7 @@ class RunSetup:
         for scorer in scorers:
             if isinstance(scorer, JudgeScorer) and client is not None:
                 judged = [case.item_key for case in self.cases if self.scoring_for(case) is self.scoring]
-                scorer.check = LLMJudge(
-                    client, seed=self.settings.seed, max_tokens=self.settings.llm.judge_short_max_tokens, swapped=True
-                )
+                scorer.check = LLMJudge(client, seed=self.settings.seed, max_tokens=self.settings.llm.judge_short_max_tokens, swapped=True)
                 scorer.checked = frozenset(random.Random(self.settings.seed).sample(judged, min(wanted, len(judged))))
 
     def _judging(self) -> tuple[tuple[QuestionScorer, ...], tuple[GroupMetric, ...]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -130,6 +130,7 @@ class SuiteRun:
         alpha: float,
         max_drop: float | None,
         seed: int,
+        accepted: Collection[str] = (),
     ) -> dict[str, BaselineComparison]:
         """Per suite with questions in this run and in ``baseline``: this run against it, paired by question."""
         from pytest_lens.analysis.baseline import compare_with_baseline
@@ -155,6 +156,7 @@ class SuiteRun:
                 question_weights=analysis.question_weights,
                 prepare=analysis.prepare,
                 strata=analysis.strata,
+                accepted=accepted,
             )
         return out
 

@@ -14,6 +14,7 @@ from pytest_lens.records.statistics import BaselineInfo
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
 from tests.unit.analysis.factory import result, tier1
 
+UNRECORDED = "not recorded by a run written before comparability cards; not checked"
 PROPERTIES = settings(max_examples=25, deadline=None, derandomize=bool(os.environ.get("CI")))
 INFO = BaselineInfo(name="0001_main", path=".lens/x/0001_main.json", created="2026-01-01T00:00:00+00:00")
 RUN: dict[str, Any] = {
@@ -110,18 +111,25 @@ def test_both_runs_are_rescored_with_this_runs_weights() -> None:
         ({"datasets": [{"path": "/elsewhere/scope.json", "sha256": "a" * 64}]}, []),
         (
             {"datasets": [{"path": "/data/scope.json", "sha256": "b" * 64}]},
-            ["dataset scope.json differs from the baseline's (sha256 bbbbbbbbbbbb vs aaaaaaaaaaaa)"],
+            ["data differs: this run scope.json bbbbbbbbbbbb, baseline scope.json aaaaaaaaaaaa - not comparable"],
         ),
         (
             {"datasets": [{"path": "/data/other.json", "sha256": "c" * 64}]},
-            ["dataset other.json is not in the baseline", "dataset scope.json was in the baseline but not in this run"],
+            [
+                "data differs: this run other.json cccccccccccc, no scope.json, "
+                "baseline no other.json, scope.json aaaaaaaaaaaa - not comparable"
+            ],
         ),
         (
             {"budgets": [{"name": "8k", "result_token_cap": 8192}]},
-            ["budget differs: this run 8k(result_token_cap=8192), baseline 16k(result_token_cap=16384)"],
+            ["budget differs: this run 8k (result_token_cap 8,192), baseline 16k (result_token_cap 16,384) - not comparable"],
         ),
-        ({"agent": {"name": "llm"}}, ["agent differs: this run llm, baseline offline"]),
-        ({"judge": {"name": "offline-judge"}}, ["judge differs: this run offline-judge, baseline none"]),
+        (
+            {"agent": {"name": "llm"}, "llm": {"agent_model": "m", "base_url": "http://127.0.0.1:5/v1"}},
+            ["agent differs: this run llm m (local), baseline offline - not comparable"],
+        ),
+        ({"judge": {"name": "offline"}}, ["judge differs: this run offline, baseline none - not comparable"]),
+        ({"seed": 7}, [f"seed differs: this run 7, baseline not recorded ({UNRECORDED})"]),
         (
             {"weights": {"evidence_grounding": 1.0}},
             ["composite weights or hard gates differ from the baseline's; both runs are rescored with this run's"],
@@ -129,7 +137,21 @@ def test_both_runs_are_rescored_with_this_runs_weights() -> None:
     ],
 )
 def test_compatibility_warnings(change: dict[str, Any], expected: list[str]) -> None:
-    assert compatibility_warnings(RunIdentity.model_validate({**RUN, **change}), IDENTITY) == expected
+    current = RunIdentity.model_validate({**RUN, **change})
+    warnings = compatibility_warnings(current.derived_card([]), IDENTITY.derived_card([]), rescored=current.weights != IDENTITY.weights)
+    assert warnings == expected
+
+
+def test_an_accepted_difference_is_still_warned_about_and_recorded_on_the_comparison() -> None:
+    results = [result(f"q{i}", tier1(1.0, 1.0)) for i in range(4)]
+    judged = RunIdentity.model_validate({**RUN, "judge": {"name": "offline"}})
+    comparison = compare_with_baseline(
+        results, judged, artifact(results), INFO, DEFAULT_WEIGHTS, DEFAULT_GATES, seed=1, accepted=("judge",)
+    )
+    line = "judge differs: this run offline, baseline none"
+    assert comparison.warnings == [f"{line} - compared only because this difference was accepted"]
+    assert comparison.accepted_unlike == [line]
+    assert compare(results, results).accepted_unlike == []
 
 
 def test_a_baseline_without_the_headlines_metrics_is_left_out_and_warned_about_not_counted_as_zero() -> None:

@@ -99,3 +99,46 @@ def test_lens_compare_fails_a_partial_comparison_unless_partial(tmp_path: Path, 
     )
     assert main(["compare", str(partial), str(current), "--fail", "--partial"]) == 0
     assert "partial comparison allowed by --partial: bm25: 6 question(s) of this run not in the baseline" in capsys.readouterr().out
+
+
+def judged_by(path: Path, model: str, results: list[QuestionResult]) -> Path:
+    run = {**RUN, "judge": {"name": "llm"}, "llm": {"base_url": "http://127.0.0.1:8080/v1", "agent_model": "m", "judge_model": model}}
+    path.write_text(RunArtifact(pytest_lens_version="0", created="c", run=run, results=results, summary={}).model_dump_json())
+    return path
+
+
+def test_compare_refuses_a_baseline_judged_by_another_model_unless_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = [result(f"q{i:02d}", tier1(1.0, 1.0)) for i in range(10)]
+    baseline = judged_by(tmp_path / "judge_a.json", "judge-a", results)
+    current = judged_by(tmp_path / "judge_b.json", "judge-b", results)
+    assert main(["compare", str(baseline), str(current), "--fail"]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.startswith(
+        "lens compare: refused, judge_b.json and judge_a.json are unlike runs: "
+        "judge differs: this run llm judge-b (local), baseline llm judge-a (local). "
+    )
+    assert "pass --accept-unlike=judge to compare anyway" in out.err
+
+    assert main(["compare", str(baseline), str(current), "--fail", "--accept-unlike", "judge"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    accepted = "judge differs: this run llm judge-b (local), baseline llm judge-a (local)"
+    assert lines[1] == f"unlike runs compared, accepted by --accept-unlike=judge: {accepted}"
+    assert lines[-1].startswith("pass  --fail: no significant regression vs baseline judge_a.json")
+    assert lines[-1].endswith(f"; unlike runs compared, accepted by --accept-unlike: {accepted}")
+    # Alike runs need no such line; an unknown field is unusable input.
+    assert main(["compare", str(baseline), str(baseline)]) == 0
+    assert "unlike" not in capsys.readouterr().out
+    assert main(["compare", str(baseline), str(current), "--accept-unlike", "seed"]) == 2
+    assert "--accept-unlike: 'seed': name the comparability-card fields to accept" in capsys.readouterr().err
+
+
+def test_report_refuses_an_unlike_baseline_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = [result(f"q{i:02d}", tier1(1.0, 1.0)) for i in range(4)]
+    baseline = judged_by(tmp_path / "judge_a.json", "judge-a", results)
+    current = judged_by(tmp_path / "judge_b.json", "judge-b", results)
+    html = tmp_path / "report.html"
+    assert main(["report", str(current), "--baseline", str(baseline), "--html", str(html)]) == 2
+    assert "are unlike runs: judge differs" in capsys.readouterr().err and not html.exists()
+    assert main(["report", str(current), "--baseline", str(baseline), "--html", str(html), "--accept-unlike=judge"]) == 0
+    assert "judge differs: this run llm judge-b (local), baseline llm judge-a (local) - compared only because" in html.read_text()

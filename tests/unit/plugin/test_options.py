@@ -86,6 +86,7 @@ SAMPLES: dict[str, tuple[str, Check, Any]] = {
     options.SEED: ("7", lambda s: s.seed, 7),
     options.NO_BUILTIN: ("", lambda s: s.builtin_tests, False),
     options.SUITE: ("meme", lambda s: s.suites, ("meme",)),
+    options.ACCEPT_UNLIKE: ("judge,budget", lambda s: s.accept_unlike, ("judge", "budget")),
     options.SAVE: ("main", lambda s: s.save_name, "main"),
     options.BASELINE: ("main", lambda s: s.baseline, "main"),
     options.STORAGE: ("runs", lambda s: s.storage, Path("runs")),

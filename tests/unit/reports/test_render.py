@@ -80,7 +80,8 @@ def test_comparison_lines_explain_small_samples_drops_and_flips() -> None:
     comparison = compare_with_baseline(after, run, artifact, info, DEFAULT_WEIGHTS, DEFAULT_GATES)
     lines = comparison_lines(comparison, gating=False)
     assert lines[0] == "compared with baseline 0001_main (.lens/m/0001_main.json; saved 2026-01-01, commit 0123456789, m)"
-    assert "  warning: agent differs: this run offline, baseline none" in lines
+    unrecorded = "not recorded by a run written before comparability cards; not checked"
+    assert f"  warning: agent differs: this run offline, baseline not recorded ({unrecorded})" in lines
     row = next(line for line in lines if line.startswith("bm25 "))
     # Adapter composites over metric means: grounding 0.8 (not gated), coverage 0.75 -> 0.294 / 0.33.
     assert row.split()[1:4] == ["4", "1.000", "0.891"] and row.endswith("no significant change")

@@ -34,3 +34,14 @@ def test_a_repeated_run_is_not_merged(example_run: RunArtifact) -> None:
     repeated = example_run.model_copy(update={"run": example_run.run.model_copy(update={"repeat": 3})})
     with pytest.raises(MergeError, match=r"b.json answered each question several times \(--lens-repeat\)"):
         merge_runs([("a.json", example_run), ("b.json", repeated)])
+
+
+def test_runs_measured_differently_are_not_merged_and_the_merged_card_covers_every_run(tmp_path: Path) -> None:
+    bm25 = run_lens_session(tmp_path / "a", {"bm25": "bm25"}).artifact()
+    null = run_lens_session(tmp_path / "b", {"null": "null"}).artifact()
+    merged = merge_runs([("a.json", bm25), ("b.json", null)])
+    assert merged.run.card is not None and merged.run.card.selection == bm25.card.selection  # the same questions, two adapters
+    assert merged.run.card.test == "Wilcoxon signed-rank"  # the merge's statistics resample questions
+    judged = null.model_copy(update={"run": null.run.model_copy(update={"card": null.card.model_copy(update={"judge": "offline"})})})
+    with pytest.raises(MergeError, match=r"b.json and a.json are unlike runs: judge differs: this run offline, a.json none; merge runs"):
+        merge_runs([("a.json", bm25), ("b.json", judged)])

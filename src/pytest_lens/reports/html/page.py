@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup, escape
 
 from pytest_lens.analysis.format import METRIC_LABELS, format_delta, format_estimate, format_p
+from pytest_lens.records.card import CARD_FIELDS, REFUSING
 from pytest_lens.reports.html.report import GenericSection, ReportPage, build_page
 from pytest_lens.reports.render import UNICODE_ARROWS, changed_counts, pair_result, status_text
 
@@ -114,10 +115,11 @@ def _verdict(page: ReportPage) -> Markup:
             "Hard gates from the summaries: {}</p>"
         ).format(gated or "none")
     parts = []
+    notes = f" [{'; '.join(verdict.notes)}]" if verdict.notes else ""
     if verdict.exit_code == 0:
-        parts.append(Markup('<p class="verdict pass">LENS verdict: PASS</p>'))
+        parts.append(Markup('<p class="verdict pass">LENS verdict: PASS{}</p>').format(notes))
     else:
-        parts.append(Markup('<p class="verdict fail">LENS verdict: FAIL</p>'))
+        parts.append(Markup('<p class="verdict fail">LENS verdict: FAIL{}</p>').format(notes))
         parts.append(Markup('<ul class="reasons">{}</ul>').format(_join(Markup("<li>{}</li>").format(r) for r in verdict.reasons)))
     gates = _join(
         Markup('<li class="{}"><code>{}</code></li>').format("pass" if line.startswith("pass") else "fail", line) for line in verdict.gates
@@ -199,6 +201,27 @@ def _identity(page: ReportPage) -> Markup:
     return Markup('<dl class="identity">{}</dl>').format(_join(Markup("<dt>{}</dt><dd>{}</dd>").format(k, v) for k, v in rows))
 
 
+def _card(page: ReportPage) -> Markup:
+    """The comparability card: every field, the data file by file (fields marked * refuse an unlike baseline)."""
+    card = page.artifact.card
+    rows: list[tuple[str, Markup | str]] = []
+    for name in CARD_FIELDS:
+        shown = card.value(name)
+        if shown is None:
+            continue
+        if name == "data":
+            shown = _join((Markup("<code>{}</code> {}").format(file, sha) for file, sha in card.data.items()), Markup("<br>"))
+        rows.append((name + ("*" if name in REFUSING else ""), shown))
+    recorded = "" if page.artifact.run.card is not None else " Derived from a run written before cards: what it did not record is absent."
+    return Markup('<h2>Comparability card</h2>{}<dl class="identity card-fields">{}</dl>').format(
+        _note(
+            "What these numbers depend on. lens compare and --lens-baseline refuse to compare this run with one whose card differs "
+            "in a field marked *, unless that field is accepted by name (--accept-unlike, --lens-accept-unlike)." + recorded
+        ),
+        _join(Markup("<dt>{}</dt><dd>{}</dd>").format(k, v) for k, v in rows),
+    )
+
+
 def _estimate_cell(recorded: AdapterStatistics | None, name: str | None, fallback: float | None) -> str:
     if recorded is not None:
         estimate = recorded.composite if name is None else recorded.metrics.get(name)
@@ -270,8 +293,8 @@ def _overview(page: ReportPage) -> Markup:
         defects = Markup(
             '<details class="warnings"><summary>{} dataset defect(s) touch this run\'s questions</summary><ul>{}</ul></details>'
         ).format(len(artifact.dataset_warnings), _join(Markup("<li>{}</li>").format(w) for w in artifact.dataset_warnings))
-    return Markup('<section id="overview" class="card"><h1>Run of {}</h1>{}{}{}{}{}{}</section>').format(
-        artifact.created, _verdict(page), warnings, _identity(page), _headline(page), _worst(page), defects
+    return Markup('<section id="overview" class="card"><h1>Run of {}</h1>{}{}{}{}{}{}{}</section>').format(
+        artifact.created, _verdict(page), warnings, _identity(page), _card(page), _headline(page), _worst(page), defects
     )
 
 

@@ -192,3 +192,15 @@ def test_figures_show_the_run_s_headline_as_its_tables_do(example_run: RunArtifa
     assert scope_cells == pytest.approx({key: summary.headline for key, summary in summaries.items()})
     html = render_report(example_run)
     assert "retrieval_score [95% CI]" in html and "<th>composite (tier-1 only)</th>" in html
+
+
+def test_the_overview_shows_the_comparability_card(example_run: RunArtifact) -> None:
+    html = render_report(example_run)
+    card = html[html.index("<h2>Comparability card</h2>") :]
+    card = card[: card.index("</dl>")]
+    for field in ("data*", "selection", "budget*", "agent*", "judge*", "scoring*", "headline", "categories", "repetitions", "seed"):
+        assert f"<dt>{field}</dt>" in card
+    assert "<dd>offline</dd>" in card and "derived from a run written before cards" not in card.lower()
+    # A run written before cards gets one derived from what it recorded, and says so.
+    old = example_run.model_copy(update={"run": example_run.run.model_copy(update={"card": None})})
+    assert "Derived from a run written before cards" in render_report(old)
