@@ -144,10 +144,12 @@ class RunIdentity(_AsRecorded):
     platform: str | None = None
     #: ``lens report A B``: the runs merged into this one (``lens merge``: the shards).
     merged_from: list[str] | None = None
-    #: ``--lens-shard=I/N``: which shard, its stream groups, its settings, code and adapter versions, the questions it
-    #: left without a result (``lens merge`` checks and joins shards by these).
+    #: ``--lens-shard=I/N``: which shard, its stream groups, the split and pytest's selection it ran under, its settings,
+    #: code and adapter versions, the questions it left without a result and those its selection left out (``lens merge``
+    #: checks and joins shards by these).
     shard: dict[str, Any] | None = None
-    #: ``--lens-resume``: the directory, how many stream groups were reused, and the questions ``--lens-rerun`` asked again.
+    #: ``--lens-resume``: the directory, how many stream groups were reused, the questions ``--lens-rerun`` asked again,
+    #: the units whose kept file was altered, and those that could not be kept.
     resumed: dict[str, Any] | None = None
     #: What the run's numbers depend on (:mod:`pytest_lens.records.card`); ``None`` in runs written before cards.
     card: ComparabilityCard | None = None

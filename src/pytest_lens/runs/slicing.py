@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -243,41 +242,78 @@ def _file_name(unit: str) -> str:
 
 
 class ResumeStore:
-    """``--lens-resume=DIR``: one file per finished unit, ``{"unit", "key", "results"}``, written whole or not at all."""
+    """``--lens-resume=DIR``: one file per finished unit, ``{"unit", "key", "digest", "results"}``, written whole or not at all.
+
+    ``digest`` is the SHA-256 of the unit, its key and its results: a kept file edited since (a score rewritten,
+    a result dropped) no longer matches and its unit runs again. A file that cannot be read (a device, a pipe, too
+    large, not JSON) is run again too; one that cannot be written is a warning, and the run goes on.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        #: Why units could not be kept (the first is warned about), by unit.
+        self.unwritten: dict[str, str] = {}
 
     def path(self, unit: str) -> Path:
         """Where ``unit``'s results are kept."""
         return self.directory / _file_name(unit)
 
     def load(self, unit: str, key: str) -> tuple[list[QuestionResult] | None, str]:
-        """The kept results of ``unit`` when their key is ``key``; else ``None`` and why (``absent``, ``changed``, ``unreadable``)."""
+        """The kept results of ``unit`` when their key is ``key``; else ``None`` and why.
+
+        Why: ``absent``, ``changed`` (another key), ``altered`` (the digest does not match), ``unreadable``.
+        """
+        from pytest_lens.datasets.json_document import JsonDocumentError, read_input, read_json
+
         path = self.path(unit)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json(read_input(path))
         except FileNotFoundError:
             return None, "absent"
-        except (OSError, ValueError):
+        except (OSError, JsonDocumentError):
             return None, "unreadable"
-        if not isinstance(data, dict) or data.get("unit") != unit:
+        if not isinstance(data, dict) or data.get("unit") != unit or not isinstance(data.get("results"), list):
             return None, "unreadable"
         if data.get("key") != key:
             return None, "changed"
+        if data.get("digest") != _digest([unit, key, data["results"]]):
+            return None, "altered"
         try:
-            return [QuestionResult.model_validate(item) for item in data.get("results", [])], "reused"
+            return [QuestionResult.model_validate(item) for item in data["results"]], "reused"
         except ValueError:
             return None, "unreadable"
 
     def save(self, unit: str, key: str, results: Sequence[QuestionResult]) -> None:
-        """Keep ``unit``'s results: a temporary file renamed into place, so a killed process leaves the old file or the new."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.path(unit)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-        body = {"unit": unit, "key": key, "results": [result.model_dump(mode="json") for result in results]}
-        partial.write_text(json.dumps(body, separators=(",", ":")), encoding="utf-8")
-        os.replace(partial, path)
+        """Keep ``unit``'s results: a temporary file renamed into place, so a killed process leaves the old file or the new.
+
+        A directory that cannot hold it (a file in its place, read-only, full) costs the run only its resumability:
+        a warning names the directory and the reason once, and no partial file is left.
+        """
+        from pytest_lens.runs.storage import write_whole
+
+        rows = [result.model_dump(mode="json") for result in results]
+        body = {"unit": unit, "key": key, "digest": _digest([unit, key, rows]), "results": rows}
+        try:
+            write_whole(self.path(unit), json.dumps(body, separators=(",", ":")).encode("utf-8"), own=True)
+        except OSError as exc:
+            reason = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+            if not self.unwritten:
+                import warnings
+
+                warnings.warn(
+                    f"pytest-lens: --lens-resume cannot keep stream group {unit} in {self.directory} ({reason}); "
+                    "the run goes on, but what it finishes will not be reused by a later run",
+                    stacklevel=2,
+                )
+            self.unwritten[unit] = reason
+
+
+def _named(units: Sequence[str], what: str) -> str:
+    """`` (2 changed: a, b)``: at most five units named; empty for none."""
+    if not units:
+        return ""
+    more = " ..." if len(units) > 5 else ""
+    return f" ({len(units)} {what}: {', '.join(units[:5])}{more})"
 
 
 def _needs_rerun(result: QuestionResult, mode: str | None) -> bool:
@@ -304,6 +340,8 @@ class RunSlice:
     rerun_ids: frozenset[str] = frozenset()
     #: Units whose kept file had another key (their inputs changed), or could not be read.
     changed: list[str] = field(default_factory=list)
+    #: Units whose kept file was edited since it was written (its digest does not match): run again.
+    altered: list[str] = field(default_factory=list)
     code: dict[str, Any] | None = None
     versions: dict[str, str | None] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
@@ -367,8 +405,7 @@ class RunSlice:
             owned = [unit for unit in self.units if self.owns(unit.name)]
             whole = len(self.reused_units)
             reran = f", {len(self.rerun_ids)} questions asked again (--lens-rerun={self.rerun_mode})" if self.rerun_mode else ""
-            more = " ..." if len(self.changed) > 5 else ""
-            changed = f" ({len(self.changed)} changed: {', '.join(self.changed[:5])}{more})" if self.changed else ""
+            changed = _named(self.changed, "changed") + _named(self.altered, "altered since kept (their digest does not match)")
             lines.append(
                 f"lens: resume {self.store.directory}: {whole} of {len(owned)} stream groups reused, "
                 f"{len(owned) - whole} to run{changed}{reran}"
@@ -402,6 +439,8 @@ class RunSlice:
                 "units_reused": len(self.reused_units),
                 "rerun": self.rerun_mode,
                 "questions_rerun": sorted(self.rerun_ids),
+                "units_altered": list(self.altered),
+                "units_not_kept": dict(self.store.unwritten),
             }
         return found
 
@@ -441,8 +480,9 @@ def plan_slice(setup: RunSetup) -> RunSlice | None:
 def partition_record(assigned: Mapping[str, int], durations: Path | None) -> dict[str, Any]:
     """How the run's groups were split: a digest of the whole split, and the durations file that balanced it (if any)."""
     record: dict[str, Any] = {"digest": _digest(sorted(assigned.items())), "durations": None}
-    if durations is not None:
-        record["durations"] = {"path": str(durations), "sha256": hashlib.sha256(durations.read_bytes()).hexdigest()}
+    if durations is not None:  # read already as a run artifact (a regular file, bounded): hashed in pieces
+        with durations.open("rb") as file:
+            record["durations"] = {"path": str(durations), "sha256": hashlib.file_digest(file, "sha256").hexdigest()}
     return record
 
 
@@ -454,7 +494,9 @@ def _load_kept(found: RunSlice) -> None:
             continue
         results, why = found.store.load(unit.name, found.keys[unit.name])
         if results is None:
-            if why != "absent":
+            if why == "altered":
+                found.altered.append(unit.name)
+            elif why != "absent":
                 found.changed.append(unit.name)
             continue
         by_key = {result.item_key: result for result in results}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from pytest_lens.datasets.json_document import JsonDocumentError, read_json
+from pytest_lens.datasets.json_document import JsonDocumentError, read_input, read_json
 from pytest_lens.records.results import ARTIFACT_SCHEMA_VERSION, CommitInfo, MachineInfo, RunArtifact
 from pytest_lens.records.statistics import BaselineInfo
 
@@ -49,13 +49,14 @@ class OutputError(OSError):
     """An output file (artifact, HTML report, saved run) could not be written; nothing of it was left behind."""
 
 
-def write_whole(path: Path, data: bytes) -> None:
+def write_whole(path: Path, data: bytes, *, own: bool = False) -> None:
     """Write ``data`` to ``path`` whole or not at all: a temporary file renamed over it, removed if writing fails.
 
     A reader (or a parallel CI job) never sees half a file, a process that dies meanwhile leaves the earlier copy
     whole, and a full disk leaves no truncated file or ``.partial`` behind: :class:`OutputError` says what happened.
+    ``own``: the temporary file is this process's (its pid in the name), for files several runs may write at once.
     """
-    partial = path.with_name(path.name + ".partial")
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial" if own else f"{path.name}.partial")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(partial, "wb") as file:
@@ -116,10 +117,12 @@ class SavedRun:
 def load_run(path: Path) -> RunArtifact:
     """Read a run artifact; :class:`SavedRunError` names the file and the first field at fault."""
     try:
-        document = read_json(path.read_bytes())
+        document = read_json(read_input(path))  # a regular file, bounded: never /dev/zero, a FIFO or a directory
     except OSError as exc:
         raise SavedRunError(f"{path}: cannot read the run artifact ({exc.strerror or exc})") from None
     except JsonDocumentError as exc:
+        if exc.code in ("not_a_file", "too_large"):
+            raise SavedRunError(f"cannot read the run artifact: {exc}") from None
         raise SavedRunError(f"{path}: not a pytest-lens run artifact ({exc})") from None
     try:
         artifact = RunArtifact.model_validate(document)

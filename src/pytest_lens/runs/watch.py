@@ -6,6 +6,7 @@ See :mod:`pytest_lens.execution.watchdog` (why, and how a stuck process is told)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -37,7 +38,9 @@ class RunRescue:
         self.directory = directory
         self.watchdog = watchdog
         self.rescue = rescue
-        self._journal = (directory / JOURNAL).open("a", encoding="utf-8") if rescue else None
+        #: The journal's file descriptor (``None``: not journalling); written with plain ``os.write``, so that a write
+        #: a full disk cuts short can be taken back (:meth:`_write`).
+        self._journal = os.open(directory / JOURNAL, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if rescue else None
         self._lock = threading.Lock()
 
     @classmethod
@@ -46,14 +49,18 @@ class RunRescue:
         from pytest_lens.execution import watchdog
 
         directory = Path(tempfile.mkdtemp(prefix="lens-watch-"))
-        if rescue:
-            with (directory / SETTINGS).open("wb") as file:
-                pickle.dump(settings, file)
-        paths = [str(Path(entry).resolve()) for entry in sys.path if entry and Path(entry).is_dir()]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-        command = [sys.executable, "-m", "pytest_lens.runs.rescue", str(os.getpid()), str(directory), "rescue" if rescue else "kill"]
-        guard = watchdog.Watchdog(command, env)
-        started = cls(directory, guard, rescue)
+        try:
+            if rescue:
+                with (directory / SETTINGS).open("wb") as file:
+                    pickle.dump(settings, file)
+            paths = [str(Path(entry).resolve()) for entry in sys.path if entry and Path(entry).is_dir()]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+            command = [sys.executable, "-m", "pytest_lens.runs.rescue", str(os.getpid()), str(directory), "rescue" if rescue else "kill"]
+            guard = watchdog.Watchdog(command, env)
+            started = cls(directory, guard, rescue)
+        except BaseException:  # no watcher (a full temporary directory): nothing of it is left behind
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
         started.expect(expected)
         for result in results:
             started.record(result)
@@ -77,12 +84,36 @@ class RunRescue:
         self.watchdog.close()
         with self._lock:
             if self._journal is not None:
-                self._journal.close()
+                os.close(self._journal)
                 self._journal = None
         shutil.rmtree(self.directory, ignore_errors=True)
 
     def _write(self, entry: dict[str, Any]) -> None:
+        """One journal line; a journal that cannot be written (a full temporary directory) is dropped with a warning.
+
+        The run goes on unjournalled: a stuck call then ends it with the outputs of what the journal holds, cut back
+        to its last whole line (the questions recorded since are named as missing), never the end of the run itself.
+        """
         with self._lock:
-            if self._journal is not None:
-                self._journal.write(json.dumps(entry) + "\n")
-                self._journal.flush()
+            journal = self._journal
+            if journal is None:
+                return
+            line = (json.dumps(entry) + "\n").encode("utf-8")
+            kept = os.lseek(journal, 0, os.SEEK_END)
+            try:
+                written = 0
+                while written < len(line):
+                    written += os.write(journal, line[written:])
+            except OSError as exc:
+                self._journal = None
+                with contextlib.suppress(OSError):
+                    os.ftruncate(journal, kept)  # frees what the torn line took; the rescue reads whole lines only
+                os.close(journal)
+                import warnings
+
+                warnings.warn(
+                    f"pytest-lens: the watchdog's journal in {self.directory} cannot be written ({exc.strerror or exc}); "
+                    "the run goes on, but should an adapter call hold the interpreter lock past --lens-call-timeout, "
+                    "the outputs written for it will miss the questions recorded from now on",
+                    stacklevel=3,
+                )
