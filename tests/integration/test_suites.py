@@ -109,7 +109,7 @@ def test_suite_sections_show_score_cis_and_compare_adapters(pytester: pytest.Pyt
         [
             "MEME: multi-entity and evolving memory [[]suite meme[]]",
             "adapter *n *score [[]95% CI[]] *ER *Agg*",
-            "adapters compared (paired by question; two-sided Wilcoxon signed-rank, Holm over 1 pair(s)*",
+            "adapters compared (paired by question; two-sided paired t-test over * questions (t(*)) of the mean difference, Holm over 1 pair(s)*",
             "MemoryAgentBench: *",
             "adapter *n *score [[]95% CI[]] *AR *TTL*",
             "bm25 *21 *0.667 [[]0.*, 0.*[]] *1.000 *",
@@ -154,7 +154,7 @@ def test_a_suite_regression_against_the_saved_baseline_fails_the_run(pytester: p
             "compared with baseline 0001_main *",
             "bm25 *21 *0.667 *0.257 *-0.410 [[]*[]] *regression",
             "  FAIL  --lens-compare-fail [[]suite mab[]]: vs baseline 0001_main: bm25 score 0.667 -> 0.257 (-0.410): "
-            "regression p=0.002 (one-sided Wilcoxon, Holm) < alpha 0.05*",
+            "regression p=* (one-sided paired t-test over 21 questions (t(*)), Holm) < alpha 0.05*",
         ]
     )
     artifact = json.loads((pytester.path / "degraded.json").read_text())

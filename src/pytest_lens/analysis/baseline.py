@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 
 from pytest_lens.analysis import stats
+from pytest_lens.analysis.inference import t_cdf
 from pytest_lens.analysis.repetitions import collapse_repetitions
 from pytest_lens.analysis.run import apply_holm, bootstrap_mode, pair_results, paired_tests, question_composite, question_state
 from pytest_lens.analysis.summary import summary_key
@@ -133,12 +134,7 @@ def compare_with_baseline(
         deltas = [
             (old, new, question_composite(new, per_question, gates) - question_composite(old, per_question, gates)) for old, new in pairs
         ]
-        improvement = stats.signed_rank_test([d for _, _, d in deltas], alternative="greater", seed=seed).p_value
-        if regression.bootstrap != "plain":
-            # The clustered test of a rise: the same resamples' upper tail (without ties p_less + p_greater =
-            # 1 + 1/(B+1)); no rise at all is no improvement, whatever the ties.
-            rose = regression.delta.value > 0
-            improvement = min(1.0, 1.0 - regression.p_value + regression.min_p) if rose else 1.0
+        improvement = rise_p(regression)
         entry.flipped = [
             FlippedQuestion(
                 scope_id=new.scope_id,
@@ -163,9 +159,10 @@ def compare_with_baseline(
     out: list[BaselineAdapterComparison] = [e[0] for e in entries]
     for (index, (entry, _, _, metric_tests)), regression, improvement in zip(compared, regressions, improvements, strict=True):
         status: ChangeStatus = "no significant change"
-        if regression.p_adjusted < alpha:
+        # The t statistic has the delta's sign, so these never contradict the delta's interval; said anyway.
+        if regression.p_adjusted < alpha and regression.delta.value < 0:
             status = "regression"
-        elif improvement < alpha:
+        elif improvement < alpha and regression.delta.value > 0:
             status = "improvement"
         out[index] = entry.model_copy(
             update={
@@ -174,7 +171,8 @@ def compare_with_baseline(
                 "metrics": metric_family[offset : offset + len(metric_tests)],
                 "status": status,
                 "dropped": max_drop is not None and regression.delta.value < -max_drop,
-                "inferior": margin is not None and regression.drop_bound is not None and regression.drop_bound > margin,
+                # Non-inferiority is shown only by a bound within the margin: no bound (one unit) shows nothing.
+                "inferior": margin is not None and (regression.drop_bound is None or regression.drop_bound > margin),
             }
         )
         offset += len(metric_tests)
@@ -198,6 +196,15 @@ def compare_with_baseline(
         adapters=out,
         missing=missing,
     )
+
+
+def rise_p(test: PairedTest) -> float:
+    """The one-sided p-value of a rise, from a test for a drop: the same t statistic's other tail."""
+    if test.units is None or test.df is None or test.delta.value == 0:
+        return 1.0
+    if test.statistic is None:  # no spread: every unit rose or fell alike (the exact sign-flip p)
+        return 0.5**test.units if test.delta.value > 0 else 1.0
+    return t_cdf(-test.statistic, test.df)
 
 
 def _scored(result: QuestionResult, weights: Mapping[str, float]) -> bool:

@@ -13,10 +13,10 @@ from typing import Literal
 
 from pytest_lens.analysis.format import format_p
 from pytest_lens.records.results import AdapterSummary
-from pytest_lens.records.statistics import POWER, BaselineComparison, PairedTest
+from pytest_lens.records.statistics import POWER, BaselineAdapterComparison, BaselineComparison, PairedTest
 from pytest_lens.scoring.composite import HardGate
 
-__all__ = ["GateCheck", "GatePolicy", "check_gates", "compare_gate", "coverage_gaps", "detectable", "rate_gate"]
+__all__ = ["GateCheck", "GatePolicy", "check_gates", "compare_gate", "coverage_gaps", "detectable", "rate_gate", "units_text"]
 
 
 @dataclass(frozen=True)
@@ -187,11 +187,11 @@ def _fail_under(summaries: Mapping[str, AdapterSummary], threshold: float) -> Ga
 def compare_gate(
     comparison: BaselineComparison | None, policy: GatePolicy, name: str = "--lens-compare-fail", subject: str = "composite"
 ) -> GateCheck:
-    """Fails on a regression, a drop over ``max_drop``, a drop bound over ``margin``, nothing compared, or a partial comparison.
+    """Fails on what :meth:`BaselineComparison.fails` fails, on nothing compared, or on a partial comparison.
 
-    A regression is a significant one of any compared adapter. A comparison is partial when it leaves out questions
-    of either run (:func:`coverage_gaps`); ``policy.compare_partial`` allows it. Otherwise a baseline saved from an
-    interrupted run, or a run that lost questions, would pass on the few questions both have.
+    A comparison is partial when it leaves out questions of either run (:func:`coverage_gaps`);
+    ``policy.compare_partial`` allows it. Otherwise a baseline saved from an interrupted run, or a run that lost
+    questions, would pass on the few questions both have.
     """
     if comparison is None:
         return GateCheck(name, False, "no baseline to compare with (give --lens-baseline=NAME|PATH)", "compare")
@@ -199,22 +199,7 @@ def compare_gate(
     compared = [entry for entry in comparison.adapters if entry.regression is not None]
     if not compared:
         return GateCheck(name, False, f"no question of this run is in baseline {baseline}: nothing could be compared", "compare")
-    failures = []
-    for entry in comparison.regressions:
-        test = entry.regression
-        if test is None:  # only compared entries can regress
-            continue
-        change = f"{entry.key} {subject} {test.first:.3f} -> {test.second:.3f} ({test.delta.value:+.3f})"
-        causes = []
-        if entry.status == "regression":
-            test_name = {"clustered": "cluster bootstrap", "two-stage": "two-stage bootstrap"}.get(test.bootstrap, "Wilcoxon")
-            causes.append(f"regression p={format_p(test.p_adjusted)} (one-sided {test_name}, Holm) < alpha {policy.alpha:g}")
-        if entry.dropped and policy.max_drop is not None:
-            causes.append(f"drop {-test.delta.value:.3f} > --lens-max-drop={policy.max_drop:g}")
-        if entry.inferior and policy.margin is not None and test.drop_bound is not None:
-            bound = f"one-sided {1 - test.alpha:.0%} bound"
-            causes.append(f"drop could be as large as {test.drop_bound:.3f} ({bound}) > --lens-margin={policy.margin:g}")
-        failures.append(f"{change}: {' and '.join(causes)}{detectable(test)}")
+    failures = [_failure(entry, comparison, policy, subject) for entry in comparison.regressions]
     gaps = "; ".join(coverage_gaps(comparison))
     if gaps and not policy.compare_partial:
         failures.append(f"partial comparison, {gaps} (pass {policy.partial_option} to gate on the questions both runs have)")
@@ -227,25 +212,74 @@ def compare_gate(
         return GateCheck(name, False, f"vs baseline {baseline}: " + "; ".join(failures) + unlike, "compare")
     drop = f", no drop over {policy.max_drop:g}" if policy.max_drop is not None else ""
     partial = f"; partial comparison allowed by {policy.partial_option}: {gaps}" if gaps else ""
-    bounds = [
-        f"{entry.key} drop at most {entry.regression.drop_bound:.3f} <= --lens-margin={policy.margin:g}"
-        for entry in compared
-        if policy.margin is not None and entry.regression is not None and entry.regression.drop_bound is not None
-    ]
-    margin = f"; non-inferior: {', '.join(bounds)} (one-sided {1 - policy.alpha:.0%} bound)" if bounds else ""
     power = "".join(detectable(entry.regression, entry.key) for entry in compared if entry.regression is not None)
+    if comparison.margin is not None:
+        bounds = ", ".join(_within_margin(entry, comparison.margin) for entry in compared)
+        detail = (
+            f"non-inferior vs baseline {baseline}: {bounds} (one-sided {1 - policy.alpha:.0%} bound{drop}; "
+            f"{len(compared)} adapter(s) compared{partial}){power}{unlike}"
+        )
+        return GateCheck(name, True, detail, "compare")
     detail = (
         f"no significant regression vs baseline {baseline} (alpha {policy.alpha:g}{drop}; {len(compared)} adapter(s) compared{partial})"
-        f"{margin}{power}{unlike}"
+        f"{power}{unlike}"
     )
     return GateCheck(name, True, detail, "compare")
 
 
+def _failure(entry: BaselineAdapterComparison, comparison: BaselineComparison, policy: GatePolicy, subject: str) -> str:
+    """Why ``entry`` fails the gate: its change, then each cause."""
+    test = entry.regression
+    assert test is not None  # only compared entries fail
+    change = f"{entry.key} {subject} {test.first:.3f} -> {test.second:.3f} ({test.delta.value:+.3f})"
+    causes = []
+    if entry.dropped and policy.max_drop is not None:
+        causes.append(f"drop {-test.delta.value:.3f} > --lens-max-drop={policy.max_drop:g}")
+    if comparison.margin is not None and entry.inferior:
+        bound = f"one-sided {1 - test.alpha:.0%} bound"
+        causes.append(
+            f"drop could be as large as {test.drop_bound:.3f} ({bound}) > --lens-margin={comparison.margin:g}"
+            if test.drop_bound is not None
+            else f"non-inferiority cannot be shown with {units_text(test)} (no bound)"
+        )
+    elif comparison.margin is None and entry.status == "regression":
+        causes.append(f"regression p={format_p(test.p_adjusted)} (one-sided {test.method}, Holm) < alpha {policy.alpha:g}")
+    elif comparison.margin is None and not test.detectable and not entry.dropped:
+        causes.append(
+            f"it fell, and the test cannot detect any drop with {units_text(test)} ({_why_undetectable(test)}): "
+            "add questions (or scopes), or gate the observed drop with --lens-max-drop"
+        )
+    return f"{change}: {' and '.join(causes)}{detectable(test) if test.detectable else ''}"
+
+
+def _within_margin(entry: BaselineAdapterComparison, margin: float) -> str:
+    """``bm25 drop at most 0.012 <= --lens-margin=0.05`` (with the test's verdict when it found a drop)."""
+    test = entry.regression
+    assert test is not None and test.drop_bound is not None  # a compared entry within the margin has its bound
+    found = f" (a significant drop, p={format_p(test.p_adjusted)}, within the margin)" if entry.status == "regression" else ""
+    return f"{entry.key} drop at most {test.drop_bound:.3f} <= --lens-margin={margin:g}{found}"
+
+
+def units_text(test: PairedTest) -> str:
+    """``4 questions`` or ``3 scopes``: what the test counted as independent."""
+    count = test.units if test.units is not None else test.n_pairs
+    unit = "scope" if test.bootstrap != "plain" else "question"
+    return f"{count} {unit}{'' if count == 1 else 's'}"
+
+
+def _why_undetectable(test: PairedTest) -> str:
+    if test.units is None or test.units < 2:
+        return "a test needs two or more"
+    return f"its smallest detectable drop exceeds the baseline's whole score {test.first:.3f}"
+
+
 def detectable(test: PairedTest, key: str | None = None) -> str:
-    """``; this run can detect a drop of 0.031 or more (alpha 0.05, 80% power)``: the test's minimum detectable effect."""
+    """``; this run can detect a drop of 0.031 or more (alpha 0.05, 80% power)``, or that it cannot detect any drop."""
+    who = f" ({key})" if key else ""
+    if not test.detectable:
+        return f"; cannot detect any drop with {units_text(test)}{who}"
     if not test.mde:  # no spread at all (every question scored alike in both runs): nothing to size
         return ""
-    who = f" ({key})" if key else ""
     return f"; this run can detect a drop of {test.mde:.3f} or more{who} (alpha {test.alpha:g}, {POWER:.0%} power)"
 
 

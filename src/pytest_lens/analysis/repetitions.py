@@ -3,10 +3,10 @@
 Repetitions of a question are not independent questions: counting them as such would shrink every
 confidence interval by about the square root of the number of repetitions and let a single noisy question
 look like several. So each question's repetitions are first merged into one result whose metrics are
-their means (:func:`collapse_repetitions`); summaries, bootstrap CIs, paired tests and baseline comparisons
-then work on those, which makes the bootstrap a cluster bootstrap (a resample draws questions, each with
-all of its answers). A question's composite is the composite of its metric means, as the adapter
-composite is the composite of the run's metric means. :func:`repetition_variance` says how much of the
+their means (:func:`collapse_repetitions`); summaries, intervals, paired tests and baseline comparisons
+then work on those, so a question with all of its answers is one unit (the jackknife leaves it out whole).
+A question's composite is the composite of its metric means, as the adapter composite is the composite of
+the run's metric means. :func:`repetition_variance` says how much of the
 spread of per-answer scores lies within questions.
 """
 

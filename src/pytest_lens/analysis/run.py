@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import partial
 from itertools import combinations
 from typing import TYPE_CHECKING, Literal
 
 from pytest_lens.analysis import stats
+from pytest_lens.analysis.inference import StudentT, jackknife, minimum_detectable_effect, unit_count
 from pytest_lens.analysis.resample import CompositeResampler
 from pytest_lens.analysis.summary import metric_means, summary_key
 from pytest_lens.records.results import QuestionResult
-from pytest_lens.records.statistics import AdapterPair, AdapterStatistics, Estimate, PairedTest, RunStatistics, ScopeConcordance
+from pytest_lens.records.statistics import (
+    AdapterPair,
+    AdapterStatistics,
+    Estimate,
+    PairedTest,
+    RunStatistics,
+    ScopeConcordance,
+)
 from pytest_lens.scoring.composite import HardGate, composite
 from pytest_lens.scoring.scorer import GroupMetric
 
@@ -52,16 +61,50 @@ def question_state(result: QuestionResult, gates: Sequence[HardGate]) -> str:
     return "gated" if any(gate.fails(result.metrics) for gate in gates) else "ok"
 
 
-def _estimate(value: float, interval: stats.Interval | None, n: int, se: float | None = None) -> Estimate:
-    if interval is None:
+def _estimate(found: StudentT | None, value: float, n: int, confidence: float) -> Estimate:
+    """``value`` with the t interval of ``found`` (none without one)."""
+    if found is None:
         return Estimate(value=round(value, _DIGITS), n=n)
+    low, high = found.interval(confidence)
     return Estimate(
         value=round(value, _DIGITS),
-        low=round(interval.low, _DIGITS),
-        high=round(interval.high, _DIGITS),
+        low=round(low, _DIGITS),
+        high=round(high, _DIGITS),
         n=n,
-        se=None if se is None else round(se, _DIGITS),
+        se=round(found.se, _DIGITS),
+        df=found.df,
     )
+
+
+def infer(
+    n: int,
+    statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
+    *,
+    units: Sequence[Hashable] | None,
+    strata: Sequence[Hashable] | None = None,
+    two_stage: bool = False,
+    seed: int,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    batch: int | None = None,
+) -> StudentT | None:
+    """The statistic with its standard error and t reference: the jackknife over ``units``, or the two-stage bootstrap.
+
+    ``units`` labels each observation's scope (``None``: the observations are the units); ``strata`` (fixed groups,
+    with the observations as units only) give the stratified jackknife. ``two_stage`` replaces the jackknife's
+    standard error with the two-stage bootstrap's, rescaled by ``sqrt(G / (G - 1))`` (see :mod:`.stats`).
+    """
+    import math
+
+    import numpy as np
+
+    if two_stage and units is not None:
+        count = unit_count(units)
+        found = stats.bootstrap(n, statistic, clusters=units, seed=seed, resamples=resamples, batch=batch, two_stage=True)
+        if found is None or count < 2:
+            return None
+        point = float(np.asarray(statistic(np.arange(n, dtype=np.intp)[None, :]), dtype=np.float64)[0])
+        return StudentT(estimate=point, se=found.se * math.sqrt(count / (count - 1)), df=count - 1, units=count)
+    return jackknife(n, statistic, units=units, strata=strata if units is None else None, batch=batch)
 
 
 #: Fewest clusters (scopes) for which ``--lens-bootstrap=auto`` resamples clusters: below it a cluster
@@ -118,13 +161,20 @@ def bootstrap_mode(clusters: Callable[[QuestionResult], Hashable] | None) -> Lit
     return "plain" if clusters is None else "two-stage" if _two_stage(clusters) else "clustered"
 
 
-def paired_test_name(mode: str, scopes: int) -> str:
-    """The paired test of a run resampling by ``mode`` over ``scopes`` scopes, as its records and comparability card name it."""
-    if mode == "two-stage":
-        return f"two-stage bootstrap ({scopes} scopes, then questions)"
-    if mode == "clustered":
-        return f"cluster bootstrap ({scopes} scopes)"
-    return "Wilcoxon signed-rank"
+def paired_test_name(mode: str, scopes: int, questions: int | None = None, df: int | None = None) -> str:
+    """The paired test (and intervals) of a run whose units are ``mode``'s, as its records, reports and card name it.
+
+    ``cluster t-test over 6 scopes (jackknife SE, t(5))``; plain, ``paired t-test over 144 questions (t(143))`` for
+    one test of ``questions`` questions, or ``paired t-test over the questions (t(questions - 1))`` for a run (its
+    adapters may have answered different numbers). ``df`` defaults to the units less one (fewer with strata).
+    """
+    if mode in ("clustered", "two-stage"):
+        freedom = scopes - 1 if df is None else df
+        spread = "jackknife SE" if mode == "clustered" else "two-stage bootstrap SE"
+        return f"{'cluster ' if mode == 'clustered' else ''}t-test over {scopes} scopes ({spread}, t({freedom}))"
+    if questions is None:
+        return "paired t-test over the questions (t(questions - 1))"
+    return f"paired t-test over {questions} questions (t({questions - 1 if df is None else df}))"
 
 
 def adapter_statistics(
@@ -140,37 +190,36 @@ def adapter_statistics(
     strata: Callable[[QuestionResult], Hashable] | None = None,
     clusters: Callable[[QuestionResult], Hashable] | None = None,
 ) -> AdapterStatistics:
-    """Composite, metric means and question-type composites of one (adapter, budget), each with a bootstrap CI.
+    """Composite, metric means and question-type composites of one (adapter, budget), each with a t interval.
 
+    Every interval has the same units (the questions, or their scopes with ``clusters``: see :func:`infer`).
     The question-type composites use ``question_weights`` (default ``weights``): a sibling suite's
     headline may be a run-level metric that means nothing for one type.
     """
     first = results[0]
+    two_stage = _two_stage(clusters)
+
+    def units_of(members: Sequence[QuestionResult]) -> list[Hashable] | None:
+        return None if clusters is None else [clusters(r) for r in members]
+
     resampler = CompositeResampler(results, weights, gates, group_metrics)
-    labels = None if clusters is None else [clusters(r) for r in results]
-    composite_boot = stats.bootstrap(
+    found = infer(
         resampler.n,
         resampler.composites,
+        units=units_of(results),
+        strata=None if strata is None else [strata(r) for r in results],
+        two_stage=two_stage,
         seed=seed,
         resamples=resamples,
         batch=resampler.batch,
-        strata=None if strata is None else [strata(r) for r in results],
-        clusters=labels,
-        two_stage=_two_stage(clusters),
     )
     metric_estimates: dict[str, Estimate] = {}
     for name in resampler.names:
         present = [r for r in results if name in r.metrics]
         values = [r.metrics[name] for r in present]
-        found = stats.mean_bootstrap(
-            values,
-            seed=seed,
-            resamples=resamples,
-            clusters=None if clusters is None else [clusters(r) for r in present],
-            two_stage=_two_stage(clusters),
-        )
-        interval = None if found is None else found.interval(confidence)
-        metric_estimates[name] = _estimate(sum(values) / len(values), interval, len(values), None if found is None else found.se)
+        mean = _mean_statistic(values)
+        spread = infer(len(values), mean, units=units_of(present), two_stage=two_stage, seed=seed, resamples=resamples)
+        metric_estimates[name] = _estimate(spread, sum(values) / len(values), len(values), confidence)
     by_type: dict[str, list[QuestionResult]] = defaultdict(list)
     for result in results:
         by_type[result.question_type].append(result)
@@ -178,20 +227,31 @@ def adapter_statistics(
     for qtype, members in sorted(by_type.items()):
         # Like AdapterSummary.by_type: the composite of the type's metric means, without run-level metrics.
         sub = CompositeResampler(members, weights if question_weights is None else question_weights, gates)
-        interval = stats.bootstrap_interval(sub.n, sub.composites, seed=seed, resamples=resamples, confidence=confidence, batch=sub.batch)
-        type_estimates[qtype] = _estimate(sub.point(), interval, sub.n)
+        spread = infer(sub.n, sub.composites, units=units_of(members), two_stage=two_stage, seed=seed, resamples=resamples, batch=sub.batch)
+        type_estimates[qtype] = _estimate(spread, sub.point(), sub.n, confidence)
     return AdapterStatistics(
         adapter=first.adapter,
         budget=first.budget,
-        composite=_estimate(
-            resampler.point(),
-            None if composite_boot is None else composite_boot.interval(confidence),
-            resampler.n,
-            None if composite_boot is None else composite_boot.se,
-        ),
+        composite=_estimate(found, resampler.point(), resampler.n, confidence),
         metrics=metric_estimates,
         by_type=type_estimates,
     )
+
+
+def _mean_statistic(values: Sequence[float]) -> Callable[[NDArray[np.intp]], NDArray[np.float64]]:
+    """The mean of ``values`` over rows of indices padded with ``len(values)`` (the padding ignored)."""
+    import numpy as np
+
+    data = np.append(np.asarray(values, dtype=np.float64), 0.0)
+    real = np.ones(data.size)
+    real[-1] = 0.0
+
+    def mean(indices: NDArray[np.intp]) -> NDArray[np.float64]:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            found: NDArray[np.float64] = data[indices].sum(axis=-1) / real[indices].sum(axis=-1)
+        return found
+
+    return mean
 
 
 def pair_results(
@@ -220,107 +280,125 @@ def paired_tests(
     clusters: Callable[[QuestionResult], Hashable] | None = None,
     alpha: float = 0.05,
 ) -> tuple[PairedTest, list[PairedTest]]:
-    """Composite and per-metric signed-rank tests of ``second - first`` (``p_adjusted`` still equals ``p_value``).
+    """Paired t-tests of ``second - first``: the composite's, then each metric's (``p_adjusted`` still equals ``p_value``).
 
-    The signed-rank test is on per-question composites under ``question_weights`` (default
-    ``weights``); the delta and its CI are of the group composite (``weights`` and ``group_metrics``).
+    The composite's test is of the delta it reports, the difference of the two group composites (``weights``,
+    ``group_metrics``) over the paired questions, with the units of :func:`infer`; a metric's is of its mean
+    paired difference, with the same units. The per-question composites under ``question_weights`` (default
+    ``weights``) count the questions that moved and give the signed-rank second line.
     """
     firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
     per_question = weights if question_weights is None else question_weights
     diffs = [question_composite(b, per_question, gates) - question_composite(a, per_question, gates) for a, b in pairs]
-    test = stats.signed_rank_test(diffs, alternative=alternative, seed=seed)
     before = CompositeResampler(firsts, weights, gates, group_metrics)
     after = CompositeResampler(seconds, weights, gates, group_metrics)
 
     def difference(indices: NDArray[np.intp]) -> NDArray[np.float64]:
         return after.composites(indices) - before.composites(indices)
 
-    labels = None if clusters is None else [clusters(a) for a in firsts]
-    resampled = stats.bootstrap(
-        len(pairs),
-        difference,
-        seed=seed,
-        resamples=resamples,
-        batch=max(1, min(before.batch, after.batch) // 2),
-        strata=None if strata is None else [strata(a) for a in firsts],
-        clusters=labels,
-        two_stage=_two_stage(clusters),
+    units = None if clusters is None else [clusters(a) for a in firsts]
+    fit = partial(infer, seed=seed, resamples=resamples, two_stage=_two_stage(clusters))
+    labels = None if strata is None else [strata(a) for a in firsts]
+    found = fit(len(pairs), difference, units=units, strata=labels, batch=max(1, min(before.batch, after.batch) // 2))
+    spread = None
+    if found is not None and found.se == 0:
+        # The paired differences do not vary (nothing changed, or everything alike): size the detectable change
+        # from the run's own per-question variance instead, as before a baseline (two independent runs).
+        own = fit(len(pairs), after.composites, units=units, strata=labels, batch=after.batch)
+        spread = None if own is None else 2**0.5 * own.se
+    composite_test = _paired_test(
+        "composite",
+        found,
+        after.point() - before.point(),
+        diffs,
+        (before.point(), after.point()),
+        alternative=alternative,
+        confidence=confidence,
+        mode=bootstrap_mode(clusters),
+        alpha=alpha,
+        power_se=spread,
+        signed_rank_p=stats.signed_rank_test(diffs, alternative=alternative, seed=seed).p_value,
     )
-    observed = after.point() - before.point()
-    interval = None if resampled is None else resampled.interval(confidence)
-    se = None if resampled is None else resampled.se
-    composite_test = _paired_test("composite", test, before.point(), after.point(), _estimate(observed, interval, len(pairs), se))
-    if resampled is not None:
-        spread = resampled.se
-        if spread == 0:
-            # The paired differences do not vary (nothing changed, or everything alike): size the detectable change
-            # from the run's own per-question variance instead, as before a baseline (two independent runs).
-            own = stats.bootstrap(
-                len(pairs),
-                after.composites,
-                seed=seed,
-                resamples=resamples,
-                batch=after.batch,
-                clusters=labels,
-                two_stage=_two_stage(clusters),
-            )
-            spread = 0.0 if own is None else 2**0.5 * own.se
-        update: dict[str, object] = {
-            "alpha": alpha,
-            "mde": round(stats.minimum_detectable_effect(spread, alpha=alpha, two_sided=alternative == "two-sided"), _DIGITS),
-            "drop_bound": round(-resampled.lower_bound(alpha), _DIGITS) + 0.0,  # + 0.0: never -0.0
-        }
-        if labels is not None:
-            p_value = stats.bootstrap_p(resampled, observed, alternative)
-            update |= {
-                "bootstrap": "two-stage" if _two_stage(clusters) else "clustered",
-                "p_value": p_value,
-                "p_adjusted": p_value,
-                "statistic": None,
-                "min_p": 1 / (resampled.values.size + 1),
-                "method": paired_test_name(bootstrap_mode(clusters), stats.cluster_count(labels)),
-            }
-        composite_test = composite_test.model_copy(update=update)
 
     metric_tests: list[PairedTest] = []
     names = sorted({name for a, b in pairs for name in a.metrics.keys() & b.metrics.keys()})
     for name in names:
-        both = [(a.metrics[name], b.metrics[name]) for a, b in pairs if name in a.metrics and name in b.metrics]
-        metric_diffs = [y - x for x, y in both]
-        mean_diff = sum(metric_diffs) / len(metric_diffs)
-        metric_clusters = None if clusters is None else [clusters(a) for a, b in pairs if name in a.metrics and name in b.metrics]
-        metric_interval = stats.mean_interval(
-            metric_diffs, seed=seed, resamples=resamples, confidence=confidence, clusters=metric_clusters, two_stage=_two_stage(clusters)
-        )
+        both = [(a, a.metrics[name], b.metrics[name]) for a, b in pairs if name in a.metrics and name in b.metrics]
+        metric_diffs = [y - x for _, x, y in both]
+        metric_units = None if clusters is None else [clusters(a) for a, _, _ in both]
+        metric_found = fit(len(both), _mean_statistic(metric_diffs), units=metric_units)
         metric_tests.append(
             _paired_test(
                 name,
-                stats.signed_rank_test(metric_diffs, alternative=metric_alternative, seed=seed),
-                sum(x for x, _ in both) / len(both),
-                sum(y for _, y in both) / len(both),
-                _estimate(mean_diff, metric_interval, len(both)),
+                metric_found,
+                sum(metric_diffs) / len(metric_diffs),
+                metric_diffs,
+                (sum(x for _, x, _ in both) / len(both), sum(y for _, _, y in both) / len(both)),
+                alternative=metric_alternative,
+                confidence=confidence,
+                mode=bootstrap_mode(clusters),
+                alpha=alpha,
             )
         )
     return composite_test, metric_tests
 
 
-def _paired_test(metric: str, test: stats.SignedRankResult, first: float, second: float, delta: Estimate) -> PairedTest:
-    return PairedTest(
+def _paired_test(
+    metric: str,
+    found: StudentT | None,
+    observed: float,
+    differences: Sequence[float],
+    means: tuple[float, float],
+    *,
+    alternative: stats.Alternative,
+    confidence: float,
+    mode: Literal["plain", "clustered", "two-stage"],
+    alpha: float,
+    power_se: float | None = None,
+    signed_rank_p: float | None = None,
+) -> PairedTest:
+    """One paired test from ``found`` (``None``: fewer than two units, untestable); the composite's gets MDE and bounds.
+
+    ``signed_rank_p`` marks the composite's test: it alone states a minimum detectable effect (from ``power_se``
+    when the differences have no spread) and says whether any change the score could show is detectable (scores
+    lie in [0, 1]: a drop can be at most the first score, a rise at most ``1 -`` it).
+    """
+    first, second = means
+    changed = [d for d in differences if d != 0]
+    test = PairedTest(
         metric=metric,
-        n_pairs=test.n,
-        n_changed=test.n_changed,
-        n_up=test.n_up,
-        n_down=test.n_down,
+        n_pairs=len(differences),
+        n_changed=len(changed),
+        n_up=sum(1 for d in changed if d > 0),
+        n_down=sum(1 for d in changed if d < 0),
         first=round(first, _DIGITS),
         second=round(second, _DIGITS),
-        delta=delta,
-        alternative=test.alternative,
-        statistic=test.statistic,
-        p_value=test.p_value,
-        p_adjusted=test.p_value,
-        effect_size=round(test.effect_size, _DIGITS),
-        method=test.method,
-        min_p=test.min_p,
+        delta=_estimate(found, observed, len(differences), confidence),
+        alternative=alternative,
+        statistic=None if found is None or found.se <= 0 else round(found.estimate / found.se, _DIGITS),
+        p_value=1.0 if found is None else found.p_value(alternative),
+        p_adjusted=1.0 if found is None else found.p_value(alternative),
+        effect_size=round(stats.rank_biserial(changed), _DIGITS),
+        method="no test (fewer than two units)" if found is None else paired_test_name(mode, found.units, found.units, found.df),
+        bootstrap=mode,
+        units=None if found is None else found.units,
+        df=None if found is None else found.df,
+        signed_rank_p=signed_rank_p,
+        alpha=alpha,
+    )
+    if signed_rank_p is None:
+        return test
+    if found is None:
+        return test.model_copy(update={"detectable": False})
+    spread = found.se if found.se > 0 else power_se
+    largest = {"less": first, "greater": 1 - first}.get(alternative, max(first, 1 - first))
+    mde = None if not spread else minimum_detectable_effect(spread, alpha=alpha, two_sided=alternative == "two-sided", df=found.df)
+    return test.model_copy(
+        update={
+            "mde": None if mde is None or mde > largest else round(mde, _DIGITS),
+            "detectable": mde is None or mde <= largest,
+            "drop_bound": round(-found.lower_bound(alpha), _DIGITS) + 0.0,  # + 0.0: never -0.0
+        }
     )
 
 
@@ -418,7 +496,7 @@ def analyze_run(
         resamples=resamples,
         confidence=confidence,
         bootstrap=bootstrap_mode(clusters),
-        clusters=None if clusters is None else stats.cluster_count([clusters(r) for r in results]),
+        clusters=None if clusters is None else unit_count([clusters(r) for r in results]),
         score=score,
         adapters=adapters,
         pairs=pairs_out,

@@ -3,8 +3,8 @@
 Every control of ``--lens-controls`` answered the same questions as the user's adapters.
 For each user adapter and each control beside it (``null``, ``random``, and the adapter's own
 mutants) at each budget, the questions are paired and the headline compared exactly as
-``--lens-compare-fail`` compares a run with its baseline: a one-sided Wilcoxon signed-rank
-test for a drop (control minus adapter), with the headline delta and its bootstrap CI.
+``--lens-compare-fail`` compares a run with its baseline: a one-sided paired t-test of the
+headline's mean drop (control minus adapter), with the headline delta and its t interval.
 A row is *detected* when that p-value is below ``--lens-alpha``. Every per-question metric gets
 the same one-sided test, Holm-corrected over the row's metrics: the table then also says which
 measurements see a degradation the headline misses.

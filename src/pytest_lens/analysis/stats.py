@@ -1,54 +1,41 @@
-"""Statistics over plain numbers: bootstrap intervals, Wilcoxon signed-rank, effect size, Holm, Kendall's W.
+"""Statistics over plain numbers: the two-stage bootstrap, Wilcoxon signed-rank, effect size, Holm, Kendall's W.
 
-Every test comes from scipy and every resampling from numpy (each imported on first
-use, so loading the plugin never pays for them, and a run that needs no test never
-imports scipy); this module chooses their options, documents the choices, and shapes
-the results. Nothing here knows about questions or adapters.
+Intervals, paired tests, bounds and minimum detectable effects are Student-t inference on a
+jackknife standard error (:mod:`pytest_lens.analysis.inference`); this module holds what is beside
+them. Every test comes from scipy and every resampling from numpy (each imported on first use, so
+loading the plugin never pays for them, and a run that needs no signed-rank test never imports
+scipy); this module chooses their options, documents the choices, and shapes the results. Nothing
+here knows about questions or adapters.
 
 Choices, stated once:
 
-- **Bootstrap**: the percentile method (the LENS paper's scripts use the percentile
-  interval too; BCa is undefined for the degenerate, all-equal samples a deterministic
-  agent often produces), seeded with ``numpy.random.default_rng(seed)``. It is
-  ``scipy.stats.bootstrap(..., method="percentile", vectorized=True)`` done with numpy
-  alone: the same resampled indices drawn in the same order from the same generator,
-  and scipy's ``quantile`` (Hyndman and Fan's type 7) evaluated with the same
-  arithmetic, so the intervals are scipy's to the last bit (a test compares them)
-  while a run that only needs intervals never imports scipy (importing scipy.stats
-  was most of a one-scope run's statistics phase: see ``benchmarks/overhead.py``). Fewer than two observations have no interval.
-- **Wilcoxon signed-rank** (``scipy.stats.wilcoxon``) on paired differences. Zero
-  differences are dropped (Wilcoxon's own convention, scipy's ``zero_method="wilcox"``):
-  a question that scored the same in both runs says nothing about the direction of a
-  change. Scores of a deterministic agent tie a lot, and with ties scipy's exact
-  distribution no longer applies, so tied samples of up to 50 changes get a seeded
-  permutation test over sign flips (``scipy.stats.permutation_test`` with a vectorised
-  rank-sum statistic: the same p-values as ``wilcoxon(method=PermutationMethod(...))``,
-  about fifty times faster; exhaustive, hence exact, up to 13 changes); larger samples
-  use scipy's tie-corrected normal approximation. With *n* changed questions
-  the smallest attainable one-sided p-value is ``2**-n``: fewer than five changes can
-  never reach p < 0.05, which :attr:`SignedRankResult.min_p` makes visible.
+- **Bootstrap** (``--lens-bootstrap=two-stage`` only): with ``clusters`` (one label per observation:
+  the scope) each resample draws as many clusters as there are, with replacement, and keeps each
+  drawn cluster's observations; with ``two_stage`` the observations of each drawn cluster are
+  resampled too, with replacement. That counts the within-cluster variance twice (once in the spread
+  of the drawn clusters' means, once more in the second stage), so its standard error is larger than
+  it need be, by up to ``sqrt(2)`` when scopes hardly differ: the deliberately cautious mode. Its
+  standard error, rescaled by ``sqrt(G / (G - 1))`` (the plug-in bootstrap variance is ``(G - 1) / G``
+  of the unbiased one), takes the jackknife's place with the same t(G - 1) reference. Seeded with
+  ``numpy.random.default_rng(seed)``. Rows of a clustered resample differ in length: they are padded
+  with the index ``n`` (one past the last observation), which a statistic given clusters must ignore.
+- **Wilcoxon signed-rank** (``scipy.stats.wilcoxon``) on paired differences, reported beside the
+  gate's test as a second line: it answers how many questions moved which way, not by how much, so
+  it is never the test of a mean difference (a change that lowers a few questions a lot and raises
+  many a little lowers the mean while most signed ranks rise). Zero differences are dropped
+  (Wilcoxon's own convention, scipy's ``zero_method="wilcox"``). Scores of a deterministic agent tie
+  a lot, and with ties scipy's exact distribution no longer applies, so tied samples of up to 50
+  changes get a seeded permutation test over sign flips (``scipy.stats.permutation_test`` with a
+  vectorised rank-sum statistic: the same p-values as ``wilcoxon(method=PermutationMethod(...))``,
+  about fifty times faster; exhaustive, hence exact, up to 13 changes); larger samples use scipy's
+  tie-corrected normal approximation. With *n* changed questions the smallest attainable one-sided
+  p-value is ``2**-n`` (:attr:`SignedRankResult.min_p`).
 - **Rank-biserial correlation** (matched pairs, Kerby's simple difference formula):
   ``(R+ - R-) / (R+ + R-)`` over the ranks of the nonzero absolute differences, from
   ``scipy.stats.rankdata``; +1 means every change went up.
-- **Cluster bootstrap**: with ``clusters`` (one label per observation: the scope, or the
-  conversation) each resample draws as many clusters as there are, with replacement, and
-  keeps each drawn cluster's observations. Questions of one scope share a stream and its
-  checkpoints, so their scores move together; resampling questions as if independent then
-  makes intervals too narrow (``benchmarks/clustered_coverage.py`` measures it). With
-  ``two_stage`` the observations of each drawn cluster are resampled too, with replacement:
-  that counts the within-cluster variance twice (once in the spread of the drawn clusters'
-  means, once more in the second stage), so its intervals are wider than they need be,
-  by up to ``sqrt(2)`` when scopes hardly differ (the bundled scopes: 1.43 times). Rows of a clustered resample differ in
-  length: they are padded with the index ``n`` (one past the last observation), which a
-  statistic given clusters must ignore (:data:`PAD_NOTE`). Its paired test is the bootstrap's
-  own: the share of resampled deltas, shifted to the null, at least as extreme as the one
-  observed (:func:`bootstrap_p`).
-- **Minimum detectable effect** (Miller 2024, "Adding Error Bars to Evals"): the smallest
-  true change a test at level alpha detects with probability ``power``,
-  ``(z_(1-alpha) + z_power) * SE`` one-sided (``z_(1-alpha/2)`` two-sided), with ``SE`` the
-  bootstrap standard error of the delta (so clustered where the resampling is).
 - **Holm** step-down adjustment (scipy has none; its ``false_discovery_control`` is
-  Benjamini-Hochberg), checked in the tests against statsmodels' ``multipletests``.
+  Benjamini-Hochberg), checked in the tests against statsmodels' ``multipletests``. It holds the
+  family-wise error at alpha whatever the tests' dependence, given tests that hold their own level.
 - **Kendall's W** with the tie correction, through ``scipy.stats.rankdata``; its
   significance is Friedman's chi-square ``m (n - 1) W`` with ``n - 1`` degrees of freedom.
 """
@@ -57,7 +44,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
+
+from pytest_lens.analysis.inference import Alternative
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,32 +61,18 @@ __all__ = [
     "Interval",
     "SignedRankResult",
     "bootstrap",
-    "bootstrap_interval",
-    "bootstrap_p",
     "holm",
     "kendalls_w",
-    "mean_bootstrap",
-    "mean_interval",
-    "minimum_detectable_effect",
     "rank_biserial",
     "signed_rank_test",
 ]
 
-#: Bootstrap resamples. 2,000 keeps a 720-question run's statistics well under a second;
-#: the Monte Carlo error of a 95% percentile bound is then about a tenth of the CI half-width.
+#: Bootstrap resamples (``--lens-bootstrap=two-stage``): the Monte Carlo error of its standard error is then about 1.6%.
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 #: Above this many changed questions scipy's normal approximation is used even with ties.
 _PERMUTATION_MAX_N = 50
 _PERMUTATION_RESAMPLES = 9999
-
-Alternative = Literal["two-sided", "less", "greater"]
-
-
-#: How a statistic given ``clusters`` must treat its indices.
-PAD_NOTE = "rows are padded with the index n (one past the last observation), which the statistic ignores"
-#: The power every minimum detectable effect is stated at.
-DEFAULT_POWER = 0.8
 
 
 @dataclass(frozen=True)
@@ -114,23 +89,9 @@ class Interval:
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """The resampled values of a statistic (one per resample), with what interval, SE and tests are read from them."""
+    """The resampled values of a statistic (one per resample)."""
 
     values: NDArray[np.float64]
-
-    def interval(self, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
-        """The two-sided percentile interval."""
-        import numpy as np
-
-        tail = (1 - confidence) / 2
-        low, high = _linear_quantiles(self.values, np.asarray([tail, 1 - tail], dtype=np.float64))
-        return Interval(float(low), float(high))
-
-    def lower_bound(self, alpha: float) -> float:
-        """The one-sided ``1 - alpha`` lower percentile bound (the ``alpha`` quantile)."""
-        import numpy as np
-
-        return float(_linear_quantiles(self.values, np.asarray([alpha], dtype=np.float64))[0])
 
     @property
     def se(self) -> float:
@@ -142,36 +103,20 @@ def bootstrap(
     n: int,
     statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
     *,
+    clusters: Sequence[Hashable],
     seed: int,
     resamples: int = DEFAULT_RESAMPLES,
     batch: int | None = None,
-    strata: Sequence[Hashable] | None = None,
-    clusters: Sequence[Hashable] | None = None,
     two_stage: bool = False,
 ) -> Bootstrap | None:
-    """The resampled values behind :func:`bootstrap_interval` (same arguments; ``clusters``: see the module notes)."""
+    """The statistic over resamples of whole ``clusters`` (``two_stage``: then of their observations too; see the notes).
+
+    ``statistic`` receives rows of resampled observation indices, padded with ``n``, and returns one
+    value per row. ``None`` when ``n < 2``.
+    """
     if n < 2:
         return None
-    import numpy as np
-
-    if clusters is not None:
-        return Bootstrap(_clustered_values(n, statistic, clusters, seed=seed, resamples=resamples, batch=batch, two_stage=two_stage))
-    if strata is not None:
-        return Bootstrap(_stratified_values(n, statistic, strata, seed=seed, resamples=resamples, batch=batch))
-    rng = np.random.default_rng(seed)
-    step = batch or resamples
-    values = []
-    for start in range(0, resamples, step):
-        # One draw of (rows, n) per batch, in order: scipy.stats.bootstrap's stream (a different
-        # batching would draw the same numbers into different rows).
-        indices = rng.integers(0, n, size=(min(step, resamples - start), n), dtype=np.int64)
-        values.append(np.asarray(statistic(indices.astype(np.intp, copy=False)), dtype=np.float64))
-    return Bootstrap(np.concatenate(values))
-
-
-def cluster_count(clusters: Sequence[Hashable]) -> int:
-    """How many distinct clusters ``clusters`` labels."""
-    return len(set(clusters))
+    return Bootstrap(_clustered_values(n, statistic, clusters, seed=seed, resamples=resamples, batch=batch, two_stage=two_stage))
 
 
 def _clustered_values(
@@ -229,150 +174,6 @@ def _clustered_values(
                 offsets[picked] += size
         values.append(np.asarray(statistic(indices), dtype=np.float64))
     return np.concatenate(values)
-
-
-def bootstrap_p(resampled: Bootstrap, observed: float, alternative: Alternative) -> float:
-    """Bootstrap p-value of ``observed`` (a delta) against zero: the resampled deltas shifted to the null.
-
-    One-sided ``less``: the share of ``resampled - observed`` at or below ``observed``, with the usual
-    ``(count + 1) / (resamples + 1)``; ``two-sided`` doubles the smaller tail. A delta of zero gives 1.
-    """
-    import numpy as np
-
-    null = resampled.values - observed
-    size = null.size
-    below = (int(np.sum(null <= observed + 1e-12)) + 1) / (size + 1)
-    above = (int(np.sum(null >= observed - 1e-12)) + 1) / (size + 1)
-    if alternative == "less":
-        return min(1.0, below)
-    if alternative == "greater":
-        return min(1.0, above)
-    return min(1.0, 2 * min(below, above))
-
-
-def minimum_detectable_effect(se: float, *, alpha: float, power: float = DEFAULT_POWER, two_sided: bool = False) -> float:
-    """The smallest true change a level-``alpha`` test detects with probability ``power``, given the delta's standard error."""
-    from statistics import NormalDist
-
-    z = NormalDist().inv_cdf
-    return (z(1 - alpha / 2 if two_sided else 1 - alpha) + z(power)) * se
-
-
-def bootstrap_interval(
-    n: int,
-    statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
-    *,
-    seed: int,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = DEFAULT_CONFIDENCE,
-    batch: int | None = None,
-    strata: Sequence[Hashable] | None = None,
-    clusters: Sequence[Hashable] | None = None,
-    two_stage: bool = False,
-) -> Interval | None:
-    """Percentile bootstrap interval of a statistic of ``n`` observations, resampled with replacement.
-
-    ``statistic`` receives resampled *indices* with shape ``(batch, n)`` and returns one value per
-    row, so any statistic of the observations (a composite recomputed from metric means, a paired
-    difference of two composites) is resampled as a whole. ``None`` when ``n < 2``.
-
-    With ``strata`` (one label per observation) each stratum is resampled within itself and keeps
-    its size: the right scheme for a mean over fixed groups (MEME's six tasks, MemoryAgentBench's
-    four competencies), where a plain resample could drop a whole group and change the denominator.
-    With ``clusters`` whole clusters are resampled (``two_stage``: then their observations too; see the module notes).
-    """
-    found = bootstrap(n, statistic, seed=seed, resamples=resamples, batch=batch, strata=strata, clusters=clusters, two_stage=two_stage)
-    return None if found is None else found.interval(confidence)
-
-
-def _linear_quantiles(values: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Type-7 quantiles of ``values`` at probabilities ``p``, computed as ``scipy.stats.quantile`` does.
-
-    ``numpy.quantile`` is the same estimator but interpolates with other arithmetic, which can
-    differ in the last bit; this keeps the intervals identical to those of ``scipy.stats.bootstrap``.
-    Any NaN among the values makes every quantile NaN (scipy's ``nan_policy="propagate"``).
-    """
-    import numpy as np
-
-    if np.isnan(values).any():
-        return np.full(p.shape, np.nan)
-    y = np.sort(values)
-    n = np.float64(y.size)
-    jg = p * n + (1 - p)
-    j = jg // 1 - 1
-    g = jg % 1
-    g = np.where(j < 0, 0.0, g)
-    low = np.clip(j, 0.0, n - 1).astype(np.int64)
-    high = np.clip(j + 1, 0.0, n - 1).astype(np.int64)
-    quantiles: NDArray[np.float64] = (1 - g) * y[low] + g * y[high]
-    return quantiles
-
-
-def _stratified_values(
-    n: int,
-    statistic: Callable[[NDArray[np.intp]], NDArray[np.float64]],
-    strata: Sequence[Hashable],
-    *,
-    seed: int,
-    resamples: int,
-    batch: int | None,
-) -> NDArray[np.float64]:
-    import numpy as np
-
-    if len(strata) != n:
-        raise ValueError(f"{len(strata)} strata labels for {n} observations")
-    order = {label: i for i, label in enumerate(dict.fromkeys(strata))}
-    codes = np.array([order[label] for label in strata])
-    groups = [np.flatnonzero(codes == code) for code in range(len(order))]
-    rng = np.random.default_rng(seed)
-    step = batch or resamples
-    values = []
-    for start in range(0, resamples, step):
-        rows = min(step, resamples - start)
-        indices = np.empty((rows, n), dtype=np.intp)
-        for members in groups:
-            indices[:, members] = members[rng.integers(0, len(members), size=(rows, len(members)))]
-        values.append(np.asarray(statistic(indices), dtype=np.float64))
-    return np.concatenate(values)
-
-
-def mean_interval(
-    values: Sequence[float],
-    *,
-    seed: int,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = DEFAULT_CONFIDENCE,
-    clusters: Sequence[Hashable] | None = None,
-    two_stage: bool = False,
-) -> Interval | None:
-    """Percentile bootstrap interval of the mean of ``values`` (``None`` for fewer than two; ``clusters``: see the notes)."""
-    found = mean_bootstrap(values, seed=seed, resamples=resamples, clusters=clusters, two_stage=two_stage)
-    return None if found is None else found.interval(confidence)
-
-
-def mean_bootstrap(
-    values: Sequence[float],
-    *,
-    seed: int,
-    resamples: int = DEFAULT_RESAMPLES,
-    clusters: Sequence[Hashable] | None = None,
-    two_stage: bool = False,
-) -> Bootstrap | None:
-    """The resampled means of ``values`` (``clusters``: resampled by cluster, padding ignored)."""
-    import numpy as np
-
-    data = np.append(np.asarray(values, dtype=np.float64), 0.0)
-    real = np.ones(data.size)
-    real[-1] = 0.0
-
-    def mean_of(indices: NDArray[np.intp]) -> NDArray[np.float64]:
-        if clusters is None:
-            plain: NDArray[np.float64] = data[indices].mean(axis=-1)
-            return plain
-        means: NDArray[np.float64] = data[indices].sum(axis=-1) / real[indices].sum(axis=-1)
-        return means
-
-    return bootstrap(len(data) - 1, mean_of, seed=seed, resamples=resamples, clusters=clusters, two_stage=two_stage)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ def add_compare(sub: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(
         "compare",
         help="compare a run with a baseline run, paired by question (as --lens-baseline does)",
-        description="Compare CURRENT with BASELINE: one-sided Wilcoxon signed-rank for a drop, mean delta with a bootstrap CI, "
+        description="Compare CURRENT with BASELINE: one-sided paired t-test of the mean drop (scopes as units with 5 or more), "
+        "mean delta with its t interval, "
         "flipped questions. Both runs are rescored with CURRENT's headline (retrieval score or composite), weights and gates.",
     )
     parser.add_argument("baseline", metavar="BASELINE", help="run artifact (.json) or saved-run name (NAME, NNNN, NNNN_NAME)")
@@ -48,8 +49,8 @@ def add_compare(sub: Any) -> argparse.ArgumentParser:
         "--bootstrap",
         choices=("auto", "clustered", "two-stage", "plain"),
         default="auto",
-        help="resample whole scopes (clustered), scopes then questions (two-stage), questions (plain), "
-        "or auto (clustered with 5 or more scopes)",
+        help="independent units: scopes (clustered), scopes with a two-stage bootstrap standard error (two-stage), "
+        "questions (plain), or auto (clustered with 5 or more scopes)",
     )
     parser.add_argument("--seed", default=None, help="bootstrap seed (default: CURRENT's --lens-seed)")
     parser.add_argument("--fail", action="store_true", help="exit 1 on a regression (like --lens-compare-fail)")

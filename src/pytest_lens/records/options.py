@@ -515,7 +515,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         COMPARE_FAIL,
         "lens_compare_fail",
-        "fail on a significant regression vs --lens-baseline (one-sided Wilcoxon, Holm, --lens-alpha) or a drop over --lens-max-drop.",
+        "fail on a significant regression vs --lens-baseline (one-sided paired t-test of the headline's mean drop, Holm, "
+        "--lens-alpha), a drop no test could detect, or a drop over --lens-max-drop.",
         "fail on a regression vs the baseline.",
         field="compare_fail",
         action="store_true",
@@ -562,7 +563,7 @@ OPTIONS: tuple[Option, ...] = (
         MARGIN,
         "lens_margin",
         "with --lens-compare-fail: non-inferiority; fail when the one-sided (1 - --lens-alpha) upper bound of a headline's "
-        "drop vs the baseline exceeds X.",
+        "drop vs the baseline exceeds X, and pass when it does not, whatever the test of a drop says.",
         "non-inferiority margin of the headline vs the baseline.",
         field="margin",
         parse=parse_fraction,
@@ -571,8 +572,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         BOOTSTRAP,
         "lens_bootstrap",
-        "how CIs and paired tests resample: clustered (whole scopes), two-stage (scopes, then their questions), "
-        "plain (questions), or auto (default: clustered with 5 or more scopes).",
+        "the independent units of CIs and paired t-tests: clustered (scopes, t(scopes - 1)), two-stage (scopes, with a "
+        "two-stage bootstrap standard error), plain (questions), or auto (default: clustered with 5 or more scopes).",
         "auto, clustered, two-stage or plain, as for --lens-bootstrap.",
         field="bootstrap",
         parse=_one_of(_BOOTSTRAP_CHOICES),

@@ -33,14 +33,16 @@ class _Model(BaseModel):
 
 
 class Estimate(_Model):
-    """A point estimate and its bootstrap confidence interval (absent for fewer than two observations)."""
+    """A point estimate and its Student-t confidence interval (absent with fewer than two units)."""
 
     value: float
     low: float | None = None
     high: float | None = None
     n: int
-    #: The bootstrap standard error (``None``: no interval, or a record written before it was kept).
+    #: The standard error (jackknife over the units; ``None``: no interval, or a record written before it was kept).
     se: float | None = None
+    #: Degrees of freedom of the interval's t reference (units - 1; ``None``: no interval, or an older record).
+    df: int | None = None
 
     @property
     def has_interval(self) -> bool:
@@ -59,7 +61,12 @@ class AdapterStatistics(_Model):
 
 
 class PairedTest(_Model):
-    """A Wilcoxon signed-rank test of one score over questions paired by key; deltas are second minus first."""
+    """A paired test of one score's mean difference over questions paired by key; deltas are second minus first.
+
+    The test is a t-test of ``delta`` against 0: ``delta.value / delta.se`` referred to Student's t with
+    ``df`` degrees of freedom, the standard error from the jackknife over the ``units`` (questions, or
+    scopes when clustered); ``delta``'s interval, ``drop_bound`` and ``mde`` come from the same numbers.
+    """
 
     metric: str
     n_pairs: int
@@ -69,24 +76,34 @@ class PairedTest(_Model):
     first: float
     second: float
     #: ``second - first``: for the composite, the difference of the two adapter composites over the
-    #: paired questions (CI from resampling those questions); for a metric, the mean paired difference.
+    #: paired questions; for a metric, the mean paired difference.
     delta: Estimate
     alternative: Literal["two-sided", "less", "greater"]
+    #: The t statistic (``None`` when the standard error is 0: then the p-value is the exact sign-flip one).
     statistic: float | None
     p_value: float
     #: Holm-adjusted over the family of tests it was reported with.
     p_adjusted: float
-    #: Matched-pairs rank-biserial correlation of the differences (+1: every change went up).
+    #: Matched-pairs rank-biserial correlation of the per-question differences (+1: every change went up).
     effect_size: float
+    #: The test, as reports and the comparability card name it (``pytest_lens.analysis.run.paired_test_name``).
     method: str
-    #: The smallest p-value this many changed questions could give.
-    min_p: float
-    #: How the questions were resampled: ``plain`` (questions), ``clustered`` (whole scopes) or ``two-stage``
-    #: (scopes, then their questions); clustered, the p-value is the bootstrap's own test, ``method`` says so.
+    #: How the questions were grouped into independent units: ``plain`` (questions), ``clustered`` (whole scopes)
+    #: or ``two-stage`` (scopes, with a two-stage bootstrap standard error instead of the jackknife).
     bootstrap: Literal["plain", "clustered", "two-stage"] = "plain"
+    #: Independent units behind the standard error, and the t reference's degrees of freedom (``None``: untestable).
+    units: int | None = None
+    df: int | None = None
+    #: Wilcoxon signed-rank p-value of the per-question differences (same alternative): how many questions moved
+    #: which way, not by how much; shown beside the test, never deciding.
+    signed_rank_p: float | None = None
     #: Minimum detectable effect: the smallest true change of the delta this test detects at ``alpha`` with
-    #: :data:`POWER` (one-sided for ``less``/``greater``, two-sided otherwise), from the bootstrap SE of the delta.
+    #: :data:`POWER` (one-sided for ``less``/``greater``, two-sided otherwise); ``None`` when nothing varies at all
+    #: or when the test cannot detect any change (``detectable``).
     mde: float | None = None
+    #: ``False``: with these units the test cannot detect any change the score could show (fewer than two units,
+    #: or a minimum detectable effect larger than the largest possible change): no MDE is stated.
+    detectable: bool = True
     #: The one-sided ``1 - alpha`` upper confidence bound of the drop (``-delta``): what ``--lens-margin`` holds.
     drop_bound: float | None = None
     #: The level ``mde`` and ``drop_bound`` are computed at.
@@ -122,9 +139,10 @@ class RunStatistics(_Model):
     """Everything statistical about one run."""
 
     seed: int
-    #: ``plain``: questions resampled as independent; ``clustered``: whole scopes; ``two-stage``: scopes, then questions.
+    #: ``plain``: questions are the independent units; ``clustered``: scopes (jackknife over them); ``two-stage``:
+    #: scopes, the standard errors from a two-stage bootstrap (scopes, then questions).
     bootstrap: Literal["plain", "clustered", "two-stage"] = "plain"
-    #: How many clusters (scopes) the clustered bootstrap resampled (``None`` for plain).
+    #: How many clusters (scopes) were the units (``None`` for plain).
     clusters: int | None = None
     resamples: int
     confidence: float
@@ -185,7 +203,7 @@ class BaselineAdapterComparison(_Model):
     status: ChangeStatus = "not compared"
     #: The composite fell by more than ``--lens-max-drop``.
     dropped: bool = False
-    #: The upper bound of the drop exceeds ``--lens-margin`` (non-inferiority not shown).
+    #: The upper bound of the drop exceeds ``--lens-margin``, or there is none (non-inferiority not shown).
     inferior: bool = False
 
 
@@ -197,7 +215,7 @@ class BaselineComparison(_Model):
     max_drop: float | None = None
     #: ``--lens-margin``: the non-inferiority margin (``None``: no margin gate).
     margin: float | None = None
-    #: How the questions were resampled (see :attr:`PairedTest.bootstrap`).
+    #: How the questions were grouped into units (see :attr:`PairedTest.bootstrap`).
     bootstrap: Literal["plain", "clustered", "two-stage"] = "plain"
     #: The score the ``regression`` tests are of: the run's headline (``retrieval_score`` or ``composite``).
     score: str = "composite"
@@ -210,9 +228,31 @@ class BaselineComparison(_Model):
     accepted_unlike: list[str] = Field(default_factory=list)
 
     @property
+    def inference(self) -> str:
+        """The test the comparisons ran (every adapter's is alike but for its units)."""
+        return next((c.regression.method for c in self.adapters if c.regression is not None), "paired t-test")
+
+    @property
     def regressions(self) -> list[BaselineAdapterComparison]:
-        """Comparisons that regressed significantly or dropped more than allowed."""
-        return [c for c in self.adapters if c.status == "regression" or c.dropped or c.inferior]
+        """Comparisons that fail the regression gate (:meth:`fails`)."""
+        return [c for c in self.adapters if self.fails(c)]
+
+    def fails(self, entry: BaselineAdapterComparison) -> bool:
+        """Whether ``entry`` fails the regression gate.
+
+        A drop over ``max_drop`` fails. With a ``margin`` (non-inferiority) the upper bound of the drop alone
+        decides, whatever the test of a drop says: over the margin (or no bound at all) fails, within it passes.
+        Without one, a significant regression fails, and so does a drop the test could not detect at all: a
+        comparison too small to test cannot pass by being too small.
+        """
+        test = entry.regression
+        if test is None:
+            return False
+        if entry.dropped:
+            return True
+        if self.margin is not None:
+            return entry.inferior
+        return entry.status == "regression" or (not test.detectable and test.delta.value < 0)
 
 
 class SensitivityRow(_Model):

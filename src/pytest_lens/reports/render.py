@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_lens.analysis.format import METRIC_LABELS, format_delta, format_estimate, format_p, format_table, signed
+from pytest_lens.analysis.gates import units_text
 from pytest_lens.records.statistics import (
     POWER,
     BaselineAdapterComparison,
@@ -107,11 +108,12 @@ def metric_interval_lines(statistics: RunStatistics) -> list[str]:
     ]
     level = f"{statistics.confidence:.0%}"
     how = {
-        "clustered": f"{statistics.resamples} resamples of {statistics.clusters} whole scopes",
-        "two-stage": f"{statistics.resamples} two-stage resamples: {statistics.clusters} scopes, then their questions",
-    }.get(statistics.bootstrap, f"{statistics.resamples} resamples of the questions")
+        "clustered": f"jackknife over {statistics.clusters} scopes, t({(statistics.clusters or 0) - 1})",
+        "two-stage": f"two-stage bootstrap over {statistics.clusters} scopes, {statistics.resamples} resamples, seed {statistics.seed}, "
+        f"t({(statistics.clusters or 0) - 1})",
+    }.get(statistics.bootstrap, "over the questions, t(n - 1)")
     return [
-        f"metric means with {level} bootstrap CIs ({how}, seed {statistics.seed}):",
+        f"metric means with {level} t intervals ({how}):",
         *format_table(["metric", *keys], rows, [False, *([True] * len(keys))]),
     ]
 
@@ -119,13 +121,14 @@ def metric_interval_lines(statistics: RunStatistics) -> list[str]:
 def detectable_lines(statistics: RunStatistics, alpha: float) -> list[str]:
     """Before a baseline exists: the smallest drop of each adapter's headline a later comparison could detect.
 
-    From this run's own bootstrap SE of the headline: two independent runs' difference has ``sqrt(2)`` times it
-    (an upper bound: a paired comparison where most questions score alike, as with a deterministic agent, sees less).
+    From this run's own standard error of the headline: two independent runs' difference has ``sqrt(2)`` times it
+    (an upper bound: a paired comparison where most questions score alike, as with a deterministic agent, sees less),
+    with the interval's t reference.
     """
-    from pytest_lens.analysis.stats import minimum_detectable_effect
+    from pytest_lens.analysis.inference import minimum_detectable_effect
 
     found = {
-        key: minimum_detectable_effect(2**0.5 * s.composite.se, alpha=alpha)
+        key: minimum_detectable_effect(2**0.5 * s.composite.se, alpha=alpha, df=s.composite.df)
         for key, s in statistics.adapters.items()
         if s.composite.se is not None
     }
@@ -164,7 +167,7 @@ def pair_lines(statistics: RunStatistics, alpha: float, arrows: Arrows = UNICODE
     out: list[str] = []
     if statistics.pairs:
         out.append(
-            f"adapters compared (paired by question; two-sided {_test_name(statistics.pairs[0].composite)}, "
+            f"adapters compared (paired by question; two-sided {statistics.pairs[0].composite.method} of the mean difference, "
             f"Holm over {len(statistics.pairs)} pair(s); delta = second - first, {statistics.confidence:.0%} CI; "
             f"MDE: smallest difference detectable at alpha {alpha:g} with {POWER:.0%} power):"
         )
@@ -190,6 +193,8 @@ def pair_lines(statistics: RunStatistics, alpha: float, arrows: Arrows = UNICODE
         headers = ["pair", "n", "first", "second", "delta [CI]", "MDE", "p (Holm)", "effect r", "changed", "result"]
         out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, True, False]))
         for pair in statistics.pairs:
+            if not pair.composite.detectable:
+                out.append(f"  {pair.first} vs {pair.second}: cannot detect any difference with {units_text(pair.composite)}")
             metrics = _significant_metrics(pair.metrics, alpha, arrows)
             if metrics:
                 out.append(f"  {pair.first} vs {pair.second} metrics (Holm p < {alpha:g}): {metrics}")
@@ -206,13 +211,6 @@ def _mde(test: PairedTest) -> str:
     return "-" if test.mde is None else f"{test.mde:.3f}"
 
 
-def _test_name(test: PairedTest) -> str:
-    """``Wilcoxon signed-rank``, ``cluster bootstrap test (6 scopes)`` or ``two-stage bootstrap test (6 scopes, then questions)``."""
-    if test.bootstrap != "plain":
-        return test.method.replace("bootstrap", "bootstrap test")
-    return "Wilcoxon signed-rank"
-
-
 def status_text(entry: BaselineAdapterComparison, arrows: Arrows) -> str:
     """The result column of a baseline comparison: regression, improvement, drop, no change, not in baseline."""
     if entry.status == "regression":
@@ -222,7 +220,7 @@ def status_text(entry: BaselineAdapterComparison, arrows: Arrows) -> str:
     if entry.status == "not compared":
         return "not in baseline"
     if entry.dropped:
-        return f"{arrows.down} {DROPPED} (Wilcoxon: {NO_CHANGE})"
+        return f"{arrows.down} {DROPPED} ({NO_CHANGE})"
     if entry.inferior:
         return f"{arrows.down} {INFERIOR} ({NO_CHANGE})"
     return NO_CHANGE
@@ -245,10 +243,10 @@ def comparison_lines(
     compared = [c for c in comparison.adapters if c.regression is not None]
     drop = f", max drop {comparison.max_drop:g}" if comparison.max_drop is not None else ""
     margin = f", margin {comparison.margin:g} (non-inferiority)" if comparison.margin is not None else ""
-    name = next((_test_name(c.regression) for c in compared if c.regression is not None), "Wilcoxon signed-rank")
+    name = comparison.inference
     out = [
         f"compared with baseline {info.name} ({info.path}{'; ' + origin if origin else ''})",
-        f"  one-sided {name} for a drop, paired by question, Holm over {len(compared)} adapter(s), "
+        f"  one-sided {name} of the mean drop, paired by question, Holm over {len(compared)} adapter(s), "
         f"alpha {comparison.alpha:g}{drop}{margin}; MDE: smallest drop detectable with {POWER:.0%} power; "
         f"drop <=: one-sided {1 - comparison.alpha:.0%} upper bound of the drop",
     ]
@@ -278,10 +276,12 @@ def comparison_lines(
     out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, True, True, False]))
     for entry in comparison.adapters:
         test = entry.regression
-        if test is not None and test.n_changed and test.min_p >= comparison.alpha:
+        if test is not None and not test.detectable:
+            out.append(f"  {entry.key}: cannot detect any drop with {units_text(test)}: no minimum detectable effect to state")
+        if test is not None and test.signed_rank_p is not None and test.n_changed:
             out.append(
-                f"  {entry.key}: only {test.n_changed} question(s) changed; the smallest attainable p is {test.min_p:.3g}, "
-                f"so no change this small can be significant at {comparison.alpha:g}"
+                f"  {entry.key}: {test.n_down} question(s) fell, {test.n_up} rose (Wilcoxon signed-rank, one-sided "
+                f"p={format_p(test.signed_rank_p)}: which way questions moved, not by how much; not the gate's test)"
             )
         if entry.largest_drops:
             drops = ", ".join(f"{d.question_id} {signed(d.delta)}" for d in entry.largest_drops)
@@ -333,7 +333,7 @@ def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS)
         return []
     out = [
         f"sensitivity (--lens-controls): could this run tell each adapter from a degraded copy of it? "
-        f"{sensitivity.metric}, control - adapter, paired by question; one-sided {_test_name(sensitivity.rows[0].test)} for a drop, "
+        f"{sensitivity.metric}, control - adapter, paired by question; one-sided {sensitivity.rows[0].test.method} of the mean drop, "
         f"alpha {sensitivity.alpha:g}, each row tested alone (no correction across rows); "
         f"MDE: smallest drop detectable with {POWER:.0%} power",
     ]
@@ -343,8 +343,8 @@ def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS)
         result = DETECTED if row.detected else NOT_DETECTED
         if not row.detected and not test.n_changed:
             result += " (no question changed)"
-        elif not row.detected and test.min_p >= sensitivity.alpha:
-            result += f" (only {test.n_changed} changed: p >= {test.min_p:.3g})"
+        elif not row.detected and not test.detectable:
+            result += f" (cannot detect any drop with {units_text(test)})"
         rows.append(
             [
                 row.adapter,

@@ -117,27 +117,26 @@ class RunReport:
         ]
 
     def bootstrap_lines(self) -> list[str]:
-        """How CIs and paired tests resample (``--lens-bootstrap``), named whichever was chosen."""
+        """Which test and intervals the statistics use (``--lens-bootstrap``: the independent units), named whichever was chosen."""
         analysis, settings = self.analysis, self.setup.settings
         if not analysis.lens_results:
             return []
-        from pytest_lens.analysis.run import MIN_CLUSTERS
+        from pytest_lens.analysis.run import MIN_CLUSTERS, paired_test_name
         from pytest_lens.analysis.stats import DEFAULT_RESAMPLES
 
         scopes = len({r.scope_id for r in analysis.lens_results})
-        how = f"{DEFAULT_RESAMPLES} resamples, seed {settings.seed}"
         if analysis.clusters is not None:
             why = f"--lens-bootstrap={settings.bootstrap}" + (f": {MIN_CLUSTERS} or more scopes" if settings.bootstrap == "auto" else "")
-            scheme = (
-                f"two-stage bootstrap ({scopes} scopes, then their questions"
-                if analysis.clusters.two_stage
-                else f"cluster bootstrap ({scopes} whole scopes"
-            )
-            return [f"intervals and paired tests: {scheme}; {how}; {why}); --lens-bootstrap=plain resamples questions alone"]
+            mode = "two-stage" if analysis.clusters.two_stage else "clustered"
+            seeded = f"; {DEFAULT_RESAMPLES} resamples, seed {settings.seed}" if mode == "two-stage" else ""
+            return [
+                f"intervals and paired tests: {paired_test_name(mode, scopes)}{seeded} ({why}); "
+                "--lens-bootstrap=plain treats questions as independent"
+            ]
         why = f"--lens-bootstrap={settings.bootstrap}" + (
-            f": {scopes} scope(s), fewer than {MIN_CLUSTERS} to resample" if settings.bootstrap == "auto" else ""
+            f": {scopes} scope(s), fewer than {MIN_CLUSTERS} to cluster" if settings.bootstrap == "auto" else ""
         )
-        return [f"intervals: plain bootstrap over questions ({how}; {why}); paired tests: Wilcoxon signed-rank"]
+        return [f"intervals and paired tests: {paired_test_name('plain', scopes)} ({why})"]
 
     def headline_lines(self) -> list[str]:
         """What the headline column is, and how the paper's composite is shown beside it."""

@@ -66,9 +66,9 @@ class SuiteAnalysis:
 
     ``prepare`` turns a group's results into the questions that are resampled and paired (the
     answered ones by default; MEME: its after-probes carrying their trivial-pass-filtered credit),
-    ``question_weights`` score one of them for the signed-rank tests, and ``weights``, ``gates``
+    ``question_weights`` score one of them (which questions moved, the signed-rank line), and ``weights``, ``gates``
     and ``group_metrics`` over them give the suite's headline score. ``strata`` labels the fixed
-    groups a headline averages over (question types), which bootstrap resamples keep whole.
+    groups a headline averages over (question types), which the stratified jackknife keeps apart.
     """
 
     prepare: Callable[[Sequence[QuestionResult]], list[QuestionResult]]

@@ -97,7 +97,7 @@ class SuiteRun:
         return out
 
     def statistics(self, results: Sequence[QuestionResult], *, seed: int) -> dict[str, RunStatistics]:
-        """Per suite with results: its score's bootstrap CI per adapter and paired tests between adapters.
+        """Per suite with results: its score's t interval per adapter and paired tests between adapters.
 
         Each suite's statistics see its questions through :meth:`Suite.analysis` (MEME: credited
         after-probes), so every CI is a CI of the score its section shows.

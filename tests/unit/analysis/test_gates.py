@@ -17,7 +17,7 @@ def comparison(delta: float, p: float, status: str, dropped: bool = False) -> Ba
     test = PairedTest(
         metric="composite", n_pairs=24, n_changed=6, n_up=0, n_down=6, first=0.86, second=0.86 + delta,
         delta=Estimate(value=delta, n=24), alternative="less", statistic=0.0, p_value=p, p_adjusted=p,
-        effect_size=-1.0, method="exact", min_p=0.015625,
+        effect_size=-1.0, method="paired t-test over 24 questions (t(23))", units=24, df=23,
     )  # fmt: skip
     entry = BaselineAdapterComparison(key="bm25", adapter="bm25", budget="16k", regression=test, status=status, dropped=dropped)  # type: ignore[arg-type]
     return BaselineComparison(baseline=BaselineInfo(name="0001_main", path="p", created="c"), alpha=0.05, adapters=[entry])
@@ -61,7 +61,7 @@ SUMMARIES = {"bm25": summary("bm25", 0.813), "null": summary("null", 0.0, gated=
             [
                 None,
                 "FAIL  --lens-compare-fail: vs baseline 0001_main: bm25 composite 0.860 -> 0.838 (-0.022): "
-                "regression p=0.016 (one-sided Wilcoxon, Holm) < alpha 0.05",
+                "regression p=0.016 (one-sided paired t-test over 24 questions (t(23)), Holm) < alpha 0.05",
             ],
         ),
         (
@@ -117,7 +117,7 @@ def test_each_compared_suite_gets_its_own_regression_gate() -> None:
     lines = [check.line for check in check_gates({}, DEFAULT_GATES, policy, None, suite_comparisons=suites)][1:]
     assert lines == [
         "FAIL  --lens-compare-fail [suite meme]: vs baseline 0001_main: bm25 score 0.860 -> 0.610 (-0.250): "
-        "regression p=0.002 (one-sided Wilcoxon, Holm) < alpha 0.05",
+        "regression p=0.002 (one-sided paired t-test over 24 questions (t(23)), Holm) < alpha 0.05",
         "pass  --lens-compare-fail [suite mab]: no significant regression vs baseline 0001_main (alpha 0.05; 1 adapter(s) compared)",
     ]
     # With LENS questions in the run, LENS's gate stays, first.
@@ -147,7 +147,7 @@ def test_non_inferiority_gate_prints_the_bound_and_what_the_run_can_detect() -> 
     policy = GatePolicy(compare_fail=True, margin=0.02)
     passed = check_gates({"bm25": summary("bm25", 0.84)}, DEFAULT_GATES, policy, _bounded(0.015))[-1]
     assert passed.passed
-    assert "non-inferior: bm25 drop at most 0.015 <= --lens-margin=0.02 (one-sided 95% bound)" in passed.line
+    assert "non-inferior vs baseline 0001_main: bm25 drop at most 0.015 <= --lens-margin=0.02 (one-sided 95% bound" in passed.line
     assert "this run can detect a drop of 0.031 or more (bm25) (alpha 0.05, 80% power)" in passed.line
     failed = check_gates({"bm25": summary("bm25", 0.84)}, DEFAULT_GATES, policy, _bounded(0.045))[-1]
     assert not failed.passed

@@ -100,7 +100,7 @@ def test_auto_clusters_with_five_scopes_of_several_questions() -> None:
     assert clusters_for(five, "plain") is None
 
 
-def test_clustered_pairs_use_the_two_stage_test_and_report_what_they_can_detect() -> None:
+def test_clustered_pairs_count_scopes_and_report_what_they_can_detect() -> None:
     scopes = [f"s{i}" for i in range(6)]
     first = [_scoped(f"q{j}", s, 0.8) for s in scopes for j in range(4)]
     # The second adapter is worse in three scopes and the same in the others: a drop carried by scopes.
@@ -109,14 +109,16 @@ def test_clustered_pairs_use_the_two_stage_test_and_report_what_they_can_detect(
     plain, _ = paired_tests(pairs, DEFAULT_WEIGHTS, DEFAULT_GATES, alternative="less", seed=1)
     clustered, _ = paired_tests(pairs, DEFAULT_WEIGHTS, DEFAULT_GATES, alternative="less", seed=1, clusters=scope_of)
     assert plain.bootstrap == "plain" and plain.method != clustered.method
-    assert clustered.bootstrap == "clustered" and clustered.method == "cluster bootstrap (6 scopes)"
+    assert clustered.bootstrap == "clustered" and clustered.method == "cluster t-test over 6 scopes (jackknife SE, t(5))"
+    assert (clustered.units, clustered.df, plain.units, plain.df) == (6, 5, 24, 23)
     assert plain.mde is not None and clustered.mde is not None and clustered.mde > plain.mde
     assert clustered.delta.low is not None and plain.delta.low is not None and clustered.delta.low < plain.delta.low
     # One-sided upper bound of the drop: above the observed drop, and what --lens-margin holds.
     assert clustered.drop_bound is not None and clustered.drop_bound > -clustered.delta.value > 0
     assert clustered.p_value < 0.05
     staged, _ = paired_tests(pairs, DEFAULT_WEIGHTS, DEFAULT_GATES, alternative="less", seed=1, clusters=scope_then_question)
-    assert staged.bootstrap == "two-stage" and staged.method == "two-stage bootstrap (6 scopes, then questions)"
+    assert staged.bootstrap == "two-stage" and staged.method == "t-test over 6 scopes (two-stage bootstrap SE, t(5))"
+    assert staged.df == 5 and staged.delta.se is not None and clustered.delta.se is not None
     stats_run = analyze_run([*first, *second], DEFAULT_WEIGHTS, DEFAULT_GATES, clusters=scope_of)
     assert stats_run.bootstrap == "clustered" and stats_run.clusters == 6
     assert stats_run.adapters["bm25"].composite.se is not None

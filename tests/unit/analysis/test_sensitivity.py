@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from scipy import stats as sps
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.baseline import compare_with_baseline
@@ -29,12 +30,12 @@ def run_of(adapter: str, coverages: list[float], control: ControlRole | None = N
 
 
 def controlled_run() -> list[QuestionResult]:
-    """``bm25`` with a control memory and two mutants: one that loses every question's evidence, one that changes three."""
+    """``bm25`` with a control memory and two mutants: one that loses every question's evidence, one that changes two."""
     return [
         *run_of("bm25", [1.0] * N),
         *run_of("null", [0.0] * N, ControlRole("null"), grounding=0.0),
         *run_of("bm25/top2", [0.0] * N, ControlRole("mutant", "bm25", "top2")),
-        *run_of("bm25/shuffled", [0.5] * 3 + [1.0] * (N - 3), ControlRole("mutant", "bm25", "shuffled")),
+        *run_of("bm25/shuffled", [0.5] * 2 + [1.0] * (N - 2), ControlRole("mutant", "bm25", "shuffled")),
     ]
 
 
@@ -46,7 +47,7 @@ def test_each_control_is_tested_one_sided_against_its_adapter() -> None:
     top2 = rows["bm25/top2"]
     assert (top2.adapter, top2.kind, top2.mutant, top2.degradation) == ("bm25", "mutant", "top2", "results truncated to 2")
     assert top2.test.alternative == "less" and top2.test.n_down == N
-    assert top2.test.p_value == pytest.approx(0.5**N)  # exact one-sided: all twelve dropped
+    assert top2.test.p_value == pytest.approx(0.5**N)  # all twelve dropped alike: no spread, the exact sign-flip p
     assert top2.test.delta.value == pytest.approx(top2.test.second - top2.test.first) and top2.test.delta.value < 0
     assert top2.detected and rows["null"].detected
     coverage = next(t for t in top2.metrics if t.metric == "evidence_coverage")
@@ -55,21 +56,24 @@ def test_each_control_is_tested_one_sided_against_its_adapter() -> None:
     assert grounding.n_changed == 0 and grounding.p_adjusted == 1.0
     assert [t.p_adjusted for t in top2.metrics] == pytest.approx(stats.holm([t.p_value for t in top2.metrics]))
     shuffled = rows["bm25/shuffled"]
-    assert shuffled.test.n_changed == 3 and shuffled.test.p_value == pytest.approx(0.125)
-    assert not shuffled.detected  # three changed questions can never reach p < 0.05
+    # The paired t-test of the per-question differences (two fell, ten did not move).
+    differences = [r.composite - a.composite for a, r in zip(run_of("bm25", [1.0] * N), controlled_run()[3 * N :], strict=True)]
+    assert shuffled.test.n_changed == 2
+    assert shuffled.test.p_value == pytest.approx(sps.ttest_1samp(differences, 0.0, alternative="less").pvalue, rel=1e-6)
+    assert not shuffled.detected
 
 
 def test_the_table_lists_every_row_and_says_what_goes_unnoticed() -> None:
     found = sensitivity(controlled_run(), DEFAULT_WEIGHTS, DEFAULT_GATES, seed=1)
     assert found is not None
     lines = sensitivity_lines(found)
-    assert lines[0].startswith("sensitivity (--lens-controls)") and "one-sided Wilcoxon" in lines[0]
+    assert lines[0].startswith("sensitivity (--lens-controls)") and "one-sided paired t-test over 12 questions (t(11))" in lines[0]
     body = "\n".join(lines)
     assert "bm25/top2" in body and "results truncated to 2" in body and "detected" in body
     shuffled = next(line for line in lines if line.startswith("bm25     bm25/shuffled"))
-    assert shuffled.endswith("NOT detected (only 3 changed: p >= 0.125)")
+    assert shuffled.endswith("NOT detected")
     assert "  bm25/top2 vs bm25: metrics that dropped (one-sided, Holm over 4): ev.coverage -1.000 (p=9.8e-04)" in lines
-    assert not any(line.startswith("  bm25/shuffled vs bm25: metrics") for line in lines)  # three questions: nothing can be seen
+    assert not any(line.startswith("  bm25/shuffled vs bm25: metrics") for line in lines)  # two questions: nothing significant
     assert lines[-1].endswith("not detected (bm25/shuffled): it would pass unnoticed")
 
 

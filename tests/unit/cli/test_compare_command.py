@@ -40,7 +40,7 @@ def test_compare_prints_the_comparison_and_fails_only_when_asked(runs: tuple[Pat
     assert main(["compare", str(healthy), str(degraded), "--fail"]) == 1
     assert (
         "FAIL  --fail: vs baseline healthy.json: bm25 composite 1.000 -> 0.758 (-0.242): "
-        "regression p=9.8e-04 (one-sided Wilcoxon, Holm) < alpha 0.05" in capsys.readouterr().out
+        "regression p=9.8e-04 (one-sided paired t-test over 10 questions (t(9)), Holm) < alpha 0.05" in capsys.readouterr().out
     )
     assert main(["compare", str(healthy), str(healthy), "--fail"]) == 0
     assert "pass  --fail: no significant regression vs baseline healthy.json" in capsys.readouterr().out

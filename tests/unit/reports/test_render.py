@@ -32,7 +32,7 @@ from tests.unit.analysis.factory import result, tier1
         ("bm25     32     0.760     0.838  +0.078 [+0.043, +0.105]     0.016     +1.00    0v 6^  ^ improvement", {"green": True}),
         ("bm25     32     0.860     0.860  +0.000 [+0.000, +0.000]     1.000     +0.00    0▼ 0▲  no significant change", {}),
         (
-            "bm25  8  1.000  0.948  -0.052  0.125  -1.00  3▼ 0▲  ▼ drop over --lens-max-drop (Wilcoxon: no significant change)",
+            "bm25  8  1.000  0.948  -0.052  0.125  -1.00  3▼ 0▲  ▼ drop over --lens-max-drop (no significant change)",
             {"red": True},
         ),
     ],
@@ -59,14 +59,15 @@ def test_run_tables_show_intervals_pairs_and_effect_sizes() -> None:
     bad = [result(f"q{i:02d}", tier1(1.0, 0.0), adapter="bad") for i in range(8)]
     analysis = analyze_run(good + bad, DEFAULT_WEIGHTS, DEFAULT_GATES)
     metric_lines = metric_interval_lines(analysis)
-    assert metric_lines[0] == "metric means with 95% bootstrap CIs (2000 resamples of the questions, seed 42):"
+    assert metric_lines[0] == "metric means with 95% t intervals (over the questions, t(n - 1)):"
     assert metric_lines[1].split() == ["metric", "good", "bad"]
     assert metric_lines[3].split()[:2] == ["ev.coverage", "1.000"]
     lines = pair_lines(analysis, alpha=0.05, arrows=ASCII_ARROWS)
-    assert lines[0].startswith("adapters compared (paired by question; two-sided Wilcoxon signed-rank, Holm over 1 pair(s)")
+    assert lines[0].startswith("adapters compared (paired by question; two-sided paired t-test over 8 questions (t(7)) of the mean")
     row = lines[2].split()
     assert row[:4] == ["good", "vs", "bad", "8"]
-    assert row[-7:] == ["0.008", "-1.00", "8v", "0^", "v", "bad", "lower"]  # exact two-sided p = 2 / 2**8
+    # Every question fell alike: no spread for a t statistic, the exact sign-flip p = 2 / 2**8.
+    assert row[-7:] == ["0.008", "-1.00", "8v", "0^", "v", "bad", "lower"]
     # Four metric tests form one Holm family: coverage's 2/2**8 becomes 4 * 2/2**8.
     assert lines[3] == "  good vs bad metrics (Holm p < 0.05): ev.coverage v -1.000 (p=0.031)"
 
@@ -83,11 +84,13 @@ def test_comparison_lines_explain_small_samples_drops_and_flips() -> None:
     unrecorded = "not recorded by a run written before comparability cards; not checked"
     assert f"  warning: agent differs: this run offline, baseline not recorded ({unrecorded})" in lines
     row = next(line for line in lines if line.startswith("bm25 "))
-    # Adapter composites over metric means: grounding 0.8 (not gated), coverage 0.75 -> 0.294 / 0.33.
-    assert row.split()[1:4] == ["4", "1.000", "0.891"] and row.endswith("no significant change")
+    # Adapter composites over metric means: grounding 0.8 (not gated), coverage 0.75 -> 0.294 / 0.33. The t-test of
+    # that drop (one-sided, t(3)) finds it; the signed-rank test, beside it, could not go below 1/8 with 3 changes.
+    assert row.split()[1:4] == ["4", "1.000", "0.891"] and row.endswith("regression")
+    assert row.split()[4:7] == ["-0.109", "[-0.237,", "+0.019]"]
     assert (
-        "  bm25: only 3 question(s) changed; the smallest attainable p is 0.125, so no change this small can be significant at 0.05"
-        in lines
+        "  bm25: 3 question(s) fell, 0 rose (Wilcoxon signed-rank, one-sided p=0.125: which way questions moved, "
+        "not by how much; not the gate's test)" in lines
     )
     assert "  bm25: largest drops: q0 -1.000, q1 -0.121, q2 -0.121" in lines
     assert "  bm25: flipped: q0 ok→gated" in lines

@@ -383,7 +383,8 @@ def _pairs(page: ReportPage) -> Markup:
         for c in stats.concordance
     )
     note = _note(
-        f"Paired by question; two-sided Wilcoxon signed-rank, Holm over {len(stats.pairs)} pair(s); "
+        f"Paired by question; two-sided {stats.pairs[0].composite.method if stats.pairs else 'paired t-test'} of the mean "
+        f"difference, Holm over {len(stats.pairs)} pair(s); "
         f"delta = second − first with its {_level(stats)} CI."
     )
     return _section("pairs", "Paired comparisons", note, _figure(page, "pairs"), table, details, concordance)
@@ -402,9 +403,8 @@ def _comparison(page: ReportPage, comparison: BaselineComparison) -> Markup:
     )
     drop = f", max drop {comparison.max_drop:g}" if comparison.max_drop is not None else ""
     intro = Markup(
-        "<p>Compared with <strong>{}</strong> ({}{}). "
-        "One-sided Wilcoxon signed-rank for a drop, paired by question, Holm-corrected, alpha {}{}.</p>"
-    ).format(info.name, info.path, origin, f"{comparison.alpha:g}", drop)
+        "<p>Compared with <strong>{}</strong> ({}{}). One-sided {} of the mean drop, paired by question, Holm-corrected, alpha {}{}.</p>"
+    ).format(info.name, info.path, origin, comparison.inference, f"{comparison.alpha:g}", drop)
     warnings = _join(Markup('<p class="warning">{}</p>').format(w) for w in comparison.warnings)
     rows = []
     for e in comparison.adapters:

@@ -141,7 +141,7 @@ def headline_plot(
                         "field": "value",
                         "type": "quantitative",
                         "scale": x_scale,
-                        "title": "mean over questions; whiskers: 95% bootstrap CI",
+                        "title": "mean over questions; whiskers: 95% t interval",
                     },
                     "size": {"condition": {"test": "datum.main", "value": 90}, "value": 35},
                     "tooltip": _tooltip(("adapter", "adapter"), ("label", "score"), ("value", "mean"), *_CI, ("n", "n")),
