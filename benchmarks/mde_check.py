@@ -1,8 +1,9 @@
-"""Is the minimum detectable effect honest? Seeded mutants just above and below it, counted by the gate's own test.
+"""Is the minimum detectable effect honest, and the margin's bound at its level? Seeded changes, decided by the gate's test.
 
     python benchmarks/mde_check.py RUN.json                      # a run with --lens-controls --lens-mutants=shuffled
     python benchmarks/mde_check.py RUN.json --adapter bm25 --mutant bm25/shuffled --replicates 200
     python benchmarks/mde_check.py RUN.json --mutant random --bootstrap clustered --fractions 0.3,0.45
+    python benchmarks/mde_check.py DIR/pool.json --adapter clean --mutant top --margin 0.02   # aa_runs.py's pool
 
 The run must hold the adapter and one of its mutants, answered on the same questions (``--lens-controls``).
 Each replicate draws a new benchmark from the run, as the statistics assume questions are drawn: plain,
@@ -15,12 +16,17 @@ minimum detectable effect (alpha 0.05, 80% power) the comparison reported.
 
 Where the true drop equals the reported MDE the gate should catch about 80% of the replicates, fewer below
 and more above. The table prints, per fraction and bootstrap: the true drop, the mean MDE the comparisons
-reported, their ratio, and the replicates caught.
+reported, their ratio, and the replicates caught (with Wilson 95% intervals).
+
+``--margin M``: the non-inferiority gate (``--lens-margin``) passes a change when the one-sided 95% upper bound of
+its drop is at most ``M``. Replicates with true drops 0, M/2, M and 1.5 M (fractions of the mutant's drop) say how
+often it passes: at M and above a bound at its level passes at most 5%.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -30,19 +36,25 @@ from pytest_lens.analysis.run import pair_results, paired_tests, scope_of
 from pytest_lens.records.results import QuestionResult, RunArtifact
 from pytest_lens.scoring.composite import HardGate
 from pytest_lens.scoring.headline import recorded_headline
+from rates import wilson
 
 FRACTIONS = (0.2, 0.35, 0.5, 0.65, 0.8, 1.0)
 
 
-def draw(pairs: list[tuple[QuestionResult, QuestionResult]], rng: np.random.Generator, clustered: bool) -> list[tuple[int, int]]:
-    """A benchmark drawn from the run: (question index, drawn cluster) for questions with replacement, or scopes then questions."""
-    if not clustered:
+def draw(
+    pairs: list[tuple[QuestionResult, QuestionResult]], rng: np.random.Generator, clustered: bool, size: int | None = None
+) -> list[tuple[int, int]]:
+    """A benchmark drawn from the run: (question index, drawn cluster) for questions with replacement, or scopes then questions.
+
+    ``size``: draw that many scopes (then their questions), whichever test follows; default as many as the run has.
+    """
+    if not clustered and size is None:
         return [(int(i), 0) for i in rng.integers(0, len(pairs), len(pairs))]
     scopes: dict[str, list[int]] = {}
     for index, (result, _) in enumerate(pairs):
         scopes.setdefault(result.scope_id, []).append(index)
     members = list(scopes.values())
-    chosen = rng.integers(0, len(members), len(members))
+    chosen = rng.integers(0, len(members), size or len(members))
     return [(int(m), slot) for slot, c in enumerate(chosen) for m in rng.choice(members[c], len(members[c]))]
 
 
@@ -54,10 +66,11 @@ def replicate(
     weights: dict[str, float],
     gates: list[HardGate],
     alpha: float,
-) -> tuple[bool, float]:
-    """One drawn benchmark with ``fraction`` of its questions mutated: (caught by the gate's test, its MDE)."""
+    size: int | None = None,
+) -> tuple[bool, float, float]:
+    """One drawn benchmark with ``fraction`` of its questions mutated: (caught by the gate's test, its MDE, its drop bound)."""
     rng = np.random.default_rng(seed)
-    drawn = draw(pairs, rng, clustered)
+    drawn = draw(pairs, rng, clustered, size)
     mutated = set(rng.choice(len(drawn), round(fraction * len(drawn)), replace=False).tolist())
     before, after = [], []
     for slot, (index, cluster) in enumerate(drawn):
@@ -75,7 +88,7 @@ def replicate(
         clusters=scope_of if clustered else None,
         alpha=alpha,
     )
-    return test.p_value < alpha, test.mde or 0.0
+    return test.p_value < alpha, test.mde or 0.0, math.inf if test.drop_bound is None else test.drop_bound
 
 
 def main() -> int:
@@ -87,6 +100,8 @@ def main() -> int:
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--fractions", default=",".join(str(f) for f in FRACTIONS))
     parser.add_argument("--bootstrap", choices=("plain", "clustered", "both"), default="both")
+    parser.add_argument("--scopes", type=int, default=None, help="scopes per drawn benchmark (default: the run's)")
+    parser.add_argument("--margin", type=float, default=None, help="also: pass rates of --lens-margin=M at drops 0, M/2, M, 1.5M")
     args = parser.parse_args()
     artifact = RunArtifact.model_validate_json(args.run.read_text(encoding="utf-8"))
     _, recorded_weights, recorded_gates = recorded_headline(artifact.run)
@@ -111,16 +126,41 @@ def main() -> int:
 
     full_drop = float(np.mean([score(a) - score(m) for a, m in pairs]))
     print(f"{args.adapter} vs {mutant_label}: {len(pairs)} questions, {len({a.scope_id for a, _ in pairs})} scopes, drop {full_drop:.3f}")
-    print(f"{'bootstrap':<10} {'fraction':>8} {'true drop':>9} {'mean MDE':>8} {'drop/MDE':>8} {'caught':>12}")
-    for clustered in [mode == "clustered" for mode in ("plain", "clustered") if args.bootstrap in (mode, "both")]:
+    print(f"{'bootstrap':<10} {'fraction':>8} {'true drop':>9} {'mean MDE':>8} {'drop/MDE':>8}  caught")
+    modes = [mode == "clustered" for mode in ("plain", "clustered") if args.bootstrap in (mode, "both")]
+    for clustered in modes:
         for fraction in (float(f) for f in args.fractions.split(",")):
-            outcomes = [replicate(pairs, fraction, seed, clustered, weights, gates, args.alpha) for seed in range(args.replicates)]
-            caught = sum(1 for hit, _ in outcomes if hit)
-            mde = float(np.mean([m for _, m in outcomes]))
+            outcomes = [
+                replicate(pairs, fraction, seed, clustered, weights, gates, args.alpha, args.scopes) for seed in range(args.replicates)
+            ]
+            caught = sum(1 for hit, _, _ in outcomes if hit)
+            mde = float(np.mean([m for _, m, _ in outcomes]))
             drop = fraction * full_drop
             name = "clustered" if clustered else "plain"
-            share = f"{caught:>5}/{args.replicates:<5} ({caught / args.replicates:.0%})"
-            print(f"{name:<10} {fraction:>8.2f} {drop:>9.3f} {mde:>8.3f} {drop / mde:>8.2f} {share}")
+            print(f"{name:<10} {fraction:>8.2f} {drop:>9.3f} {mde:>8.3f} {drop / mde:>8.2f}  {wilson(caught, args.replicates)}")
+    if args.margin is not None:
+        margin_table(pairs, full_drop, args, weights, gates, modes)
+    return 0
+
+
+def margin_table(pairs, full_drop, args, weights, gates, modes) -> None:  # type: ignore[no-untyped-def]
+    """How often --lens-margin=M passes changes whose true drop is 0, M/2, M and 1.5 M."""
+    margin = args.margin
+    print(f"\n--lens-margin={margin:g}: passes when the one-sided {1 - args.alpha:.0%} upper bound of the drop is <= {margin:g}")
+    print(f"{'bootstrap':<10} {'true drop':>9}  passed")
+    for clustered in modes:
+        for share in (0.0, 0.5, 1.0, 1.5):
+            fraction = share * margin / full_drop
+            if fraction > 1:
+                print(f"{'':<10} {share * margin:>9.3f}  (the mutant drops only {full_drop:.3f}: no fraction of it drops this much)")
+                continue
+            outcomes = [
+                replicate(pairs, fraction, seed, clustered, weights, gates, args.alpha, args.scopes) for seed in range(args.replicates)
+            ]
+            passed = sum(1 for _, _, bound in outcomes if bound <= margin)
+            name = "clustered" if clustered else "plain"
+            print(f"{name:<10} {share * margin:>9.3f}  {wilson(passed, args.replicates)}")
+
     return 0
 
 

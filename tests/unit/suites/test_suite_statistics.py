@@ -80,15 +80,17 @@ def test_paired_tests_compare_credited_probes_not_raw_passes() -> None:
     assert {t.metric: t.delta.value for t in pair.metrics}["meme_pass"] == 0.0  # the raw passes do not differ
 
 
-def test_mab_statistics_resample_within_competencies() -> None:
+def test_mab_statistics_leave_out_within_competencies() -> None:
     results = [mab_result(f"ar{i}", "accurate_retrieval", 1.0) for i in range(6)]
     results += [mab_result(f"lru{i}", "long_range_understanding", float(i == 0)) for i in range(3)]
     statistics = SuiteRun({"mab": MAB_SUITE}).statistics(results, seed=1)["mab"]
     estimate = statistics.adapters["bm25"].composite
     assert estimate.value == pytest.approx(summarize_suite(MAB_SUITE, results)["bm25"].composite)
-    # AR never varies and LRU keeps its three questions: the mean lies in (1 + {0, 1/3, 2/3, 1}) / 2.
+    # The stratified jackknife: AR never varies, so the spread is LRU's alone (the standard error of its mean, 1/3,
+    # halved by the mean over two competencies), with 9 questions - 2 competencies degrees of freedom.
     assert estimate.low is not None and estimate.high is not None
-    assert 0.5 <= estimate.low <= estimate.value <= estimate.high <= 1.0
+    assert estimate.se == pytest.approx(1 / 6, abs=1e-6) and estimate.df == 7
+    assert estimate.high - estimate.value == pytest.approx(estimate.value - estimate.low)
     assert {t: e.value for t, e in statistics.adapters["bm25"].by_type.items()} == pytest.approx(
         {"accurate_retrieval": 1.0, "long_range_understanding": 1 / 3}
     )
