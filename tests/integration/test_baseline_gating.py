@@ -91,7 +91,8 @@ def test_a_degraded_adapter_fails_against_the_healthy_baseline_and_the_healthy_o
     degraded.stdout.fnmatch_lines(
         [
             f"compared with baseline 0001_healthy ({path}; saved *",
-            "  one-sided paired t-test over 12 questions (t(11)) of the mean drop, paired by question, Holm over 1 adapter(s), alpha 0.05; MDE*",
+            "  one-sided paired t-test over 12 questions (t(11)) of the mean drop, paired by question, Holm over 1 adapter(s), "
+            "alpha 0.05; MDE*",
             "adapter * n * baseline * this run * delta [[]CI[]] * MDE * drop <= * p (Holm) * effect r * changed * result",
             # The retrieval score (the headline without a judge): the needle was ranked first, now it is never returned.
             "bm25 * 12 * 1.000 * 0.000 * -1.000 [[]-1.000, -1.000[]] * 2.4e-04 * -1.00 * 12▼ 0▲ * ▼ regression",
@@ -247,7 +248,8 @@ def test_two_adapters_are_compared_pairwise_with_kendalls_w_across_scopes(pytest
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # null is hard-gated
     result.stdout.fnmatch_lines(
         [
-            "adapters compared (paired by question; two-sided paired t-test over 12 questions (t(11)) of the mean difference, Holm over 3 pair(s); *",
+            "adapters compared (paired by question; two-sided paired t-test over 12 questions (t(11)) of the mean difference, "
+            "Holm over 3 pair(s); *",
             "pair * n * first * second * delta [[]CI[]] * MDE * p (Holm) * effect r * changed * result",
             "bm25 vs worse * 12 * 1.000 * 0.000 * -1.000 * -1.00 * 12▼ 0▲ * ▼ worse lower",
             "bm25 vs null * 12 * 1.000 * 0.000 *▼ null lower",

@@ -109,7 +109,8 @@ def test_suite_sections_show_score_cis_and_compare_adapters(pytester: pytest.Pyt
         [
             "MEME: multi-entity and evolving memory [[]suite meme[]]",
             "adapter *n *score [[]95% CI[]] *ER *Agg*",
-            "adapters compared (paired by question; two-sided paired t-test over * questions (t(*)) of the mean difference, Holm over 1 pair(s)*",
+            "adapters compared (paired by question; two-sided paired t-test over * questions (t(*)) of the mean difference, "
+            "Holm over 1 pair(s)*",
             "MemoryAgentBench: *",
             "adapter *n *score [[]95% CI[]] *AR *TTL*",
             "bm25 *21 *0.667 [[]0.*, 0.*[]] *1.000 *",

@@ -89,7 +89,35 @@ class CompositeResampler:
         indices = np.atleast_2d(indices)
         if self.group_metrics:
             return np.array([self._composite_with_group_metrics(row) for row in indices])
-        means = self.metric_means(indices)
+        return self._of_means(self.metric_means(indices))
+
+    def without(self, units: NDArray[np.intp], deleted: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The composite without each unit of ``deleted`` in turn (``units``: each question's unit code).
+
+        From each unit's metric sums and counts, so leaving out every unit costs one pass over the questions
+        (rows of indices would cost a pass per unit). Run-level metrics need the questions themselves: with them,
+        each composite is recomputed from the questions left.
+        """
+        import numpy as np
+
+        if self.group_metrics:
+            keep = np.arange(self.n)
+            return np.array([self._composite_with_group_metrics(keep[units != unit]) for unit in deleted])
+        count = int(units.max()) + 1 if units.size else 0
+        sums = np.zeros((count, len(self.names)))
+        present = np.zeros((count, len(self.names)))
+        np.add.at(sums, units, self._filled[: self.n])
+        np.add.at(present, units, self._present[: self.n])
+        left_sums = sums.sum(axis=0)[None, :] - sums[deleted]
+        left_counts = present.sum(axis=0)[None, :] - present[deleted]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(left_counts > 0, left_sums / np.maximum(left_counts, 1), np.nan)
+        return self._of_means(means)
+
+    def _of_means(self, means: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The composite of rows of metric means (NaN: the metric is absent from that row)."""
+        import numpy as np
+
         used = (self._weights > 0) & ~np.isnan(means)
         total = (self._weights * used).sum(axis=-1)
         weighted = (self._weights * np.where(used, means, 0.0)).sum(axis=-1)

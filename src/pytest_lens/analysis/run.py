@@ -86,12 +86,14 @@ def infer(
     seed: int,
     resamples: int = stats.DEFAULT_RESAMPLES,
     batch: int | None = None,
+    without: Callable[[NDArray[np.intp], NDArray[np.intp]], NDArray[np.float64]] | None = None,
 ) -> StudentT | None:
     """The statistic with its standard error and t reference: the jackknife over ``units``, or the two-stage bootstrap.
 
     ``units`` labels each observation's scope (``None``: the observations are the units); ``strata`` (fixed groups,
     with the observations as units only) give the stratified jackknife. ``two_stage`` replaces the jackknife's
     standard error with the two-stage bootstrap's, rescaled by ``sqrt(G / (G - 1))`` (see :mod:`.stats`).
+    ``without`` computes the leave-one-unit-out values directly (see :func:`~.inference.jackknife`).
     """
     import math
 
@@ -104,7 +106,7 @@ def infer(
             return None
         point = float(np.asarray(statistic(np.arange(n, dtype=np.intp)[None, :]), dtype=np.float64)[0])
         return StudentT(estimate=point, se=found.se * math.sqrt(count / (count - 1)), df=count - 1, units=count)
-    return jackknife(n, statistic, units=units, strata=strata if units is None else None, batch=batch)
+    return jackknife(n, statistic, units=units, strata=strata if units is None else None, batch=batch, without=without)
 
 
 #: Fewest clusters (scopes) for which ``--lens-bootstrap=auto`` resamples clusters: below it a cluster
@@ -212,13 +214,16 @@ def adapter_statistics(
         seed=seed,
         resamples=resamples,
         batch=resampler.batch,
+        without=resampler.without,
     )
     metric_estimates: dict[str, Estimate] = {}
     for name in resampler.names:
         present = [r for r in results if name in r.metrics]
         values = [r.metrics[name] for r in present]
-        mean = _mean_statistic(values)
-        spread = infer(len(values), mean, units=units_of(present), two_stage=two_stage, seed=seed, resamples=resamples)
+        mean = _Mean(values)
+        spread = infer(
+            len(values), mean, units=units_of(present), two_stage=two_stage, seed=seed, resamples=resamples, without=mean.without
+        )
         metric_estimates[name] = _estimate(spread, sum(values) / len(values), len(values), confidence)
     by_type: dict[str, list[QuestionResult]] = defaultdict(list)
     for result in results:
@@ -227,7 +232,10 @@ def adapter_statistics(
     for qtype, members in sorted(by_type.items()):
         # Like AdapterSummary.by_type: the composite of the type's metric means, without run-level metrics.
         sub = CompositeResampler(members, weights if question_weights is None else question_weights, gates)
-        spread = infer(sub.n, sub.composites, units=units_of(members), two_stage=two_stage, seed=seed, resamples=resamples, batch=sub.batch)
+        spread = infer(
+            sub.n, sub.composites, units=units_of(members), two_stage=two_stage, seed=seed, resamples=resamples, batch=sub.batch,
+            without=sub.without,
+        )  # fmt: skip
         type_estimates[qtype] = _estimate(spread, sub.point(), sub.n, confidence)
     return AdapterStatistics(
         adapter=first.adapter,
@@ -238,20 +246,32 @@ def adapter_statistics(
     )
 
 
-def _mean_statistic(values: Sequence[float]) -> Callable[[NDArray[np.intp]], NDArray[np.float64]]:
-    """The mean of ``values`` over rows of indices padded with ``len(values)`` (the padding ignored)."""
-    import numpy as np
+class _Mean:
+    """The mean of ``values`` as a statistic: over rows of indices padded with ``len(values)``, or without units."""
 
-    data = np.append(np.asarray(values, dtype=np.float64), 0.0)
-    real = np.ones(data.size)
-    real[-1] = 0.0
+    def __init__(self, values: Sequence[float]) -> None:
+        import numpy as np
 
-    def mean(indices: NDArray[np.intp]) -> NDArray[np.float64]:
+        self.values = np.asarray(values, dtype=np.float64)
+        self._data = np.append(self.values, 0.0)
+        self._real = np.append(np.ones(self.values.size), 0.0)
+
+    def __call__(self, indices: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The mean of each row (the padding ignored)."""
+        import numpy as np
+
         with np.errstate(invalid="ignore", divide="ignore"):
-            found: NDArray[np.float64] = data[indices].sum(axis=-1) / real[indices].sum(axis=-1)
+            found: NDArray[np.float64] = self._data[indices].sum(axis=-1) / self._real[indices].sum(axis=-1)
         return found
 
-    return mean
+    def without(self, units: NDArray[np.intp], deleted: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The mean without each unit of ``deleted`` in turn."""
+        import numpy as np
+
+        sums, counts = np.bincount(units, weights=self.values), np.bincount(units)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            found: NDArray[np.float64] = (self.values.sum() - sums[deleted]) / (self.values.size - counts[deleted])
+        return found
 
 
 def pair_results(
@@ -299,12 +319,17 @@ def paired_tests(
     units = None if clusters is None else [clusters(a) for a in firsts]
     fit = partial(infer, seed=seed, resamples=resamples, two_stage=_two_stage(clusters))
     labels = None if strata is None else [strata(a) for a in firsts]
-    found = fit(len(pairs), difference, units=units, strata=labels, batch=max(1, min(before.batch, after.batch) // 2))
+
+    def difference_without(codes: NDArray[np.intp], deleted: NDArray[np.intp]) -> NDArray[np.float64]:
+        return after.without(codes, deleted) - before.without(codes, deleted)
+
+    batch = max(1, min(before.batch, after.batch) // 2)
+    found = fit(len(pairs), difference, units=units, strata=labels, batch=batch, without=difference_without)
     spread = None
     if found is not None and found.se == 0:
         # The paired differences do not vary (nothing changed, or everything alike): size the detectable change
         # from the run's own per-question variance instead, as before a baseline (two independent runs).
-        own = fit(len(pairs), after.composites, units=units, strata=labels, batch=after.batch)
+        own = fit(len(pairs), after.composites, units=units, strata=labels, batch=after.batch, without=after.without)
         spread = None if own is None else 2**0.5 * own.se
     composite_test = _paired_test(
         "composite",
@@ -326,7 +351,8 @@ def paired_tests(
         both = [(a, a.metrics[name], b.metrics[name]) for a, b in pairs if name in a.metrics and name in b.metrics]
         metric_diffs = [y - x for _, x, y in both]
         metric_units = None if clusters is None else [clusters(a) for a, _, _ in both]
-        metric_found = fit(len(both), _mean_statistic(metric_diffs), units=metric_units)
+        mean = _Mean(metric_diffs)
+        metric_found = fit(len(both), mean, units=metric_units, without=mean.without)
         metric_tests.append(
             _paired_test(
                 name,

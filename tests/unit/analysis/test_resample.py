@@ -56,3 +56,22 @@ def test_group_metrics_are_recomputed_on_each_resample() -> None:
     assert resampler.composites(no_controls)[0] == pytest.approx(0.5)
     summary = summarize(results, weights, DEFAULT_GATES, [share_of_controls])["bm25"]
     assert resampler.point() == pytest.approx(summary.composite, abs=1e-6)
+
+
+@PROPERTIES
+@given(st.lists(st.tuples(metric_dicts, st.integers(0, 3)), min_size=2, max_size=12))
+def test_leaving_units_out_equals_the_composite_of_the_questions_left(rows: list[tuple[dict[str, float], int]]) -> None:
+    # The jackknife's shortcut (unit sums subtracted from the totals) against the composite of what is left.
+    results = [result(f"q{i}", m, scope_id=f"s{unit}") for i, (m, unit) in enumerate(rows)]
+    gates = [*DEFAULT_GATES, HardGate("budget_compliance", 0.5)]
+    units = np.array([unit for _, unit in rows])
+    deleted = np.unique(units)
+    for group_metrics in ((), (lambda sample: {"fact_recall": float(len(list(sample)) % 2)},)):
+        resampler = CompositeResampler(results, DEFAULT_WEIGHTS, gates, group_metrics)
+        found = resampler.without(units, deleted)
+        for value, unit in zip(found, deleted, strict=True):
+            left = [r for r, u in zip(results, units, strict=True) if u != unit]
+            means = metric_means(left) if left else {}
+            for group_metric in group_metrics:
+                means.update(group_metric(left))
+            assert value == pytest.approx(composite(means, DEFAULT_WEIGHTS, gates).value if left else 0.0)
