@@ -41,7 +41,7 @@ def test_runs_measured_differently_are_not_merged_and_the_merged_card_covers_eve
     null = run_lens_session(tmp_path / "b", {"null": "null"}).artifact()
     merged = merge_runs([("a.json", bm25), ("b.json", null)])
     assert merged.run.card is not None and merged.run.card.selection == bm25.card.selection  # the same questions, two adapters
-    assert merged.run.card.test == "Wilcoxon signed-rank"  # the merge's statistics resample questions
+    assert merged.run.card.test == "paired t-test over the questions (t(questions - 1))"  # the merge treats questions as units
     judged = null.model_copy(update={"run": null.run.model_copy(update={"card": null.card.model_copy(update={"judge": "offline"})})})
     with pytest.raises(MergeError, match=r"b.json and a.json are unlike runs: judge differs: this run offline, a.json none; merge runs"):
         merge_runs([("a.json", bm25), ("b.json", judged)])
