@@ -344,29 +344,39 @@ def paired_tests(
         power_se=spread,
         signed_rank_p=stats.signed_rank_test(diffs, alternative=alternative, seed=seed).p_value,
     )
+    return composite_test, _metric_tests(pairs, clusters, fit, metric_alternative, confidence, alpha)
 
+
+def _metric_tests(
+    pairs: Sequence[tuple[QuestionResult, QuestionResult]],
+    clusters: Callable[[QuestionResult], Hashable] | None,
+    fit: Callable[..., StudentT | None],
+    alternative: stats.Alternative,
+    confidence: float,
+    alpha: float,
+) -> list[PairedTest]:
+    """Each metric's paired t-test of its mean difference over the pairs where both sides have it (same units)."""
     metric_tests: list[PairedTest] = []
     names = sorted({name for a, b in pairs for name in a.metrics.keys() & b.metrics.keys()})
     for name in names:
         both = [(a, a.metrics[name], b.metrics[name]) for a, b in pairs if name in a.metrics and name in b.metrics]
         metric_diffs = [y - x for _, x, y in both]
-        metric_units = None if clusters is None else [clusters(a) for a, _, _ in both]
         mean = _Mean(metric_diffs)
-        metric_found = fit(len(both), mean, units=metric_units, without=mean.without)
+        found = fit(len(both), mean, units=None if clusters is None else [clusters(a) for a, _, _ in both], without=mean.without)
         metric_tests.append(
             _paired_test(
                 name,
-                metric_found,
+                found,
                 sum(metric_diffs) / len(metric_diffs),
                 metric_diffs,
                 (sum(x for _, x, _ in both) / len(both), sum(y for _, _, y in both) / len(both)),
-                alternative=metric_alternative,
+                alternative=alternative,
                 confidence=confidence,
                 mode=bootstrap_mode(clusters),
                 alpha=alpha,
             )
         )
-    return composite_test, metric_tests
+    return metric_tests
 
 
 def _paired_test(
