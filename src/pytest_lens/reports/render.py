@@ -193,7 +193,7 @@ def pair_lines(statistics: RunStatistics, alpha: float, arrows: Arrows = UNICODE
         headers = ["pair", "n", "first", "second", "delta [CI]", "MDE", "p (Holm)", "effect r", "changed", "result"]
         out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, True, False]))
         for pair in statistics.pairs:
-            if not pair.composite.detectable:
+            if not pair.composite.detectable and pair.composite.p_adjusted >= alpha:
                 out.append(f"  {pair.first} vs {pair.second}: cannot detect any difference with {units_text(pair.composite)}")
             metrics = _significant_metrics(pair.metrics, alpha, arrows)
             if metrics:
@@ -276,7 +276,7 @@ def comparison_lines(
     out.extend(format_table(headers, rows, [False, True, True, True, True, True, True, True, True, True, False]))
     for entry in comparison.adapters:
         test = entry.regression
-        if test is not None and not test.detectable:
+        if test is not None and not test.detectable and entry.status != "regression":  # a drop it found was detected
             out.append(f"  {entry.key}: cannot detect any drop with {units_text(test)}: no minimum detectable effect to state")
         if test is not None and test.signed_rank_p is not None and test.n_changed:
             out.append(

@@ -180,11 +180,16 @@ def test_the_gate_catches_a_drop_at_its_stated_mde_about_80_percent_of_the_time(
 
 
 def test_a_four_question_run_whose_memory_was_replaced_by_null_fails() -> None:
-    before, after = scored([1.0, 0.9, 0.8, 0.96]), scored([0.0, 0.0, 0.0, 0.0])
+    # The retrieval scores of BM25 on four questions of a generated scope, then of null under its name.
+    before, after = scored([0.925172, 0.779254, 0.565465, 0.106423]), scored([0.0] * 4)
     comparison = compare(after, before)
     check = compare_gate(comparison, GatePolicy(compare_fail=True))
     assert not check.passed, check.line
-    assert "regression p=" in check.line  # the Wilcoxon test could not go below 1/16 with four questions
+    assert "regression p=" in check.line  # the signed-rank test could not go below 1/16 with four questions
+    # Its MDE exceeds the whole score (no MDE is stated), yet this drop was found: no "cannot detect" line contradicts it.
+    [entry] = comparison.adapters
+    assert entry.regression is not None and not entry.regression.detectable and entry.regression.mde is None
+    assert not any("cannot detect" in line for line in comparison_lines(comparison, gating=True))
 
 
 def test_a_comparison_too_small_to_detect_any_drop_says_so_and_fails() -> None:
