@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
+from pytest_lens.llm.settings import DEFAULT_CACHE_PATH
 from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 #: The inner runs need neither the cache provider nor hypothesis (whose import costs seconds per in-process run).
@@ -42,6 +43,18 @@ def scores(path: Path) -> dict[str, Any]:
     return {r["question_id"]: (r["answer"], r["metrics"], r["composite"], r["scorer_details"]) for r in artifact["results"]}
 
 
+def requested_keys(path: Path) -> set[str]:
+    """The cache keys the artifact's results say they used."""
+    return {key for r in json.loads(path.read_text())["results"] for key in r["llm_requests"] or ()}
+
+
+def cached_keys(root: Path) -> set[str]:
+    import sqlite3
+
+    with sqlite3.connect(root / DEFAULT_CACHE_PATH) as db:
+        return {key for (key,) in db.execute("SELECT key FROM llm_responses")}
+
+
 def test_record_then_replay_gives_identical_scores_without_any_request(pytester: pytest.Pytester, server: OpenAITestServer) -> None:
     record = pytester.runpytest(*llm_args(server, "--lens-llm-cache-mode=record", json_name="record.json"))
     assert_answered(record, 8)
@@ -63,6 +76,9 @@ def test_record_then_replay_gives_identical_scores_without_any_request(pytester:
     summary = json.loads((pytester.path / "replay.json").read_text())["summary"]["bm25"]
     assert "longitudinal_advantage" in summary["metrics"]
     assert "naive_baseline_advantage" in summary["metrics"]
+    # Each result names the cache entries it used (answered concurrently: 8 at once), together every entry recorded.
+    assert requested_keys(pytester.path / "record.json") == requested_keys(pytester.path / "replay.json") == cached_keys(pytester.path)
+    assert len(cached_keys(pytester.path)) == sent
 
 
 def test_records_under_xdist_replay_serially(pytester: pytest.Pytester, server: OpenAITestServer) -> None:
@@ -71,9 +87,12 @@ def test_records_under_xdist_replay_serially(pytester: pytest.Pytester, server: 
     sent = server.count()
     record.stdout.fnmatch_lines([f"llm requests: {sent} (cache record, *: 0 hits, {sent} misses)*"])  # counted on the workers
     server.reset()
-    assert_answered(pytester.runpytest(*llm_args(server, "--lens-llm-cache-mode=replay", json_name="replay.json")), 8)
+    replay = pytester.runpytest(*llm_args(server, "--lens-llm-cache-mode=replay", "--lens-concurrency=1", json_name="replay.json"))
+    assert_answered(replay, 8)
     assert server.count() == 0
     assert scores(pytester.path / "replay.json") == scores(pytester.path / "record.json")
+    # Recorded on the workers, replayed one question at a time: the same cache entries, all of them.
+    assert requested_keys(pytester.path / "record.json") == requested_keys(pytester.path / "replay.json") == cached_keys(pytester.path)
 
 
 def test_replay_misses_fail_the_question_naming_the_request(pytester: pytest.Pytester, server: OpenAITestServer) -> None:

@@ -114,8 +114,9 @@ class _Batch:
     replica: int = -1
     answering: int = 0
     answered: bool = False
-    #: LLM requests made while streaming the replica to this checkpoint (charged to the first question).
+    #: LLM requests made while streaming the replica to this checkpoint (charged to the first question), and their keys.
     advance_llm: LLMCounts = field(default_factory=LLMCounts)
+    advance_requests: list[str] = field(default_factory=list)
     stats: dict[CaseKey, dict[str, int]] = field(default_factory=dict)
     stats_faults: dict[CaseKey, AdapterFault] = field(default_factory=dict)
     #: Results that arrived before every question of the batch was answered (their counters may still grow).
@@ -311,7 +312,7 @@ class ConcurrentRunner:
             runtime.stats_delta(label, replica)  # replaying for a replica is charged to no question
         with counting() as streamed:
             faults = runtime.advance(label, scope, target, replica, between=between)
-        batch.advance_llm = streamed.snapshot()
+        batch.advance_llm, batch.advance_requests = streamed.snapshot(), streamed.requested()
         if not stream.thread_safe:
             self._charge_stats(batch, batch.first)
         aliases = runtime.aliases(scope)
@@ -385,7 +386,7 @@ class ConcurrentRunner:
                 return
             self._calls.post(partial(self._answered, batch))
             try:
-                outcome = score_case(answered, scoring, {}).without_queueing(llm.load().wait_s)
+                outcome = score_case(answered, scoring, {}).without_queueing(llm.load().wait_s).with_requests(llm.requested())
             except BaseException as exc:
                 outcome = exc
         self._calls.post(partial(self._done, batch, case, outcome, llm.snapshot()))
@@ -440,4 +441,5 @@ class ConcurrentRunner:
             update["faults"] = [*outcome.faults, fault]
         if key == batch.first:
             llm = llm + batch.advance_llm
+            outcome = outcome.with_requests(batch.advance_requests)
         self._ready[key] = self.finish(case, outcome.model_copy(update=update), llm)

@@ -34,7 +34,7 @@ from pytest_lens.llm.limiter import ConnectionLimiter
 from pytest_lens.llm.repetition import current_repetition, repetition_seed
 from pytest_lens.llm.settings import DEFAULT_MAX_TOKENS, TIMEOUT_BASE_S, TIMEOUT_S_PER_TOKEN, auto_timeout_s, display_url, split_base_url
 from pytest_lens.llm.shared_slots import SharedSlots
-from pytest_lens.llm.stats import LLMStats
+from pytest_lens.llm.stats import LLMStats, note_request
 from pytest_lens.progress import while_ticking
 
 __all__ = [
@@ -554,6 +554,7 @@ class ChatClient:
             keyed["repetition"] = repetition
         keyed = mask_data(keyed)  # the cache stores the request: no secret quoted in a message goes with it
         key = request_key(keyed)
+        note_request(key)
         self.stats.add(requests=1)
         corrupted_before = self.cache.corrupted
         try:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
-__all__ = ["LOAD_FIELDS", "LLMCounts", "LLMLoad", "LLMStats", "counting"]
+__all__ = ["LOAD_FIELDS", "LLMCounts", "LLMLoad", "LLMStats", "counting", "note_request"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,8 @@ class LLMStats:
         self._counts: dict[str, int] = {f.name: 0 for f in fields(LLMCounts)}
         self._load: dict[str, float] = {f.name: 0 for f in fields(LLMLoad)}
         self._outer: LLMStats | None = None
+        #: Cache keys of the requests made inside this :func:`counting` block (a process's own stats keep none).
+        self._requested: set[str] = set()
 
     def add(self, **increments: float) -> None:
         """Increase named counters, e.g. ``add(requests=1, cache_hits=1)`` (and those of the current :func:`counting`).
@@ -102,6 +104,11 @@ class LLMStats:
                 else:
                     self._counts[name] += int(value)
 
+    def requested(self) -> list[str]:
+        """The cache keys of the requests made inside this :func:`counting` block, sorted (what a replay of it needs)."""
+        with self._lock:
+            return sorted(self._requested)
+
     def snapshot(self) -> LLMCounts:
         """The counts so far."""
         with self._lock:
@@ -121,6 +128,19 @@ class LLMStats:
 
 
 _CURRENT: ContextVar[LLMStats | None] = ContextVar("lens_llm_counting", default=None)
+
+
+def note_request(key: str) -> None:
+    """Note a request by its cache key in the current :func:`counting` block and every block around it.
+
+    A question's blocks collect the keys its result records (``QuestionResult.llm_requests``): ``lens bundle`` takes
+    exactly those entries of the request cache.
+    """
+    local = _CURRENT.get()
+    while local is not None:
+        with local._lock:
+            local._requested.add(key)
+        local = local._outer
 
 
 @contextmanager

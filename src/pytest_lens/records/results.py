@@ -214,6 +214,8 @@ class QuestionResult(_Record):
     scoring_failures: list[str] = Field(default_factory=list)
     #: LLM requests made for this question (agent, judge, baseline, adapter summaries); ``None`` when none were.
     llm: LLMCounts | None = None
+    #: The cache keys of those requests, sorted (``lens bundle`` takes exactly these entries of the request cache).
+    llm_requests: list[str] | None = None
     #: Why the question was not asked (its adapter raised ``AdapterUnavailable``); skipped results are not scored.
     skipped: str | None = None
     #: Why the question could not be measured (the agent could not get an answer from its model: the endpoint and the
@@ -229,6 +231,12 @@ class QuestionResult(_Record):
     control: ControlRole | None = None
     #: Which answer of the question this is (``--lens-repeat``; 0 without repetitions).
     repetition: int = 0
+
+    def with_requests(self, keys: list[str]) -> QuestionResult:
+        """The result with the cache keys of more of its LLM requests (itself when there are none)."""
+        if not keys:
+            return self
+        return self.model_copy(update={"llm_requests": sorted({*(self.llm_requests or ()), *keys})})
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -165,7 +165,8 @@ class LensSession:
             result = run_case(case, runtime, self.setup.agent, self.setup.scoring_for(case), beat=stream.beat if stream else None)
         if stream is not None:
             stream.answered()
-        return self._finish(case, result.without_queueing(used.load().wait_s), used.snapshot())
+        result = result.without_queueing(used.load().wait_s).with_requests(used.requested())
+        return self._finish(case, result, used.snapshot())
 
     def _serial_stream(self, case: LensCase, runtime: LensRuntime) -> SerialAnswering | None:
         """Progress lines of a serial run while its question waits (on the model above all); ``None`` under ``-q``."""

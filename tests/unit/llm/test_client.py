@@ -308,3 +308,27 @@ def test_the_llm_timeout_bounds_a_whole_response_not_each_read() -> None:
         stop.set()
         listener.close()
     assert time.monotonic() - started < 3.0  # the drip would take 27 s
+
+
+def test_each_counting_block_collects_the_cache_keys_of_its_requests(server: OpenAITestServer, tmp_path: Path) -> None:
+    import contextvars
+    import sqlite3
+    import threading
+
+    from pytest_lens.llm.stats import counting
+
+    client = make_client(server, tmp_path)
+    with counting() as outer:
+        client.complete(HELLO)
+        with counting() as inner:
+            client.complete([{"role": "user", "content": "again"}])
+            client.complete(HELLO)  # a cache hit is still a request a replay needs
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(client.complete, [{"role": "user", "content": "t"}]))
+        worker.start()
+        worker.join()
+    with sqlite3.connect(tmp_path / "cache.sqlite") as db:
+        rows = db.execute("SELECT key, json_extract(request, '$.messages[0].content') FROM llm_responses")
+        stored = {content: key for key, content in rows}
+    assert inner.requested() == sorted([stored["again"], stored["hello"]])
+    assert outer.requested() == sorted(stored.values())  # the thread ran in a copy of the block's context
+    assert client.stats.requested() == []  # the process's own counters keep no keys
