@@ -350,11 +350,11 @@ class RunAnalysis:
         )
 
     def _selected(self) -> list[SelectedQuestion]:
-        """The questions selected to run (each case's), or those with results when none were (a run merged from files)."""
-        cases = self.ledger.expected.values()
-        if cases:
-            return [_Selected(c.scope.scope_id, c.question.question_id, c.question.question_type) for c in cases]
-        return list(self.ledger.results.values())
+        """The questions of the run: those selected to run and those with a result (a resumed run's kept ones too)."""
+        asked: list[SelectedQuestion] = [
+            _Selected(c.scope.scope_id, c.question.question_id, c.question.question_type) for c in self.ledger.expected.values()
+        ]
+        return [*asked, *self.ledger.results.values()]
 
     @cached_property
     def test_name(self) -> str | None:
