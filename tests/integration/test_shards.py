@@ -221,6 +221,29 @@ def test_results_appended_to_another_shard_are_refused(three_shards: Path, tmp_p
     assert not (tmp_path / "run.json").exists()
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("adapters", "bm25", "setting adapters (--lens-adapter) is 'bm25', not a list of adapters"),
+        ("repeat", 10**9, "setting repeat (--lens-repeat): must be a whole number of answers per question, from 1 to 1,000"),
+        ("llm", None, "setting llm is missing"),
+    ],
+)
+def test_shards_with_recorded_settings_of_the_wrong_type_are_refused_in_one_line(
+    three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object, message: str
+) -> None:
+    # On main: raw tracebacks, and MemoryError for repeat 10**9 (past the 1,000 the option allows).
+    edited = []
+    for index in (1, 2, 3):
+        artifact = json.loads((three_shards / f"shard{index}.json").read_text())
+        artifact["run"]["shard"]["settings"][field] = value
+        edited.append(tmp_path / f"shard{index}.json")
+        edited[-1].write_text(json.dumps(artifact))
+    status, err = _merge(capsys, *edited, "--out", tmp_path / "run.json")
+    assert status == 2 and err.startswith("lens merge: the shards' settings cannot be used: ") and message in err
+    assert err.count("\n") == 1 and not (tmp_path / "run.json").exists()
+
+
 GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@example.invalid")
 
 

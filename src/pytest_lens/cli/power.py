@@ -37,7 +37,7 @@ def run_power(args: argparse.Namespace) -> int:
     from pytest_lens.scoring.headline import recorded_headline
 
     try:
-        delta = _read("--delta", args.delta, parse_fraction)
+        delta = _read("--delta", args.delta, parse_delta)
         alpha = DEFAULTS.alpha if args.alpha is None else _read("--alpha", args.alpha, parse_alpha)
         power = _read("--power", args.power, parse_alpha)
         store = RunStore(args.storage)
@@ -93,6 +93,21 @@ def power_lines(plans: list[Any], score: str, run: str, against: str | None) -> 
         headers = ["answers/question", "Var(d)", "questions (independent)", "questions (clustered)", f"scopes of {plan.per_scope:.0f}"]
         out += ["  " + line for line in format_table(headers, rows, [True] * 5)]
     return out
+
+
+#: The smallest drop ``lens power`` sizes for: scores are recorded to six decimals, so a smaller one is not measured
+#: (``--delta 1e-200`` divided by zero, ``1e-160`` overflowed).
+MIN_DELTA = 1e-6
+
+
+def parse_delta(text: str) -> float:
+    """The drop to detect: a fraction from :data:`MIN_DELTA` to 1."""
+    delta = parse_fraction(text)
+    if delta < MIN_DELTA:
+        raise ValueError(
+            f"must be at least {MIN_DELTA:g} (scores are recorded to six decimals: a smaller drop is not measured), got {text!r}"
+        )
+    return delta
 
 
 def _read(flag: str, text: str, parse: Any) -> Any:

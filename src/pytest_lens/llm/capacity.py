@@ -14,24 +14,31 @@ work the server still does for the client that gave up. So before the first requ
 up to its ``--max-num-seqs``; Ollama queues beyond ``OLLAMA_NUM_PARALLEL`` and does not say how many): for them
 the capacity is unknown and :class:`~pytest_lens.llm.limiter.ConnectionLimiter` adapts, halving on a timeout.
 
-Stdlib only (``urllib``), short timeouts, never an error: a server that does not answer is a server whose
-capacity is unknown.
+The probes go through the run's own HTTP client (:func:`~pytest_lens.llm.deadline.deadline_http_client`): its
+redirect rules (a redirect to another origin does not carry the ``Authorization`` header), its body cap, and a
+deadline on each whole response of :data:`PROBE_TIMEOUT_S` (a server that drip-feeds its answer is cut off, not
+waited on). Never an error: a server that does not answer is a server whose capacity is unknown. A server that says
+more than :data:`MAX_SLOTS` slots is taken at :data:`MAX_SLOTS` (each slot is a lock file shared between a run's
+processes, and no run keeps more requests in flight than that).
 """
 
 from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PROBE_TIMEOUT_S", "ServerCapacity", "probe_capacity", "server_root"]
+__all__ = ["MAX_SLOTS", "PROBE_TIMEOUT_S", "ServerCapacity", "http_getter", "probe_capacity", "server_root"]
 
-#: Seconds a probe of ``/props`` or ``/slots`` may take (a local server answers in milliseconds).
+#: Seconds a probe of ``/props`` or ``/slots`` may take, its whole response (a local server answers in milliseconds).
 PROBE_TIMEOUT_S = 3.0
+#: The most slots a server is taken to have: far above any ``--lens-max-connections`` (16 by default).
+MAX_SLOTS = 1024
+
+#: ``GET url`` (with the API key, if any) as JSON, or ``None`` on any failure.
+Getter = Callable[[str, "str | None"], Any]
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,8 @@ class ServerCapacity:
     #: Whether the server's chat template renders tools (llama.cpp's ``chat_template_caps.supports_tools`` with
     #: ``--jinja``); ``None`` when it does not say. ``False``: the model never sees the memory's tools.
     template_tools: bool | None = None
+    #: How ``/slots`` is read again (the probe's getter).
+    fetch: Getter | None = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         """One phrase for the run's notes."""
@@ -65,9 +74,9 @@ class ServerCapacity:
 
     def idle_slots(self, api_key: str | None = None) -> int | None:
         """Slots not generating now (``GET /slots``); ``None`` when the server does not say."""
-        if self.slots_url is None:
+        if self.slots_url is None or self.fetch is None:
             return None
-        data = _get_json(self.slots_url, api_key)
+        data = self.fetch(self.slots_url, api_key)
         if not isinstance(data, list):
             return None
         return sum(1 for slot in data if isinstance(slot, dict) and slot.get("is_processing") is False)
@@ -94,18 +103,22 @@ def server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-def probe_capacity(
-    base_url: str | None, api_key: str | None = None, *, get: Callable[[str, str | None], Any] | None = None
-) -> ServerCapacity:
-    """Ask the server at ``base_url`` how many requests it serves at once (see the module docstring)."""
+def probe_capacity(base_url: str | None, api_key: str | None = None, *, get: Getter | None = None) -> ServerCapacity:
+    """Ask the server at ``base_url`` how many requests it serves at once (see the module docstring).
+
+    ``get``: how to ask (:func:`http_getter` of the run's HTTP client); by default a client of its own, built alike.
+    """
     if not base_url:
         return ServerCapacity(source="hosted API")
-    fetch = get or _get_json
+    fetch = get or http_getter(None)
     root = server_root(base_url)
     props = fetch(f"{root}/props", api_key)
     total = props.get("total_slots") if isinstance(props, dict) else None
     if not isinstance(props, dict) or not isinstance(total, int) or not _positive(total):
         return ServerCapacity(source="no /props with total_slots at the server's root")
+    said = ""
+    if total > MAX_SLOTS:
+        said, total = f" said {_shown_count(total)} slots, taken as {MAX_SLOTS:,}", MAX_SLOTS
     settings = props.get("default_generation_settings")
     n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
     caps = props.get("chat_template_caps")
@@ -117,8 +130,9 @@ def probe_capacity(
         slots=total,
         context_tokens=n_ctx if isinstance(n_ctx, int) and _positive(n_ctx) else None,
         slots_url=slots_url if readable else None,
-        source="llama.cpp /props" + (" and /slots" if readable else ""),
+        source="llama.cpp /props" + (" and /slots" if readable else "") + said,
         template_tools=tools if isinstance(tools, bool) else None,
+        fetch=fetch,
     )
 
 
@@ -126,14 +140,39 @@ def _positive(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def _get_json(url: str, api_key: str | None) -> Any:
-    """``GET url`` as JSON; ``None`` on any failure (no route, not JSON, refused, slow, larger than a response may be)."""
-    from pytest_lens.llm.bounded import MAX_RESPONSE_BYTES
+def _shown_count(count: int) -> str:
+    digits = len(str(count))
+    return f"{count:,}" if digits <= 12 else f"about 10^{digits - 1}"
 
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
+
+def http_getter(http: Any) -> Getter:
+    """``GET url`` as JSON through ``http``, the run's HTTP client (``None``: one built as the run builds its own).
+
+    Each response must be whole within :data:`PROBE_TIMEOUT_S` and under the body cap; any failure (no route, a
+    status other than 200, not JSON, refused, slow, too large) is ``None``.
+    """
+    client = http if http is not None else _own_client()
+
+    def get(url: str, api_key: str | None) -> Any:
+        if client is None:
+            return None
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        try:
+            response = client.get(url, headers=headers, timeout=PROBE_TIMEOUT_S)
+            return json.loads(response.content) if response.status_code == 200 else None
+        except Exception:  # the HTTP library's errors, the body cap, JSON: the capacity is then unknown, never an error
+            return None
+
+    return get
+
+
+def _own_client() -> Any:
+    """The run's kind of HTTP client, with the probe's deadline; ``None`` without the ``openai`` package."""
     try:
-        with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_S) as response:
-            body = response.read(MAX_RESPONSE_BYTES + 1)  # urllib inflates nothing: this is the body as sent
-            return json.loads(body) if len(body) <= MAX_RESPONSE_BYTES else None
-    except (OSError, ValueError, urllib.error.URLError):
+        import openai
+    except ImportError:
         return None
+    from pytest_lens.llm.bounded import http_library
+    from pytest_lens.llm.deadline import deadline_http_client
+
+    return deadline_http_client(openai, http_library(openai), PROBE_TIMEOUT_S)

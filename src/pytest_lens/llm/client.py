@@ -28,7 +28,7 @@ from typing import Any
 from pytest_lens.llm.api_keys import mask_data, mask_keys, mask_secrets, read_api_key, remember_url
 from pytest_lens.llm.bounded import ResponseBodyError
 from pytest_lens.llm.cache import RequestCache, request_key
-from pytest_lens.llm.capacity import ServerCapacity, probe_capacity, server_root
+from pytest_lens.llm.capacity import ServerCapacity, http_getter, probe_capacity, server_root
 from pytest_lens.llm.errors import LLMContextLengthError, LLMError, LLMRequestError, LLMResponseError, LLMTimeoutError
 from pytest_lens.llm.limiter import ConnectionLimiter
 from pytest_lens.llm.repetition import current_repetition, repetition_seed
@@ -346,18 +346,20 @@ class LLMEndpoint:
                 timeout = self.timeout_s if self.timeout_s is not None else auto_timeout_s(DEFAULT_MAX_TOKENS, 0)
                 library = http_library(openai)
                 base_url, query = split_base_url(self.base_url) if self.base_url else (None, {})
+                # The timeout bounds a whole response: each request's own (sized per request) or this one.
+                http = deadline_http_client(openai, library, timeout)
                 self._client = openai.OpenAI(
                     base_url=base_url,
                     default_query=query or None,
                     api_key=self._api_key,
                     timeout=timeout,
                     max_retries=0,
-                    # The timeout bounds a whole response: each request's own (sized per request) or this one.
-                    http_client=deadline_http_client(openai, library, timeout),
+                    http_client=http,
                 )
                 self._response_class = library.Response
                 self.limiter.timeout_types = (openai.APITimeoutError,)
-                self.capacity = probe_capacity(base_url, self._api_key if self._api_key != _NO_KEY else None)
+                key = self._api_key if self._api_key != _NO_KEY else None
+                self.capacity = probe_capacity(base_url, key, get=http_getter(http))  # its redirect, deadline and size rules
                 if self.capacity.slots is not None:
                     self.limiter.fit(self.capacity.slots)
                 self._share()

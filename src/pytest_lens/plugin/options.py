@@ -22,6 +22,7 @@ from pytest_lens.records.options import (
     COMPARE_FAIL,
     CONTROLS,
     HTML,
+    MARGIN,
     MUTANTS,
     OPTIONS,
     RERUN,
@@ -87,7 +88,8 @@ def _parse(config: pytest.Config, row: Option, text: Any, from_ini: bool) -> Any
 def read_options(config: pytest.Config, rows: Iterable[Option]) -> dict[str, Any]:
     """Each row given on the command line or in the ini file, parsed (a tuple for a repeatable one), by flag.
 
-    The command line wins over the ini key; an empty value counts as not given. Rows given nowhere
+    The command line wins over the ini key; an empty ini value counts as not given, an empty command-line value
+    is an error (it is a value left out, not a choice). Rows given nowhere
     are left out. :class:`pytest.UsageError` names the option, and the ini key and file, at fault.
     """
     values: dict[str, Any] = {}
@@ -103,7 +105,9 @@ def read_options(config: pytest.Config, rows: Iterable[Option]) -> dict[str, Any
             value = from_ini if given is None else given
             if value is not None:
                 values[row.flag] = bool(value)
-        elif given not in (None, ""):
+        elif given == "":  # ``--lens-shard=`` with its value left out (an unset variable in a CI script, say)
+            raise pytest.UsageError(f"{row.flag}= was given no value: give one, or leave the option out for its default")
+        elif given is not None:
             values[row.flag] = _parse(config, row, given, False)
         elif from_ini not in (None, ""):
             values[row.flag] = _parse(config, row, from_ini, True)
@@ -129,6 +133,8 @@ def read_settings(config: pytest.Config) -> LensSettings:
         settings["accept_unlike"] = tuple(dict.fromkeys(name for entry in settings["accept_unlike"] for name in entry))
     if config.getoption("--lens-conformance", False):  # the conformance suite replaces the built-in LENS questions
         settings["builtin_tests"] = False
+    if MARGIN in values and not values.get(COMPARE_FAIL):
+        raise pytest.UsageError(f"{MARGIN} is the margin of {COMPARE_FAIL}'s non-inferiority gate: add {COMPARE_FAIL} and {BASELINE}")
     if COMPARE_FAIL in values and values[COMPARE_FAIL] and BASELINE not in values:
         raise pytest.UsageError(f"{COMPARE_FAIL} needs a baseline: add {BASELINE}=NAME|PATH (a run saved with {SAVE}=NAME)")
     if SHARD in values and SAVE in values:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pytest_lens.llm.settings import CACHE_MODES, JUDGE_KINDS
-from pytest_lens.records.settings import LensSettings
+from pytest_lens.records.settings import AdapterSpec, LensSettings
 
 __all__ = [
     "ACCEPT_UNLIKE",
@@ -62,6 +62,8 @@ __all__ = [
     "MAX_FAULT_RATE",
     "MAX_NOT_MEASURED",
     "MAX_REPEAT",
+    "MAX_SHARDS",
+    "MIN_ALPHA",
     "MUTANTS",
     "NO_BUILTIN",
     "OPAQUE_REFS",
@@ -82,6 +84,7 @@ __all__ = [
     "option",
     "parse_alpha",
     "parse_fraction",
+    "parse_recorded",
     "parse_seed",
     "parse_shard",
 ]
@@ -157,11 +160,21 @@ def parse_fraction(text: str) -> float:
     return number
 
 
+#: The smallest significance level (or power) taken: below it ``1 - alpha`` rounds to 1 in floating point, where
+#: the normal quantile of an interval or a power calculation does not exist (``--lens-alpha=1e-300`` failed the run
+#: after its last question). Five sigma is 3e-7.
+MIN_ALPHA = 1e-9
+
+
 def parse_alpha(text: str) -> float:
-    """A significance level, strictly between 0 and 1."""
+    """A significance level (or a power), strictly between 0 and 1, and from :data:`MIN_ALPHA` to ``1 - MIN_ALPHA``."""
     number = _number(text)
     if number is None or not 0.0 < number < 1.0:
         raise ValueError(f"must lie strictly between 0 and 1, got {text!r}")
+    if not MIN_ALPHA <= number <= 1 - MIN_ALPHA:
+        raise ValueError(
+            f"must lie between {MIN_ALPHA:g} and 1 - {MIN_ALPHA:g} (the statistics cannot take a level closer to 0 or 1), got {text!r}"
+        )
     return number
 
 
@@ -201,14 +214,17 @@ def parse_seed(text: str) -> int:
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    """``I/N``: shard I (counted from 1) of N."""
+    """``I/N``: shard I (counted from 1) of N, N at most :data:`MAX_SHARDS`."""
     index, sep, total = text.strip().partition("/")
     try:
         shard = (int(index), int(total))
     except ValueError:
         shard = (0, 0)
+    shown = text if len(text) <= 40 else text[:37] + "..."
     if not sep or not 1 <= shard[0] <= shard[1]:
-        raise ValueError(f"must be I/N with 1 <= I <= N (e.g. 2/4), got {text!r}")
+        raise ValueError(f"must be I/N with 1 <= I <= N (e.g. 2/4), got {shown!r}")
+    if shard[1] > MAX_SHARDS:
+        raise ValueError(f"must be I/N with N at most {MAX_SHARDS:,} (a shard cannot split a stream group), got {shown!r}")
     return shard
 
 
@@ -335,6 +351,9 @@ REPEAT = "--lens-repeat"
 #: The most answers per question ``--lens-repeat`` takes: each is a test item, and ten million of them exhaust memory.
 MAX_REPEAT = 1_000
 SHARD = "--lens-shard"
+#: The most shards ``--lens-shard`` splits a run into: past the run's stream groups a shard owns nothing, and a CI
+#: matrix holds a few hundred jobs.
+MAX_SHARDS = 10_000
 SHARD_DURATIONS = "--lens-shard-durations"
 RESUME = "--lens-resume"
 RERUN = "--lens-rerun"
@@ -844,8 +863,120 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 _BY_FLAG = {row.flag: row for row in OPTIONS}
+_BY_FIELD = {row.field: row for row in OPTIONS if row.field is not None}
 
 
 def option(flag: str) -> Option:
     """The row of ``flag`` (``--lens-alpha``)."""
     return _BY_FLAG[flag]
+
+
+# -- settings recorded as JSON data (a shard's ``run.shard.settings``), read back as the options are read ------------
+
+
+def _recorded_text(value: Any, where: str) -> str:
+    """A recorded scalar as the text its option's parser reads; :class:`ValueError` for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value)
+    raise ValueError(f"{where} is {_recorded_repr(value)}, not a single value")
+
+
+def _recorded_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _recorded_value(row: Option, value: Any, nullable: bool, where: str) -> Any:
+    """One recorded field, checked by ``row``'s parser as the option's value would be."""
+    where = f"{where} ({row.flag})"
+    if value is None:
+        if nullable:
+            return None
+        raise ValueError(f"{where} is null")
+    if row.switch:
+        if not isinstance(value, bool):
+            raise ValueError(f"{where} is {_recorded_repr(value)}, not true or false")
+        return value
+    try:
+        if row.repeatable:
+            if not isinstance(value, list):
+                raise ValueError(f"{where} is {_recorded_repr(value)}, not a list")
+            return tuple(row.parse(_recorded_text(entry, where)) for entry in value)
+        return row.parse(_recorded_text(value, where))
+    except ValueError as exc:
+        message = str(exc)
+        raise ValueError(message if message.startswith(where) else f"{where}: {message}") from None
+
+
+def _recorded_fields(record: Any, owner: type, prefix: str, skip: frozenset[str]) -> dict[str, Any]:
+    """The fields of dataclass ``owner`` in ``record`` whose options have rows (``prefix``: ``llm.`` for the LLM's)."""
+    from dataclasses import fields
+
+    if not isinstance(record, dict):
+        raise ValueError(f"{prefix.rstrip('.') or 'the settings'} is {_recorded_repr(record)}, not an object")
+    known = {f.name: f for f in fields(owner)}
+    unknown = sorted(set(record) - set(known) - skip)
+    if unknown:
+        raise ValueError(f"setting {prefix}{unknown[0]} is unknown to this pytest-lens")
+    found: dict[str, Any] = {}
+    for name, value in record.items():
+        row = _BY_FIELD.get(prefix + name)
+        if row is not None:
+            found[name] = _recorded_value(row, value, "None" in str(known[name].type), f"setting {prefix}{name}")
+    return found
+
+
+def _recorded_number(value: Any, where: str, *, low: float = 0.0) -> float:
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < low:
+        raise ValueError(f"{where} is {_recorded_repr(value)}, not a finite number of at least {low:g}")
+    return float(value)
+
+
+def _recorded_adapters(value: Any) -> tuple[AdapterSpec, ...]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"setting adapters ({ADAPTER}) is {_recorded_repr(value)}, not a list of adapters")
+    specs = []
+    for index, entry in enumerate(value):
+        where = f"setting adapters[{index}] ({ADAPTER})"
+        if not isinstance(entry, dict) or not isinstance(entry.get("label"), str) or not isinstance(entry.get("target"), str):
+            raise ValueError(f"{where} is {_recorded_repr(entry)}, not {{label, target, options}}")
+        options = entry.get("options") or {}
+        if not isinstance(options, dict):
+            raise ValueError(f"{where}.options is {_recorded_repr(options)}, not an object ({ADAPTER_OPTION})")
+        specs.append(AdapterSpec(entry["label"], entry["target"], dict(options)))
+    return tuple(specs)
+
+
+def parse_recorded(record: Any) -> dict[str, Any]:
+    """Settings a shard recorded as JSON data, as :class:`LensSettings` fields, each checked as its option is.
+
+    A field of the wrong type, out of its option's range (``repeat`` over :data:`MAX_REPEAT`, an ``alpha`` of 2),
+    unknown or missing where it is needed is a :class:`ValueError` naming the field and its option; nothing is
+    trusted as recorded. Fields that belong to one process (paths of outputs, the shard itself) are not recorded.
+    """
+    from pytest_lens.llm.settings import LLMSettings
+
+    composite = frozenset({"adapters", "llm", "weights", "mutants"})
+    found = _recorded_fields(record, LensSettings, "", composite)
+    found["adapters"] = _recorded_adapters(record.get("adapters"))
+    llm = record.get("llm")
+    if llm is None:
+        raise ValueError("setting llm is missing: the shard's settings are incomplete")
+    llm_fields = _recorded_fields(llm, LLMSettings, "llm.", frozenset({"judge_check_min_kappa"}))
+    if "judge_check_min_kappa" in llm:
+        llm_fields["judge_check_min_kappa"] = _recorded_number(llm["judge_check_min_kappa"], "setting llm.judge_check_min_kappa", low=-1.0)
+    found["llm"] = LLMSettings(**llm_fields)
+    weights = record.get("weights")
+    if weights is not None:
+        if not isinstance(weights, dict):
+            raise ValueError(f"setting weights ({WEIGHTS}) is {_recorded_repr(weights)}, not an object")
+        found["weights"] = {str(name): _recorded_number(value, f"setting weights.{name} ({WEIGHTS})") for name, value in weights.items()}
+    mutants = record.get("mutants")
+    if mutants is not None and (not isinstance(mutants, list) or not all(isinstance(name, str) for name in mutants)):
+        raise ValueError(f"setting mutants ({MUTANTS}) is {_recorded_repr(mutants)}, not a list of names")
+    found["mutants"] = None if mutants is None else tuple(mutants)
+    return found

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_lens.llm.settings import LLMSettings
 from pytest_lens.records.cases import LensCase
+from pytest_lens.records.options import parse_recorded, parse_shard
 from pytest_lens.records.results import RunArtifact
-from pytest_lens.records.settings import AdapterSpec, LensSettings
+from pytest_lens.records.settings import LensSettings
 from pytest_lens.runs.owed import ItemKey, OwedError, ShardAccount, check_accounts
 from pytest_lens.runs.report import RunOutcome
 from pytest_lens.runs.session import LensSession
@@ -43,9 +43,22 @@ class MergedRun:
 
 
 def _shard_of(name: str, artifact: RunArtifact) -> dict[str, Any]:
+    """The shard's record, its fields of the right types (:class:`ShardError` naming the one that is not)."""
     shard = artifact.run.shard
     if not isinstance(shard, dict) or not isinstance(shard.get("index"), int) or not isinstance(shard.get("total"), int):
         raise ShardError(f"{name} is not a shard's artifact: run each shard with --lens-shard=I/N and --lens-json=PATH")
+    try:
+        parse_shard(f"{shard['index']}/{shard['total']}")
+    except ValueError as exc:
+        raise ShardError(f"{name}: run.shard.index/total {exc.args[0].removeprefix('must be ')}") from None
+    code = shard.get("code")
+    if code is not None and not (isinstance(code, dict) and isinstance(code.get("id"), str)):
+        raise ShardError(f"{name}: run.shard.code is {_shown(code)}, not {{'id': COMMIT, 'dirty': ...}} or null")
+    if not isinstance(shard.get("settings"), dict):
+        raise ShardError(f"{name}: run.shard.settings is {_shown(shard.get('settings'))}, not the shard's settings")
+    problems = shard.get("problems", [])
+    if not isinstance(problems, list) or not all(isinstance(problem, str) for problem in problems):
+        raise ShardError(f"{name}: run.shard.problems is {_shown(problems)}, not a list of lines")
     return shard
 
 
@@ -117,25 +130,20 @@ def _data(artifact: RunArtifact) -> list[tuple[Any, Any]]:
 
 
 def settings_from_record(record: Mapping[str, Any], **own: Any) -> LensSettings:
-    """The settings a shard recorded (:func:`pytest_lens.runs.slicing.settings_record`), with this process's ``own`` fields."""
-    found = dict(record)
-    llm = dict(found.pop("llm", {}) or {})
-    if "cache_path" in llm:
-        llm["cache_path"] = Path(llm["cache_path"])
-    adapters = tuple(AdapterSpec(a["label"], a["target"], dict(a.get("options") or {})) for a in found.pop("adapters", []))
-    for name in ("datasets",):
-        found[name] = tuple(Path(p) for p in found.get(name, ()))
-    for name in ("budgets", "suites", "accept_unlike"):
-        if name in found:
-            found[name] = tuple(found[name])
-    if found.get("mutants") is not None:
-        found["mutants"] = tuple(found["mutants"])
-    if "storage" in found:
-        found["storage"] = Path(found["storage"])
+    """The settings a shard recorded (:func:`pytest_lens.runs.slicing.settings_record`), with this process's ``own`` fields.
+
+    Every field is checked as its option is (:func:`~pytest_lens.records.options.parse_recorded`): :class:`ShardError`
+    names the field and the option at fault.
+    """
+    from pytest_lens.controls.plan import mutant_names
+
     try:
-        return LensSettings(adapters=adapters, llm=LLMSettings(**llm), **found, **own)
-    except TypeError as exc:  # a field this version does not know
-        raise ShardError(f"the shards' settings cannot be read by this pytest-lens: {exc}") from None
+        found = parse_recorded(record)
+        if found["mutants"]:
+            mutant_names(found["mutants"])
+    except ValueError as exc:
+        raise ShardError(f"the shards' settings cannot be used: {exc}") from None
+    return LensSettings(**found, **own)
 
 
 def _key(name: str, field: str, value: Any) -> ItemKey:

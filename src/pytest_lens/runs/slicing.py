@@ -110,12 +110,14 @@ def units_of(cases: Iterable[LensCase], measured: Mapping[str, float] | None = N
 
 def assign_shards(units: Sequence[Unit], total: int) -> dict[str, int]:
     """Each unit's shard (1..``total``): largest cost first, to the least loaded shard (longest-processing-time first)."""
-    loads = [0.0] * total
+    import heapq
+
+    loads = [(0.0, shard) for shard in range(min(total, len(units)))]  # the least loaded shard (then the lowest) on top
     assigned: dict[str, int] = {}
     order = sorted(range(len(units)), key=lambda index: (-units[index].cost, index))
     for index in order:
-        shard = min(range(total), key=lambda s: (loads[s], s))
-        loads[shard] += units[index].cost
+        load, shard = heapq.heappop(loads)
+        heapq.heappush(loads, (load + units[index].cost, shard))
         assigned[units[index].name] = shard + 1
     return assigned
 

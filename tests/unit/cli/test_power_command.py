@@ -27,3 +27,13 @@ def test_power_names_the_bad_flag(tmp_path: Path, capsys: pytest.CaptureFixture[
     run = write(tmp_path / "run.json", [result(f"q{i}", tier1(1.0, 0.5)) for i in range(3)])
     assert main(["power", str(run), "--delta", "2"]) == 2
     assert "lens power: --delta:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("delta", ["1e-200", "1e-160", "0"])
+def test_power_refuses_a_drop_below_what_scores_resolve(tmp_path: Path, capsys: pytest.CaptureFixture[str], delta: str) -> None:
+    # Issue 46: --delta 1e-200 was a ZeroDivisionError traceback, 1e-160 an OverflowError.
+    run = write(tmp_path / "run.json", [result(f"q{i}", tier1(1.0, 0.5 + i / 10)) for i in range(3)])
+    assert main(["power", str(run), "--delta", delta]) == 2
+    resolution = "must be at least 1e-06 (scores are recorded to six decimals: a smaller drop is not measured)"
+    assert capsys.readouterr().err == f"lens power: --delta: {resolution}, got {delta!r}\n"
+    assert main(["power", str(run), "--delta", "1e-6"]) == 0  # the smallest drop is sized, with a (very) large count

@@ -3,14 +3,18 @@ timeouts sized to the request and named with the options that change them. Again
 
 from __future__ import annotations
 
+import json
+import threading
 import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
 from pytest_lens.llm.cache import RequestCache
-from pytest_lens.llm.capacity import probe_capacity, server_root
+from pytest_lens.llm.capacity import MAX_SLOTS, PROBE_TIMEOUT_S, probe_capacity, server_root
 from pytest_lens.llm.client import ChatClient, LLMEndpoint
 from pytest_lens.llm.errors import LLMTimeoutError
 from pytest_lens.llm.settings import auto_timeout_s
@@ -141,3 +145,103 @@ def test_a_server_that_does_not_say_its_slots_is_not_shared(tmp_path: Path) -> N
         ep.connect()
     assert ep.limiter.shared is None  # the adaptive limit of each process, as before
     assert list(tmp_path.iterdir()) == []
+
+
+# -- hostile /props (issue 46): through the run's HTTP client, its redirect, deadline and size rules --------------
+
+
+class Recorder:
+    """A real HTTP server on 127.0.0.1 whose ``GET`` answers come from ``answer(handler)``; it records each request's headers."""
+
+    def __init__(self, answer: Callable[[BaseHTTPRequestHandler], None]) -> None:
+        seen: list[dict[str, str]] = []
+        self.seen = seen
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append({name.lower(): value for name, value in self.headers.items()})
+                answer(self)
+
+            def log_message(self, format: str, *args: object) -> None: ...
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def json_answer(document: object) -> Callable[[BaseHTTPRequestHandler], None]:
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        body = json.dumps(document).encode()
+        handler.send_response(200)
+        handler.send_header("content-length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return answer
+
+
+def test_a_props_redirect_to_another_port_does_not_receive_the_key() -> None:
+    # On main (urllib) the other port received "Authorization: Bearer <key>".
+    elsewhere = Recorder(json_answer({"total_slots": 4}))
+
+    def redirect(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(302)
+        handler.send_header("location", f"{elsewhere.url}{handler.path}")
+        handler.send_header("content-length", "0")
+        handler.end_headers()
+
+    origin = Recorder(redirect)
+    try:
+        capacity = probe_capacity(f"{origin.url}/v1", "sk-lens-secret-0123456789")
+    finally:
+        origin.close()
+        elsewhere.close()
+    assert origin.seen[0]["authorization"] == "Bearer sk-lens-secret-0123456789"  # its own origin is asked with the key
+    assert elsewhere.seen and all("authorization" not in headers for headers in elsewhere.seen)
+    assert capacity.slots == 4  # the redirect is followed, without the key
+
+
+def test_a_drip_fed_props_is_cut_off_at_the_probe_deadline() -> None:
+    # On main a /props sending one byte a second held the run for as long as it kept sending (urllib's timeout is per read).
+    stop = threading.Event()
+
+    def drip(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("content-length", "100000")
+        handler.end_headers()
+        ends = time.monotonic() + 15  # then it stops, so that a probe without a deadline fails this test, not hangs it
+        while not stop.wait(0.5) and time.monotonic() < ends:
+            try:
+                handler.wfile.write(b" ")
+                handler.wfile.flush()
+            except OSError:
+                return
+
+    server = Recorder(drip)
+    started = time.monotonic()
+    try:
+        capacity = probe_capacity(f"{server.url}/v1")
+    finally:
+        stop.set()
+        server.close()
+    assert capacity.slots is None and "capacity unknown" in capacity.describe()
+    assert time.monotonic() - started < PROBE_TIMEOUT_S + 3
+
+
+def test_a_server_announcing_ten_to_the_thirty_slots_is_taken_at_the_bound(tmp_path: Path) -> None:
+    # On main each -n 2 worker grew to 3.5 GB: a lock file path per announced slot.
+    server = Recorder(json_answer({"total_slots": 10**30, "default_generation_settings": {"n_ctx": 4096}}))
+    try:
+        ep = LLMEndpoint(f"{server.url}/v1", api_key_env="LENS_TEST_UNSET_KEY")
+        ep.share_slots(tmp_path)
+        ep.connect()
+    finally:
+        server.close()
+    assert ep.capacity is not None and ep.capacity.slots == MAX_SLOTS
+    assert f"said about 10^30 slots, taken as {MAX_SLOTS:,}" in ep.capacity.describe()
+    assert ep.limiter.shared is not None and ep.limiter.shared.count == MAX_SLOTS

@@ -135,6 +135,7 @@ SAMPLES: dict[str, tuple[str, Check, Any]] = {
 NEEDS = {
     options.ADAPTER_OPTION: "lens_adapters = bm25",
     options.COMPARE_FAIL: "lens_baseline = main",
+    options.MARGIN: "lens_baseline = main\nlens_compare_fail = true",
     options.MUTANTS: "lens_controls = true",
     options.RERUN: "lens_resume = kept",
 }
@@ -173,6 +174,8 @@ def test_every_row_round_trips_a_value_that_is_not_the_default(pytester: pytest.
 #: One bad value per kind of parser: (flag, value, what the message says after naming the option).
 BAD = [
     (options.ALPHA, "1", "must lie strictly between 0 and 1, got '1'"),
+    # Issue 46: 1e-300 passed, and the run crashed (StatisticsError) after its last question.
+    (options.ALPHA, "1e-300", "must lie between 1e-09 and 1 - 1e-09 (the statistics cannot take a level closer to 0 or 1), got '1e-300'"),
     (options.FAIL_UNDER, "2", "must be a number between 0 and 1, got '2'"),
     (options.MAX_FAULT_RATE, "150%", "must be a fraction between 0 and 1 (or a percentage like 5%), got '150%'"),
     (options.SEED, "x", "must be a whole number; got 'x'"),
@@ -196,6 +199,13 @@ BAD = [
         ),
         (["--lens-rerun=faults"], "--lens-rerun reruns questions kept by a resumable run: add --lens-resume=DIR (the directory it wrote)"),
         (["--lens-shard=3/2"], "--lens-shard: must be I/N with 1 <= I <= N (e.g. 2/4), got '3/2'"),
+        # Issue 46: an empty value and a margin without its gate were silently ignored.
+        (["--lens-shard="], "--lens-shard= was given no value: give one, or leave the option out for its default"),
+        (["--lens-margin="], "--lens-margin= was given no value: give one, or leave the option out for its default"),
+        (
+            ["--lens-margin=0.02", "--lens-baseline=main"],
+            "--lens-margin is the margin of --lens-compare-fail's non-inferiority gate: add --lens-compare-fail and --lens-baseline",
+        ),
     ],
 )
 def test_shard_and_rerun_options_that_cannot_work_are_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:

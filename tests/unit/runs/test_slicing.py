@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from pytest_lens.datasets.bundled import bundled_dataset_paths
-from pytest_lens.records.options import option, parse_shard
+from pytest_lens.records.options import MAX_SHARDS, option, parse_shard
 from pytest_lens.records.settings import AdapterSpec, LensSettings
-from pytest_lens.runs.fanin import settings_from_record
+from pytest_lens.runs.fanin import ShardError, settings_from_record
 from pytest_lens.runs.setup import open_run
 from pytest_lens.runs.slicing import ResumeStore, Unit, assign_shards, settings_record, unit_keys, units_of
 
@@ -116,3 +116,53 @@ def test_shard_option_reads_i_of_n(text: str, value: tuple[int, int]) -> None:
 def test_shard_option_refuses_what_is_not_i_of_n(text: str) -> None:
     with pytest.raises(ValueError, match=r"must be I/N with 1 <= I <= N \(e.g. 2/4\), got"):
         parse_shard(text)
+
+
+def test_a_shard_count_past_the_bound_is_refused_and_a_large_one_splits_fast() -> None:
+    # On main --lens-shard=1/1000000000000 was INTERNALERROR MemoryError (a load per shard, each scanned per unit).
+    with pytest.raises(
+        ValueError, match=r"must be I/N with N at most 10,000 \(a shard cannot split a stream group\), got '1/1000000000000'"
+    ):
+        parse_shard("1/1000000000000")
+    assert parse_shard(f"1/{MAX_SHARDS}") == (1, MAX_SHARDS)
+    units = [Unit(f"u{i}", (), float(i % 7 + 1)) for i in range(20_000)]
+    assigned = assign_shards(units, MAX_SHARDS)
+    assert len(set(assigned.values())) == MAX_SHARDS and assign_shards(units[:3], MAX_SHARDS) == {"u2": 1, "u1": 2, "u0": 3}
+
+
+def _record(tmp_path: Path) -> dict[str, object]:
+    return settings_record(_settings(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("adapters", "bm25", "setting adapters (--lens-adapter) is 'bm25', not a list of adapters"),
+        ("adapters", [{"label": 1}], "setting adapters[0] (--lens-adapter) is {'label': 1}, not {label, target, options}"),
+        ("seed", "x", "setting seed (--lens-seed): must be a whole number; got 'x'"),
+        ("seed", None, "setting seed (--lens-seed) is null"),
+        ("budgets", "16k", "setting budgets (--lens-budget) is '16k', not a list"),
+        ("budgets", [{"results": 3}], "setting budgets (--lens-budget) is {'results': 3}, not a single value"),
+        (
+            "repeat",
+            10**9,
+            "setting repeat (--lens-repeat): must be a whole number of answers per question, from 1 to 1,000; got '1000000000'",
+        ),
+        ("alpha", 2, "setting alpha (--lens-alpha): must lie strictly between 0 and 1, got '2'"),
+        ("strict", "yes", "setting strict (--lens-strict) is 'yes', not true or false"),
+        ("weights", {"evidence_grounding": "heavy"}, "setting weights.evidence_grounding (--lens-weights) is 'heavy', not a finite number"),
+        ("mutants", "top2", "setting mutants (--lens-mutants) is 'top2', not a list of names"),
+        ("mutants", ["top3"], "unknown mutant(s) top3"),
+        ("colour", "red", "setting colour is unknown to this pytest-lens"),
+        ("llm", None, "setting llm is missing"),
+        ("llm", {"retries": -1}, "setting llm.retries (--lens-llm-retries): must be a whole number, at least 0; got '-1'"),
+        ("llm", {"judge": "human"}, "setting llm.judge (--lens-judge): must be one of none, offline, llm, got 'human'"),
+    ],
+)
+def test_recorded_settings_are_checked_as_the_options_are(tmp_path: Path, field: str, value: object, message: str) -> None:
+    # On main: raw tracebacks (TypeError, AttributeError, ...) from lens merge, and MemoryError for repeat 10**9.
+    record = _record(tmp_path)
+    record[field] = value
+    with pytest.raises(ShardError) as refused:
+        settings_from_record(record, rootdir=tmp_path, invocation_dir=tmp_path)
+    assert str(refused.value).startswith("the shards' settings cannot be used: ") and message in str(refused.value)
