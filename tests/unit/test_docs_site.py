@@ -137,3 +137,29 @@ def test_a_strict_build_fails_on_a_broken_link_or_anchor_and_not_on_a_page_outsi
     assert broken.returncode != 0
     assert "no-such-section" in broken.stderr
     assert "missing.md" in broken.stderr
+
+
+def shape(line: str) -> str:
+    """A progress line with its numbers taken out: what the line says, whatever the run measured."""
+    return re.sub(r"~?\d[\d,]*(\.\d+)?", "N", line)
+
+
+def test_the_getting_started_progress_sample_is_what_a_run_prints() -> None:
+    # Issue 42: the sample showed lines the run never printed. Each "lens:" line of the sample must have the shape of
+    # a line the progress code writes (ingesting at the start, on the way, done; answering on the way), for the
+    # main job's adapter and the first bundled scope.
+    from pytest_lens.datasets.bundled import bundled_dataset_paths
+    from pytest_lens.progress import AnsweringProgress, StreamProgress, format_stream_line
+
+    page = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    block = next(b for b in fenced_blocks(page) if "ingesting" in b)
+    sample = [line for line in block.splitlines() if line.startswith("lens: ")]
+    assert len(sample) >= 3
+    scope = bundled_dataset_paths()[0].stem
+    written = []
+    for done, total in ((0, 120), (43, 120), (120, 120)):
+        written.append(format_stream_line(StreamProgress("sqlite-hybrid", scope, total, done=done), 12.5))
+    answering = AnsweringProgress(lambda line: None)
+    answering.start("sqlite-hybrid", scope, 24)
+    written += [answering.line(0, 1, 3.0), answering.line(5, 1, 30.0)]
+    assert {shape(line) for line in sample} <= {shape(line) for line in written}, (sample, written)
