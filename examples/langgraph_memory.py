@@ -3,8 +3,8 @@
     pytest -m lens --lens-adapter=langgraph-store:examples.langgraph_memory:make_store
 
 The factory is called once per scope with the keywords it names: ``index`` (``dims``, ``embed`` (the offline
-MiniLM, through pytest-lens's embedding cache) and ``fields``), or ``embed`` and ``dims`` alone, ``storage_dir``
-and ``scope_id``. A ``PostgresStore(conn, index=index)`` goes here just as well.
+MiniLM, through pytest-lens's embedding cache) and ``fields``), or ``embed`` and ``dims`` alone, and
+``storage_dir``. A ``PostgresStore(conn, index=index)`` goes here just as well.
 """
 
 from __future__ import annotations

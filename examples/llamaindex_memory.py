@@ -3,7 +3,7 @@
     pytest -m lens --lens-adapter=llamaindex:examples.llamaindex_memory:make_index
 
 The factory is called once per scope with the keywords it names: ``embed_model`` (the offline MiniLM as a
-LlamaIndex ``BaseEmbedding``, through pytest-lens's embedding cache), ``storage_dir`` and ``scope_id``. Build
+LlamaIndex ``BaseEmbedding``, through pytest-lens's embedding cache) and ``storage_dir``. Build
 your index over your own vector store here (``StorageContext.from_defaults(vector_store=...)``).
 """
 

@@ -22,16 +22,16 @@ def ci(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_bm25_keeps_the_contract(pytester: pytest.Pytester, ci: None) -> None:
     result = pytester.runpytest("--lens-adapter=bm25", options.CONFORMANCE, "-v", *NO_CACHE)
-    result.assert_outcomes(passed=16, skipped=4)
+    result.assert_outcomes(passed=16, skipped=5)
     result.stdout.fnmatch_lines(
         [
-            "lens conformance: 20 clauses per adapter, hypothesis profile lens-ci; LENS questions not added",
+            "lens conformance: 21 clauses per adapter, hypothesis profile lens-ci; LENS questions not added",
             "lens-conformance::test_manifest_valid[[]bm25[]] PASSED*",
             "lens-conformance::test_retrieve_roundtrip[[]bm25[]] PASSED*",
             "lens-conformance::test_filters_fields[[]bm25[]] SKIPPED*",
             "*= LENS conformance =*",
             "hypothesis profile lens-ci; latency ceiling p95 1,000 ms per call, advisory",
-            "bm25 * 20 * 16 * 0 * 4 * s",
+            "bm25 * 21 * 16 * 0 * 5 * s",
             "not applicable:",
             "  bm25: filters.fields (the manifest declares no filter_fields)",
             "latency per call over all clauses (ms):",
@@ -47,7 +47,7 @@ def test_bm25_keeps_the_contract(pytester: pytest.Pytester, ci: None) -> None:
 
 def test_a_broken_adapter_fails_exactly_its_clause_with_a_readable_message(pytester: pytest.Pytester, ci: None) -> None:
     result = pytester.runpytest(f"--lens-adapter={BROKEN}:IgnoresLimit", options.CONFORMANCE, "-k", "search", *NO_CACHE)
-    result.assert_outcomes(passed=3, failed=1, deselected=16)
+    result.assert_outcomes(passed=3, failed=1, skipped=1, deselected=16)
     result.stdout.fnmatch_lines(
         [
             "*_ test_search_limit[[]IgnoresLimit[]] _*",
@@ -149,7 +149,7 @@ def test_bad_options_are_usage_errors(pytester: pytest.Pytester, args: tuple[str
 def test_latency_over_an_advisory_ceiling_warns_and_an_enforced_one_fails(pytester: pytest.Pytester, ci: None) -> None:
     args = (f"--lens-adapter={BROKEN}:SlowSearch", "--lens-adapter-option=delay_s=0.03", options.CONFORMANCE, "-k", "latency")
     advisory = pytester.runpytest(*args, f"{options.LATENCY_CEILING}=search=0.01", *NO_CACHE)
-    advisory.assert_outcomes(passed=1, deselected=19, warnings=1)
+    advisory.assert_outcomes(passed=1, deselected=20, warnings=1)
     advisory.stdout.fnmatch_lines(
         [
             "*LensLatencyWarning: adapter 'SlowSearch': search() p95 * ms exceeds the ceiling of 10 ms*",
@@ -159,7 +159,7 @@ def test_latency_over_an_advisory_ceiling_warns_and_an_enforced_one_fails(pytest
         ]
     )
     enforced = pytester.runpytest(*args, f"{options.LATENCY_CEILING}=search=0.01", options.LATENCY_ENFORCE, *NO_CACHE)
-    enforced.assert_outcomes(failed=1, deselected=19)
+    enforced.assert_outcomes(failed=1, deselected=20)
     enforced.stdout.fnmatch_lines(["conformance clause latency.ceiling failed for adapter 'SlowSearch', in search()"])
 
 
@@ -224,7 +224,7 @@ def test_without_the_conformance_extra_lens_conformance_says_what_to_install(pyt
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            "*--lens-conformance: the conformance suite needs hypothesis, installed with pytest-lens's conformance extra: "
+            "*--lens-conformance: the conformance suite needs the conformance extra (hypothesis is not installed): "
             "pip install 'pytest-lens[[]conformance[]]'"
         ]
     )
@@ -247,7 +247,10 @@ def test_without_the_conformance_extra_a_marked_test_fails_and_the_rest_of_the_r
     result = pytester.runpytest_subprocess(*NO_HYPOTHESIS_PLUGIN, *NO_CACHE)
     result.assert_outcomes(passed=1, errors=1)  # the fixture fails, as it does without an adapter
     result.stdout.fnmatch_lines(
-        ["*lens_conformance (bm25): the conformance suite needs hypothesis, *: pip install 'pytest-lens[[]conformance[]]'"]
+        [
+            "*lens_conformance (bm25): the conformance suite needs the conformance extra (hypothesis *): "
+            "pip install 'pytest-lens[[]conformance[]]'"
+        ]
     )
 
 
@@ -266,8 +269,8 @@ def test_an_llm_backed_adapter_runs_the_suite_through_the_run_llm_client(pyteste
         args = ("--lens-adapter=compaction", f"--lens-llm-base-url={server.base_url}", "--lens-agent-model=scripted")
         result = pytester.runpytest(*args, options.CONFORMANCE, "-k", "recall or tools", *NO_CACHE)
         summaries = len(server.requests)
-    result.assert_outcomes(passed=4, deselected=16)  # the summary quotes the rare token: found through the synthetic ref
+    result.assert_outcomes(passed=4, deselected=17)  # the summary quotes the rare token: found through the synthetic ref
     assert summaries > 0
     unavailable = pytester.runpytest("--lens-adapter=compaction", options.CONFORMANCE, "-k", "recall", "-rs", *NO_CACHE)
-    unavailable.assert_outcomes(skipped=1, deselected=19)
+    unavailable.assert_outcomes(skipped=1, deselected=20)
     unavailable.stdout.fnmatch_lines(["*the adapter is unavailable here: compaction needs an LLM to write its summary*"])

@@ -73,7 +73,7 @@ def test_without_the_report_libraries_the_option_says_what_to_install(pytester: 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "markupsafe" else real(name, *a))
     result = pytester.runpytest("--lens-adapter=bm25", f"--lens-dataset={COLD_CHAIN_DEMO}", "--lens-html=r.html", *NO_CACHE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--lens-html needs markupsafe: pip install 'pytest-lens[html]'" in result.stderr.str()
+    assert "--lens-html needs the html extra (markupsafe is not installed): pip install 'pytest-lens[html]'" in result.stderr.str()
 
 
 def test_parallel_run_reports_every_question_once(pytester: pytest.Pytester) -> None:

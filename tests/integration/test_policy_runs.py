@@ -82,5 +82,5 @@ def test_the_policies_keep_the_context_clauses(
     monkeypatch.setenv("CI", "true")
     args = (f"--lens-adapter={policy}", f"--lens-llm-base-url={server.base_url}", "--lens-agent-model=scripted")
     result = pytester.runpytest(*args, options.CONFORMANCE, "-k", "context", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, deselected=17)
+    result.assert_outcomes(passed=3, deselected=18)
     assert server.count(kind="policy") > 0

@@ -1,4 +1,4 @@
-"""What the interface tests need: the libraries (extras) and the real MCP memory server (installed from npm).
+"""What the interface tests need: the libraries (extras), the real MCP memory server (from npm) and PostgreSQL.
 
 Outside CI a missing one skips its tests, saying how to install it; under ``CI=true`` it fails them: CI installs
 all of them itself (.ci/run), so a missing one is a broken CI, never a quiet skip.
@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -25,15 +26,19 @@ def on_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def missing(message: str) -> NoReturn:
+    """Skip the test (the module, at import time) saying what is missing; fail it under ``CI=true``."""
+    if on_ci():
+        pytest.fail(f"CI=true and {message}", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
 def require(module: str, install: str) -> None:
     """Import ``module`` or skip (fail under ``CI=true``) saying what to install."""
     try:
         importlib.import_module(module)
     except ImportError as exc:
-        message = f"{module} is not installed ({exc}): pip install {install}"
-        if on_ci():
-            pytest.fail(f"CI=true and {message}", pytrace=False)
-        pytest.skip(message, allow_module_level=True)
+        missing(f"{module} is not installed ({exc}): pip install {install}")
 
 
 def memory_server_command() -> str:
@@ -52,10 +57,7 @@ def memory_server_command() -> str:
             if binary.exists():
                 node = shutil.which("node") or "node"
                 return shlex.join([node, str(binary.resolve())])
-    message = (
+    missing(
         f"the MCP memory server is not installed: npm install --prefix {CI_PREFIX} {MEMORY_SERVER} "
         "(or set LENS_NPM_PREFIX to an npm prefix holding it, or LENS_MCP_MEMORY_SERVER to its command line)"
     )
-    if on_ci():
-        pytest.fail(f"CI=true and {message}", pytrace=False)
-    pytest.skip(message)

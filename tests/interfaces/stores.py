@@ -1,12 +1,17 @@
-"""Factories for the interface adapters' tests: real library stores, and one that silently loses data."""
+"""Factories for the interface adapters' tests: real library stores, one that silently loses data, and the old re-sort."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import InMemoryVectorStore
+
+from lens_fixtures.adapters.interfaces.base import REF_KEY
+from lens_fixtures.adapters.interfaces.langchain import LangChainAdapter
+from pytest_lens import SearchResult
 
 
 def in_memory(embeddings: Embeddings) -> InMemoryVectorStore:
@@ -60,3 +65,38 @@ def not_a_store() -> dict[str, str]:
 
 def needs_a_client(embeddings: Embeddings, client: object) -> InMemoryVectorStore:
     return InMemoryVectorStore(embeddings)
+
+
+def old_ranked_results(hits: Iterable[tuple[str, str, float | None, Mapping[str, Any]]], limit: int) -> list[SearchResult]:
+    """``ranked_results`` as it was before issue 42: the store's hits re-sorted by the score LangChain gave them."""
+    scored = []
+    for rank, (ref, text, score, metadata) in enumerate(hits):
+        value = 1.0 / (1 + rank) if score is None else float(score)
+        scored.append((ref, text, value, dict(metadata)))
+    scored.sort(key=lambda hit: -hit[2])
+    results: list[SearchResult] = []
+    seen: set[str] = set()
+    for ref, text, value, metadata in scored:
+        if ref in seen:
+            continue
+        seen.add(ref)
+        results.append(SearchResult(ref_id=ref, text=text, score=round(value, 6), metadata=metadata))
+        if len(results) == limit:
+            break
+    return results
+
+
+class ResortedByRelevance(LangChainAdapter.lens_bind("examples.langchain_memory:make_faiss_ip_store")):  # type: ignore[misc]
+    """The LangChain adapter's search before issue 42 (relevance scores, then re-sorted), over FAISS with inner products.
+
+    LangChain's relevance function for that configuration is ``1 - similarity``: the re-sort turns the store's
+    ranking upside down. ``search.store_order`` must fail it.
+    """
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        if not query.strip():
+            return []
+        self.ready()
+        k = self.limit(limit)
+        hits = self._store.similarity_search_with_relevance_scores(query, k=k)
+        return old_ranked_results(((d.metadata[REF_KEY], d.page_content, score, {}) for d, score in hits), k)

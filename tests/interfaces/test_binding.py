@@ -83,7 +83,7 @@ def test_a_factory_needing_what_is_not_offered_names_it(tmp_path: Path) -> None:
         adapter.reset("a")
 
 
-CHAIN_FILTERS = "auto, callable, where, none"
+CHAIN_FILTERS = "auto, callable, where, qdrant, none"
 
 
 @pytest.mark.parametrize(

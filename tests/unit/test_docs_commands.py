@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_lens.contract.registry import AdapterLoadError, load_adapter_class
+from pytest_lens.extras import missing_extra
 from pytest_lens.plugin.options import OPTIONS, read_options, read_settings
 from pytest_lens.runs.setup import LensConfigError, check_adapters
 
@@ -123,9 +124,12 @@ def check_arguments(pytester: pytest.Pytester, arguments: tuple[str, ...], comma
     loadable = []
     for spec in settings.adapters:
         try:
-            load_adapter_class(spec.target, [ROOT])
+            adapter_class = load_adapter_class(spec.target, [ROOT])
         except AdapterLoadError:
-            continue  # an adapter named only in prose (mypkg.memory:MyAdapter)
+            continue  # an adapter named only in prose (mypkg.memory:MyAdapter), or one whose library is not installed
+        extras = getattr(adapter_class, "lens_extras", None)
+        if callable(extras) and any(missing_extra(extra, spec.target) for extra in extras(dict(spec.options))):
+            continue  # its extra is not installed here (cognee has an environment of its own): the run would say so
         loadable.append(spec)
     try:
         check_adapters(replace(settings, adapters=tuple(loadable), rootdir=ROOT, invocation_dir=ROOT))

@@ -42,7 +42,7 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -185,6 +185,11 @@ class CogneeAdapter(MemoryAdapter):
     (``embedding_model``, ``embedding_base_url``, ``embedding_batch_size``, ``cache``, ``cache_dir``,
     ``embedder``) as for the ``embedding`` adapter.
     """
+
+    @classmethod
+    def lens_extras(cls, options: Mapping[str, Any]) -> tuple[str, ...]:
+        """Cognee's extra: a missing one is a usage error at start-up, not a skip per question."""
+        return ("cognee",)
 
     def __init__(
         self,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
+from lens_fixtures.adapters.embedding_options import embedding_extras
 from lens_fixtures.adapters.storage import stored_document
 from pytest_lens import Document, MemoryAdapter
 
@@ -21,6 +23,11 @@ class EmbeddedEpisodeStore(MemoryAdapter):
     _embedder: CachedEmbedder
     #: Each instance has its own database and embedder (the embedding cache is shared safely between processes).
     lens_isolated_instances = True
+
+    @classmethod
+    def lens_extras(cls, options: Mapping[str, Any]) -> tuple[str, ...]:
+        """The extra its embedder needs: the offline model's, or an endpoint's client."""
+        return embedding_extras(options)
 
     def retrieve(self, ref_id: str) -> Document | None:
         """The stored episode text, verbatim."""

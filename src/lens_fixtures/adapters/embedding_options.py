@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pytest_lens.embedding import CachedEmbedder, Embedder, build_embedder
 
-__all__ = ["embedder_from_options"]
+__all__ = ["embedder_from_options", "embedding_extras"]
+
+
+def embedding_extras(options: Mapping[str, Any]) -> tuple[str, ...]:
+    """The extra the embedder these options choose needs (an adapter's ``lens_extras``, checked at start-up).
+
+    An embedding endpoint (``embedding_base_url``) needs the openai client (``llm``); otherwise the offline model
+    (``embeddings``). An embedder object given in code needs neither.
+    """
+    if options.get("embedder") is not None:
+        return ()
+    return ("llm",) if options.get("embedding_base_url") else ("embeddings",)
 
 
 def embedder_from_options(

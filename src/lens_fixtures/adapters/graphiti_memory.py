@@ -42,7 +42,6 @@ attribute and creates the indexes Graphiti defines for Kuzu.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import re
@@ -59,19 +58,18 @@ from lens_fixtures.adapters.model_required import require_llm
 from lens_fixtures.adapters.search_modes import FUSED, search_mode
 from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
+from pytest_lens.extras import require_extra
 
 if TYPE_CHECKING:
     from pytest_lens.embedding import Embedder
     from pytest_lens.llm.client import ChatClient
 
-__all__ = ["GRAPHITI_INSTALL_HINT", "GraphitiAdapter", "GraphitiReplyError", "parse_graphiti_reply"]
+__all__ = ["GraphitiAdapter", "GraphitiReplyError", "parse_graphiti_reply"]
 
-GRAPHITI_INSTALL_HINT = "the graphiti adapter needs the optional extra: pip install 'pytest-lens[graphiti]' (graphiti-core with kuzu)"
 _RRF_K = 60
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\r?\n?|\r?\n?```[ \t]*$")
 
-if importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec("kuzu") is None:
-    raise ImportError(GRAPHITI_INSTALL_HINT)
+require_extra("graphiti", "the graphiti adapter")  # when the adapter is named: a usage error naming the extra
 
 
 def _kuzu_shadowed() -> str | None:

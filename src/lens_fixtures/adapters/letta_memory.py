@@ -45,6 +45,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from contextlib import closing
 from datetime import date, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -398,6 +399,11 @@ class LettaAdapter:
     """
 
     lens_isolated_instances = True
+
+    @classmethod
+    def lens_extras(cls, options: Mapping[str, Any]) -> tuple[str, ...]:
+        """Letta's client: a missing one is a usage error at start-up, not a skip per question."""
+        return ("letta",)
 
     def __init__(
         self,

@@ -24,20 +24,20 @@ import importlib.util
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from lens_fixtures.adapters.chunk_index import date_bounds
-from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.embedding_options import embedder_from_options, embedding_extras
 from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
 from pytest_lens.embedding import CachedEmbedder, Embedder, default_cache_dir
+from pytest_lens.extras import require_extra
 
-__all__ = ["MEM0_INSTALL_HINT", "Mem0Adapter", "Mem0Memory", "mem0_available"]
+__all__ = ["Mem0Adapter", "Mem0Memory", "mem0_available"]
 
-MEM0_INSTALL_HINT = "the mem0 adapter needs the optional extra: pip install 'pytest-lens[mem0]' (mem0ai)"
 _USER = "lens"  # mem0 scopes memories by user; one scope is live at a time
 _PLACEHOLDER_URL = "http://127.0.0.1:9/v1"
 
@@ -47,9 +47,8 @@ def mem0_available() -> bool:
     return importlib.util.find_spec("mem0") is not None
 
 
-if not mem0_available():
-    # Fail when the adapter is named (a usage error naming the extra), not on the first question.
-    raise ImportError(MEM0_INSTALL_HINT)
+# Fail when the adapter is named (a usage error naming the extra), not on the first question.
+require_extra("mem0", "the mem0 adapter")
 
 
 class Mem0Memory(MemoryAdapter):
@@ -58,6 +57,11 @@ class Mem0Memory(MemoryAdapter):
     ``folder`` names the directory under ``storage_dir`` (a private temporary one without it); ``llm`` (given
     mem0's LLM config) builds the model mem0 calls, as for :func:`_open_memory`.
     """
+
+    @classmethod
+    def lens_extras(cls, options: Mapping[str, Any]) -> tuple[str, ...]:
+        """mem0's, and its embedder's."""
+        return ("mem0", *embedding_extras(options))
 
     def __init__(
         self,

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -19,7 +20,7 @@ from lens_fixtures.adapters.batch import BATCH_RETRIEVE
 from lens_fixtures.adapters.bm25 import BM25Adapter
 from lens_fixtures.adapters.chunk_index import DEFAULT_EMBED_QUEUE, ChunkIndex, date_bounds
 from lens_fixtures.adapters.chunking import chunk_episode
-from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.embedding_options import embedder_from_options, embedding_extras
 from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
 from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import CapabilityManifest, SearchResult
@@ -52,6 +53,11 @@ class SQLiteHybridAdapter(BM25Adapter):
     """
 
     database_prefix = "sqlite-hybrid"
+
+    @classmethod
+    def lens_extras(cls, options: Mapping[str, Any]) -> tuple[str, ...]:
+        """The extra its embedder needs: the offline model's, or an endpoint's client."""
+        return embedding_extras(options)
 
     def __init__(
         self,

@@ -37,9 +37,14 @@ def add_merge(sub: Any) -> argparse.ArgumentParser:
 
 def run_merge(args: argparse.Namespace) -> int:
     """Merge, print the run's summary, and return its exit status."""
+    from pytest_lens.extras import missing_extra
     from pytest_lens.runs.fanin import ShardError, merge_shards
     from pytest_lens.runs.storage import SavedRunError, load_run
 
+    missing = missing_extra("html", "lens merge --html") if args.html is not None else None
+    if missing is not None:  # before the merge, not after it: nothing else of the run is lost
+        print(missing, file=sys.stderr)
+        return 2
     try:
         shards = [(str(path), load_run(path)) for path in args.shards]
         merged = merge_shards(

@@ -38,11 +38,11 @@ def add_report(sub: Any) -> argparse.ArgumentParser:
 
 def run_report(args: argparse.Namespace) -> int:
     """Write the report; 0, or 2 when an input cannot be used."""
-    from importlib.util import find_spec
+    from pytest_lens.extras import missing_extra
 
-    missing = [name for name in ("markupsafe",) if find_spec(name) is None]
-    if missing:
-        print(f"lens report: needs {' and '.join(missing)}: pip install 'pytest-lens[html]'", file=sys.stderr)
+    missing = missing_extra("html", "lens report")
+    if missing is not None:
+        print(missing, file=sys.stderr)
         return 2
     from pytest_lens.cli.compare import accepted_unlike, compare_runs, unlike_refusal
     from pytest_lens.reports.html.page import render_report

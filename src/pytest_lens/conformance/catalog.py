@@ -10,7 +10,13 @@ from pytest_lens.conformance.checks.latency import LATENCY_CEILING
 from pytest_lens.conformance.checks.manifest import MANIFEST_VALID
 from pytest_lens.conformance.checks.recall import RECALL_RARE_TOKEN
 from pytest_lens.conformance.checks.retrieve import RETRIEVE_ROUNDTRIP, RETRIEVE_UNKNOWN
-from pytest_lens.conformance.checks.search import SEARCH_DETERMINISTIC, SEARCH_KNOWN_REFS, SEARCH_LIMIT, SEARCH_ORDERED
+from pytest_lens.conformance.checks.search import (
+    SEARCH_DETERMINISTIC,
+    SEARCH_KNOWN_REFS,
+    SEARCH_LIMIT,
+    SEARCH_ORDERED,
+    SEARCH_STORE_ORDER,
+)
 from pytest_lens.conformance.checks.state import PREPARE_IDEMPOTENT, RESET_FORGETS, SCOPE_ISOLATION
 from pytest_lens.conformance.checks.tools import TOOLS_ACCEPT_VALID, TOOLS_BATCH_RETRIEVE, TOOLS_REJECT_INVALID
 from pytest_lens.conformance.clause import Clause
@@ -24,6 +30,7 @@ CLAUSES: tuple[Clause, ...] = (
     SEARCH_LIMIT,
     SEARCH_KNOWN_REFS,
     SEARCH_ORDERED,
+    SEARCH_STORE_ORDER,
     SEARCH_DETERMINISTIC,
     RESET_FORGETS,
     SCOPE_ISOLATION,

@@ -88,7 +88,8 @@ class Clause:
     """One sentence of the adapter contract, as a hypothesis property.
 
     ``applies`` returns why the clause does not apply to a manifest (e.g. no
-    filter fields declared), or ``None``. ``cost`` scales the profile's
+    filter fields declared), or ``None``; ``needs`` names an optional adapter
+    method the clause exercises (it does not apply to an adapter without it). ``cost`` scales the profile's
     ``max_examples`` for clauses whose examples are expensive. ``conclude`` runs
     once after all examples passed (the latency clause judges the recorded
     latencies there).
@@ -102,6 +103,14 @@ class Clause:
     applies: Callable[[CapabilityManifest], str | None] = _always
     cost: float = 1.0
     conclude: Callable[[ClauseContext], None] | None = None
+    needs: str | None = None
+
+    def not_applicable(self, manifest: CapabilityManifest, defines: Callable[[str], bool]) -> str | None:
+        """Why the clause does not apply to an adapter with ``manifest`` (``defines(method)``: it has that method), or ``None``."""
+        reason = self.applies(manifest)
+        if reason is None and self.needs is not None and not defines(self.needs):
+            reason = f"the adapter defines no {self.needs}()"
+        return reason
 
     @property
     def test_name(self) -> str:

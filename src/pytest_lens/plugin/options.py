@@ -185,11 +185,11 @@ def _weights(values: dict[str, Any]) -> dict[str, float]:
 
 def _check_html() -> None:
     """``--lens-html`` (or ``lens_html``): a usage error up front when the report's libraries are missing."""
-    from importlib.util import find_spec
+    from pytest_lens.extras import missing_extra
 
-    missing = [name for name in ("markupsafe",) if find_spec(name) is None]
-    if missing:
-        raise pytest.UsageError(f"{HTML} needs {' and '.join(missing)}: pip install 'pytest-lens[html]'")
+    missing = missing_extra("html", HTML)
+    if missing is not None:
+        raise pytest.UsageError(missing)
 
 
 def _control_settings(values: dict[str, Any]) -> dict[str, Any]:

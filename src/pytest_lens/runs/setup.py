@@ -15,6 +15,7 @@ from pytest_lens.contract.registry import AdapterLoadError, accepts_keyword, loa
 from pytest_lens.controls.plan import ControlsError, plan_controls
 from pytest_lens.datasets.importers import resolve_dataset_path
 from pytest_lens.datasets.loader import DatasetError, LoadedDataset, LoadedScope, load_datasets
+from pytest_lens.extras import MissingExtra, require_extra
 from pytest_lens.llm.api_keys import remember_options
 from pytest_lens.llm.errors import LLMCacheError
 from pytest_lens.llm.services import LLMServices
@@ -210,7 +211,7 @@ def open_run(settings: LensSettings) -> RunSetup:
 
 
 def check_adapters(settings: LensSettings) -> None:
-    """Every adapter loads and accepts its options."""
+    """Every adapter loads, accepts its options and has the extras it needs with them (``lens_extras``)."""
     for spec in settings.adapters:
         try:
             adapter_class = load_adapter_class(spec.target, settings.import_paths)
@@ -221,6 +222,11 @@ def check_adapters(settings: LensSettings) -> None:
             raise LensConfigError(
                 f"--lens-adapter-option: adapter {spec.label!r} ({spec.target}) does not accept {', '.join(sorted(rejected))}"
             )
+        extras = getattr(adapter_class, "lens_extras", None)
+        try:
+            require_extra(extras(dict(spec.options)) if callable(extras) else (), f"--lens-adapter={spec.target}")
+        except MissingExtra as exc:
+            raise LensConfigError(str(exc)) from None
 
 
 def _load_datasets(settings: LensSettings) -> list[LoadedDataset]:
@@ -248,6 +254,12 @@ def _load_datasets(settings: LensSettings) -> list[LoadedDataset]:
 def _check_llm_settings(settings: LensSettings) -> None:
     """An LLM agent or judge needs a model; say which option to pass."""
     llm = settings.llm
+    users = [name for name, used in (("--lens-agent=llm", settings.agent == "llm"), ("--lens-judge=llm", llm.judge == "llm")) if used]
+    if users or llm.configured:
+        try:
+            require_extra("llm", " and ".join(users) or "--lens-llm-base-url/--lens-agent-model (LLM-backed adapters)")
+        except MissingExtra as exc:
+            raise LensConfigError(str(exc)) from None
     if settings.agent == "llm" and not llm.agent_model:
         raise LensConfigError("--lens-agent=llm needs --lens-agent-model=NAME (and --lens-llm-base-url for a non-OpenAI endpoint)")
     if llm.judge == "llm" and not llm.effective_judge_model:

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import cache
 
+from pytest_lens.extras import install_command
 from pytest_lens.records.cases import LensCase
 from pytest_lens.scoring.scorer import QuestionScorer, ScorerOutput
 from pytest_lens.suites.answers import strip_citations
@@ -101,7 +102,7 @@ def _stemming_line(report: SuiteReport) -> list[str]:
         return ["", "  F1 tokens Porter-stemmed (nltk), as LoCoMo's evaluation does"]
     return [
         "",
-        f"  F1 tokens stemmed: {', '.join(used)}; LoCoMo stems with Porter: pip install 'pytest-lens[locomo]' for comparable F1",
+        f"  F1 tokens stemmed: {', '.join(used)}; LoCoMo stems with Porter: {install_command('locomo')} for comparable F1",
     ]
 
 

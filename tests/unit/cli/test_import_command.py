@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -106,9 +107,12 @@ def test_an_unreadable_parquet_file_is_a_clear_dataset_error(tmp_path: Path, mon
         return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "pyarrow" else real_find_spec(name, *rest))
     with pytest.raises(DatasetError) as caught:
         load_dataset(broken)
-    assert caught.value.issues[0].message == "reading parquet needs pyarrow: pip install 'pytest-lens[mab]'"
+    message = caught.value.issues[0].message
+    assert message == "reading parquet needs the mab extra (pyarrow is not installed): pip install 'pytest-lens[mab]'"
     assert main(["import", "mab", str(broken), "--out", str(tmp_path / "o.json")]) == 2
 
 

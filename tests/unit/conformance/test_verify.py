@@ -17,14 +17,24 @@ Factory = Callable[..., SubjectFactory]
 
 #: The clauses of a block of context: they apply only to a manifest declaring one.
 CONTEXT = {"context.size", "context.deterministic", "context.prepare_stable"}
+#: The clause of an adapter over a store with a ranking of its own (lens_store_ranking): none of these wraps one.
+STORE = {"search.store_order"}
 #: Reference adapters and the clauses that do not apply to them (what they do not declare).
 REFERENCES = {
-    "bm25": {"filters.fields", *CONTEXT},
-    "random": {"filters.fields", "filters.date_range", *CONTEXT},
-    "null": {"filters.fields", "filters.date_range", "tools.accepts_valid", "tools.rejects_invalid", "tools.batch_retrieve", *CONTEXT},
-    "examples.my_memory:DictMemory": {"filters.fields", "filters.date_range", *CONTEXT},
-    "lens_fixtures.adapters.faceted:FacetedMemory": set(CONTEXT),
-    "lens_fixtures.adapters.broken:BriefedMemory": set(),  # FacetedMemory with a block of context: every clause applies
+    "bm25": {"filters.fields", *CONTEXT, *STORE},
+    "random": {"filters.fields", "filters.date_range", *CONTEXT, *STORE},
+    "null": {
+        "filters.fields",
+        "filters.date_range",
+        "tools.accepts_valid",
+        "tools.rejects_invalid",
+        "tools.batch_retrieve",
+        *CONTEXT,
+        *STORE,
+    },
+    "examples.my_memory:DictMemory": {"filters.fields", "filters.date_range", *CONTEXT, *STORE},
+    "lens_fixtures.adapters.faceted:FacetedMemory": {*CONTEXT, *STORE},
+    "lens_fixtures.adapters.broken:BriefedMemory": set(STORE),  # FacetedMemory with a block of context: the rest applies
 }
 
 

@@ -12,25 +12,31 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
+import math
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from lens_fixtures.adapters.embedding_options import embedder_from_options
+from lens_fixtures.adapters.embedding_options import embedder_from_options, embedding_extras
 from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import MemoryAdapter, SearchResult
 from pytest_lens.contract.registry import AdapterLoadError, import_adapter_module
+from pytest_lens.extras import missing_extra
 
 __all__ = [
     "REF_KEY",
     "EmbeddingFactoryAdapter",
     "FactoryAdapter",
     "InterfaceAdapter",
+    "StoreScores",
     "call_factory",
     "day_number",
     "episode_metadata",
     "load_factory",
+    "merged_results",
     "ranked_results",
+    "store_id",
 ]
 
 #: The metadata key every mapped document carries its episode id under (the ref the agent cites).
@@ -46,10 +52,15 @@ class InterfaceAdapter(MemoryAdapter):
     scheme: ClassVar[str] = ""
     #: What follows ``SCHEME:`` on the command line; set on the bound subclass.
     lens_target: ClassVar[str] = ""
+    #: The extra that installs the interface's library (``pytest-lens[langchain]``, ...).
+    library_extra: ClassVar[str] = ""
 
     @classmethod
     def lens_bind(cls, rest: str, import_paths: Sequence[Path] = ()) -> type[InterfaceAdapter]:
-        """The class bound to ``rest``, after :meth:`check_target` accepted it."""
+        """The class bound to ``rest``, after :meth:`check_target` accepted it (the library's extra is checked first)."""
+        missing = missing_extra(cls.library_extra, f"--lens-adapter={cls.scheme}:...") if cls.library_extra else None
+        if missing is not None:
+            raise AdapterLoadError(missing)
         cls.check_target(rest, import_paths)
         name = f"{cls.__name__}[{rest}]"
         return type(name, (cls,), {"lens_target": rest, "__module__": cls.__module__, "__qualname__": name})
@@ -57,6 +68,11 @@ class InterfaceAdapter(MemoryAdapter):
     @classmethod
     def check_target(cls, rest: str, import_paths: Sequence[Path]) -> None:
         """Raise :class:`AdapterLoadError` saying why ``rest`` cannot be used. Default: anything goes."""
+
+    @classmethod
+    def lens_extras(cls, options: Mapping[str, Any]) -> tuple[str, ...]:
+        """The extras it needs with ``options``: its library's."""
+        return (cls.library_extra,) if cls.library_extra else ()
 
     def target(self) -> str:
         """The bound target; a clear error when the unbound class is used directly."""
@@ -203,7 +219,15 @@ class EmbeddingFactoryAdapter(FactoryAdapter):
         self._date_filter = date_filter
         #: Documents mapped from episodes, written in batches of ``batch_size`` (and before any read).
         self._pending: list[Any] = []
+        #: How the current store's scores run along its ranking.
+        self.scores = StoreScores()
+        self._unordered_before = 0
         self.setup()
+
+    @classmethod
+    def lens_extras(cls, options: Mapping[str, Any]) -> tuple[str, ...]:
+        """Its library's extra, and its embedder's."""
+        return (*super().lens_extras(options), *embedding_extras(options))
 
     @classmethod
     def check_date_filter(cls, value: Any) -> None:
@@ -215,8 +239,10 @@ class EmbeddingFactoryAdapter(FactoryAdapter):
         """Wrap the embedder for the library and start with no store (the embedder is ``self._embedder``)."""
 
     def adopted(self) -> None:
-        """A new store was adopted: nothing queued for the old one is written to it."""
+        """A new store was adopted: nothing queued for the old one is written to it, and its scores are read anew."""
         self._pending = []
+        self._unordered_before += self.scores.unordered
+        self.scores = StoreScores()
 
     def queue(self, document: Any) -> None:
         """Queue one mapped episode for the current store (made on first need); a full batch is written."""
@@ -246,8 +272,12 @@ class EmbeddingFactoryAdapter(FactoryAdapter):
         self.flush()
 
     def lens_stats(self) -> dict[str, int]:
-        """Embedding-cache hits and misses."""
-        return self._embedder.stats.as_counters()
+        """Embedding-cache hits and misses; result lists whose store scores ran against the store's order, if any."""
+        counters = self._embedder.stats.as_counters()
+        unordered = self._unordered_before + self.scores.unordered
+        if unordered:
+            counters["store_scores_against_order"] = unordered
+        return counters
 
     def close(self) -> None:
         """Drop the store and close the embedding cache."""
@@ -256,6 +286,19 @@ class EmbeddingFactoryAdapter(FactoryAdapter):
 
     def drop(self) -> None:
         """Let go of the current store."""
+
+
+#: The namespace of :func:`store_id`'s UUIDs (a uuid5 of the project's name).
+STORE_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "pytest-lens")
+
+
+def store_id(episode_id: str) -> str:
+    """The id an episode is stored under: a UUID (uuid5 of the episode id), which every store accepts.
+
+    Qdrant takes only UUIDs or unsigned integers, and other stores have rules of their own; the episode id
+    itself travels in the metadata (:data:`REF_KEY`), where results and ``retrieve`` read it back.
+    """
+    return str(uuid.uuid5(STORE_ID_NAMESPACE, episode_id))
 
 
 def day_number(timestamp: str) -> int:
@@ -284,24 +327,74 @@ def day_bounds(filters: Mapping[str, Any] | None) -> tuple[int | None, int | Non
     return (day_number(str(start)) if start else None, day_number(str(end)) if end else None)
 
 
-def ranked_results(hits: Iterable[tuple[str, str, float | None, Mapping[str, Any]]], limit: int) -> list[SearchResult]:
-    """``(ref, snippet, score, metadata)`` hits as results: best first, one per ref, at most ``limit``.
+class StoreScores:
+    """How one store's scores run along its own ranking, learned from the result lists it returns.
 
-    A hit without a score (an interface that only orders) is scored by its rank, ``1 / (1 + rank)``.
-    Scores are sorted stably, so equal scores keep the interface's order.
+    A store ranks best first, but its score may be a similarity (falling down the list), a distance (rising: L2,
+    Chroma, pgvector's cosine distance) or neither (LangChain's relevance function for an inner-product FAISS
+    index, ``1 - similarity``, inverted). :meth:`shown` gives scores that fall down the store's list whatever it
+    returned: similarities as they are, a distance ``d`` as ``1 / (1 + d)``, and ``1 / (1 + rank)`` for a list
+    without scores or with scores that do not follow its order. The direction a list shows is kept for the
+    lists that show none (one hit, equal scores), so one store's scores mean the same in every search.
     """
-    scored = []
-    for rank, (ref, text, score, metadata) in enumerate(hits):
-        value = 1.0 / (1 + rank) if score is None else float(score)
-        scored.append((ref, text, value, dict(metadata)))
-    scored.sort(key=lambda hit: -hit[2])
-    results: list[SearchResult] = []
+
+    def __init__(self) -> None:
+        #: ``True``: a distance, ``False``: a similarity, ``None``: not seen yet.
+        self.distance: bool | None = None
+        #: Result lists whose scores ran against the store's order (shown by rank instead).
+        self.unordered = 0
+
+    def shown(self, scores: Sequence[float | None]) -> list[float]:
+        """The scores to show for one result list, in the store's order."""
+        by_rank = [1.0 / (1 + rank) for rank in range(len(scores))]
+        if any(score is None or not math.isfinite(score) for score in scores):
+            return by_rank
+        values = [float(score) for score in scores if score is not None]
+        pairs = list(itertools.pairwise(values))
+        falling, rising = all(a >= b for a, b in pairs), all(a <= b for a, b in pairs)
+        if falling and rising:  # one hit, or equal scores: the direction seen before
+            distance = bool(self.distance)
+        elif falling or rising:
+            distance = self.distance = rising
+        else:
+            self.unordered += 1
+            return by_rank
+        if not distance:
+            return values
+        if min(values, default=0.0) < 0:
+            return [-value for value in values]
+        return [1.0 / (1 + value) for value in values]
+
+
+def ranked_results(
+    hits: Iterable[tuple[str, str, float | None, Mapping[str, Any]]], limit: int, scores: StoreScores | None = None
+) -> list[SearchResult]:
+    """``(ref, snippet, score, metadata)`` hits in the order the store ranked them: that order, one per ref, at most ``limit``.
+
+    The store's ranking is never re-sorted (a score's direction differs from store to store, and one store's
+    relevance function inverted its own ranking); the scores shown are ``scores``'s reading of the store's
+    (:class:`StoreScores`), by rank without one.
+    """
+    kept: list[tuple[str, str, float | None, dict[str, Any]]] = []
     seen: set[str] = set()
-    for ref, text, value, metadata in scored:
-        if ref in seen:
-            continue
-        seen.add(ref)
-        results.append(SearchResult(ref_id=ref, text=text, score=round(value, 6), metadata=metadata))
-        if len(results) == limit:
+    for ref, text, score, metadata in hits:
+        if ref not in seen:
+            seen.add(ref)
+            kept.append((ref, text, score, dict(metadata)))
+        if len(kept) == limit:
             break
-    return results
+    shown = (scores or StoreScores()).shown([score if scores is not None else None for _, _, score, _ in kept])
+    return [
+        SearchResult(ref_id=ref, text=text, score=round(value, 6), metadata=metadata)
+        for (ref, text, _, metadata), value in zip(kept, shown, strict=True)
+    ]
+
+
+def merged_results(hits: Iterable[tuple[str, str, float, Mapping[str, Any]]], limit: int) -> list[SearchResult]:
+    """Hits merged from several searches, sorted by a score the adapter computed itself (higher is better).
+
+    For an adapter that must merge (the MCP adapter's share of query terms an entity matched); a store's own
+    ranking goes through :func:`ranked_results`. The sort is stable: equal scores keep the order they came in.
+    """
+    ordered = sorted(hits, key=lambda hit: -hit[2])
+    return ranked_results(((ref, text, score, metadata) for ref, text, score, metadata in ordered), limit, StoreScores())

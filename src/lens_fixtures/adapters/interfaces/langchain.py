@@ -8,32 +8,43 @@ embedder as LangChain ``Embeddings``: the offline MiniLM by default, through the
 
 The mapping:
 
-- an episode is one ``Document``: ``page_content`` the episode's text, ``id`` and metadata ``lens_ref`` its
-  episode id, metadata ``timestamp``, ``lens_day`` (20240131), ``lens_scope`` and the episode's ``meta``
+- an episode is one ``Document``: ``page_content`` the episode's text, ``id`` a UUID made from the episode id
+  (:func:`~lens_fixtures.adapters.interfaces.base.store_id`: Qdrant takes no other string), metadata
+  ``lens_ref`` the episode id, metadata ``timestamp``, ``lens_day`` (20240131), ``lens_scope`` and the episode's ``meta``
   (flattened to scalars); added in batches with ``add_documents(ids=...)`` before any search;
-- ``search`` is ``similarity_search_with_relevance_scores`` (the store's own [0, 1] relevance), else
-  ``similarity_search_with_score`` read as a similarity; a retriever's ``invoke`` gives no scores and is
-  scored by rank; ``retrieve`` is ``get_by_ids``;
+- ``search`` is ``similarity_search_with_score``: the store's hits in the store's order, never re-sorted; the
+  score shown is the store's similarity, ``1 / (1 + d)`` of a distance ``d``, by rank where the scores do not
+  follow the order (:class:`~lens_fixtures.adapters.interfaces.base.StoreScores`); a store without scores
+  (``similarity_search``) and a retriever's ``invoke`` are scored by rank; ``retrieve`` is ``get_by_ids``;
 - date filters (``start_date``/``end_date``) only where the store's filter language is known: a predicate on
-  the ``Document`` for ``InMemoryVectorStore``, a ``where`` dict on ``lens_day`` for Chroma (``date_filter``
-  option: ``auto``, ``callable``, ``where`` or ``none``). Other stores declare no date range.
+  the ``Document`` for ``InMemoryVectorStore``, a ``where`` dict on ``lens_day`` for Chroma and
+  ``PGVectorStore``, a ``Filter`` on ``metadata.lens_day`` for ``QdrantVectorStore`` (``date_filter`` option:
+  ``auto``, ``callable``, ``where``, ``qdrant`` or ``none``). Other stores declare no date range.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from lens_fixtures.adapters.interfaces.base import REF_KEY, EmbeddingFactoryAdapter, day_bounds, episode_metadata, ranked_results
+from lens_fixtures.adapters.interfaces.base import (
+    REF_KEY,
+    EmbeddingFactoryAdapter,
+    day_bounds,
+    episode_metadata,
+    ranked_results,
+    store_id,
+)
 from lens_fixtures.adapters.interfaces.embedders import langchain_embeddings
 from pytest_lens import CapabilityManifest, Document, SearchResult
 
 __all__ = ["DATE_FILTERS", "LangChainAdapter"]
 
-#: How a store is asked to filter by day: a predicate on the Document, a Chroma-style where dict, or not at all.
-DATE_FILTERS = ("auto", "callable", "where", "none")
-#: Stores whose filter language is known, by class name (auto).
-_KNOWN_FILTERS = {"InMemoryVectorStore": "callable", "Chroma": "where"}
+#: How a store is asked to filter by day: a predicate on the Document, a Chroma-style where dict, a Qdrant
+#: ``Filter`` on the payload's metadata, or not at all.
+DATE_FILTERS = ("auto", "callable", "where", "qdrant", "none")
+#: Stores whose filter language is known, by class name (auto). FAISS is left out: it filters the ``fetch_k`` (20)
+#: nearest after the search, so a date range can miss episodes it holds.
+_KNOWN_FILTERS = {"InMemoryVectorStore": "callable", "Chroma": "where", "PGVectorStore": "where", "QdrantVectorStore": "qdrant"}
 
 
 class LangChainAdapter(EmbeddingFactoryAdapter):
@@ -45,6 +56,7 @@ class LangChainAdapter(EmbeddingFactoryAdapter):
     """
 
     scheme = "langchain"
+    library_extra = "langchain"
     default_date_filter = "auto"
 
     @classmethod
@@ -87,7 +99,7 @@ class LangChainAdapter(EmbeddingFactoryAdapter):
         from langchain_core.documents import Document as LangChainDocument
 
         metadata = episode_metadata(episode_id, scope_id, timestamp, meta)
-        self.queue(LangChainDocument(page_content=text, metadata=metadata, id=episode_id))
+        self.queue(LangChainDocument(page_content=text, metadata=metadata, id=store_id(episode_id)))
 
     def write(self, documents: list[Any]) -> None:
         """One batch, in one call."""
@@ -111,41 +123,62 @@ class LangChainAdapter(EmbeddingFactoryAdapter):
                 return (start is None or day >= start) and (end is None or day <= end)
 
             return {"filter": inside}
+        if self._dialect() == "qdrant":
+            from qdrant_client import models
+
+            day = models.Range(gte=start, lte=end)
+            return {"filter": models.Filter(must=[models.FieldCondition(key="metadata.lens_day", range=day)])}
         bounds = [{"lens_day": {op: value}} for op, value in (("$gte", start), ("$lte", end)) if value is not None]
         return {"filter": bounds[0] if len(bounds) == 1 else {"$and": bounds}}
 
-    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
-        """The store's nearest documents, best first, one per episode."""
-        if not query.strip():
-            return []
-        self.ready()
-        k = self.limit(limit)
-        keywords = self._filter(filters)
-        hits: list[tuple[Any, float | None]]
+    def _hits(self, query: str, k: int, keywords: dict[str, Any]) -> list[tuple[Any, float | None]]:
+        """The store's (or the retriever's) own answer, in its own order, with its raw scores where it gives them."""
         if self._retriever is not None:
             if keywords:
                 self._retriever.search_kwargs = {**getattr(self._retriever, "search_kwargs", {}), **keywords, "k": k}
             elif hasattr(self._retriever, "search_kwargs"):
                 self._retriever.search_kwargs = {**self._retriever.search_kwargs, "k": k}
-            hits = [(document, None) for document in self._retriever.invoke(query)]
-        else:
-            search: Callable[..., list[tuple[Any, float]]] = self._store.similarity_search_with_relevance_scores
-            try:
-                hits = list(search(query, k=k, **keywords))
-            except NotImplementedError:
-                hits = list(self._store.similarity_search_with_score(query, k=k, **keywords))
+            return [(document, None) for document in self._retriever.invoke(query)]
+        try:
+            # The raw score (a similarity or a distance: StoreScores reads which), not LangChain's relevance
+            # function, which some configurations invert (FAISS over inner products) or push outside [0, 1].
+            return list(self._store.similarity_search_with_score(query, k=k, **keywords))
+        except NotImplementedError:
+            return [(document, None) for document in self._store.similarity_search(query, k=k, **keywords)]
+
+    def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
+        """The store's nearest documents in the store's order, one per episode."""
+        if not query.strip():
+            return []
+        self.ready()
+        k = self.limit(limit)
+        hits = self._hits(query, k, self._filter(filters))
         return ranked_results(
             (
                 (_ref(document), self.snippet(document.page_content), score, {"timestamp": document.metadata.get("timestamp", "")})
                 for document, score in hits
             ),
             k,
+            self.scores,
         )
 
-    def retrieve(self, ref_id: str) -> Document | None:
-        """``get_by_ids([ref_id])``: the stored text, verbatim."""
+    def lens_store_ranking(self, query: str, limit: int | None = None) -> list[str]:
+        """The refs the store itself ranks for ``query`` (``similarity_search``; a retriever's ``invoke``), in its order.
+
+        The conformance clause ``search.store_order`` holds :meth:`search` to this order.
+        """
         self.ready()
-        for document in self._store.get_by_ids([ref_id]):
+        k = self.limit(limit)
+        if self._retriever is not None:
+            documents = [document for document, _ in self._hits(query, k, {})]
+        else:
+            documents = self._store.similarity_search(query, k=k)
+        return [_ref(document) for document in documents]
+
+    def retrieve(self, ref_id: str) -> Document | None:
+        """``get_by_ids`` of the episode's store id: the stored text, verbatim."""
+        self.ready()
+        for document in self._store.get_by_ids([store_id(ref_id)]):
             if _ref(document) == ref_id:
                 return Document(ref_id=ref_id, text=document.page_content, metadata={"timestamp": document.metadata.get("timestamp", "")})
         return None

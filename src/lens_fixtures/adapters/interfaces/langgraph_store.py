@@ -39,6 +39,7 @@ class LangGraphStoreAdapter(EmbeddingFactoryAdapter):
     """
 
     scheme = "langgraph-store"
+    library_extra = "langgraph"
 
     def setup(self) -> None:
         """The embedder as a LangGraph index config over ``text``; no store yet."""
@@ -71,7 +72,7 @@ class LangGraphStoreAdapter(EmbeddingFactoryAdapter):
         self._store.batch(operations)
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
-        """The store's nearest items, best first, one per episode."""
+        """The store's nearest items in the store's order, one per episode."""
         if not query.strip():
             return []
         self.ready()
@@ -86,7 +87,16 @@ class LangGraphStoreAdapter(EmbeddingFactoryAdapter):
                 for item in items
             ),
             k,
+            self.scores,
         )
+
+    def lens_store_ranking(self, query: str, limit: int | None = None) -> list[str]:
+        """The keys the store itself ranks for ``query`` (``store.search``), in its order.
+
+        The conformance clause ``search.store_order`` holds :meth:`search` to this order.
+        """
+        self.ready()
+        return [item.key for item in self._store.search(NAMESPACE, query=query, limit=self.limit(limit))]
 
     def retrieve(self, ref_id: str) -> Document | None:
         """``store.get(namespace, ref_id)``: the stored text, verbatim."""

@@ -7,13 +7,15 @@ and ``storage_dir`` (a fresh directory per scope), and returns a ``VectorStoreIn
 
 The mapping:
 
-- an episode is one ``TextNode``: ``id_`` the episode id, ``text`` the episode's text, metadata ``lens_ref``,
+- an episode is one ``TextNode``: ``id_`` a UUID made from the episode id (``store_id``: vector stores such as
+  Qdrant take no other string), ``text`` the episode's text, metadata ``lens_ref``,
   ``timestamp``, ``lens_day`` (20240131), ``lens_scope`` and the episode's ``meta`` (flattened to scalars),
   every metadata key excluded from the embedded and the LLM text (the vector is the episode's text alone);
   inserted in batches with ``insert_nodes`` before any search;
-- ``search`` is ``as_retriever(similarity_top_k=k, filters=...).retrieve(query)``: ``NodeWithScore`` list, the
-  node's score as the result's; date filters are ``MetadataFilters`` on ``lens_day`` (GTE/LTE), which
-  LlamaIndex's vector stores apply themselves (``date_filter=false`` for a store that cannot);
+- ``search`` is ``as_retriever(similarity_top_k=k, filters=...).retrieve(query)``: ``NodeWithScore`` list in the
+  vector store's order, never re-sorted, the node's score as the result's (a distance shown as ``1 / (1 + d)``);
+  date filters are ``MetadataFilters`` on ``lens_day`` (GTE/LTE), which LlamaIndex's vector stores apply
+  themselves (``date_filter=false`` for a store that cannot);
 - ``retrieve`` is the index's docstore (``get_node``), else its vector store's ``get_nodes``.
 """
 
@@ -21,7 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from lens_fixtures.adapters.interfaces.base import REF_KEY, EmbeddingFactoryAdapter, day_bounds, episode_metadata, ranked_results
+from lens_fixtures.adapters.interfaces.base import (
+    REF_KEY,
+    EmbeddingFactoryAdapter,
+    day_bounds,
+    episode_metadata,
+    ranked_results,
+    store_id,
+)
 from lens_fixtures.adapters.interfaces.embedders import llamaindex_embedding
 from pytest_lens import CapabilityManifest, Document, SearchResult
 
@@ -37,6 +46,7 @@ class LlamaIndexAdapter(EmbeddingFactoryAdapter):
     """
 
     scheme = "llamaindex"
+    library_extra = "llamaindex"
 
     def setup(self) -> None:
         """The embedder as a LlamaIndex ``BaseEmbedding``; no index yet."""
@@ -63,7 +73,9 @@ class LlamaIndexAdapter(EmbeddingFactoryAdapter):
         metadata = episode_metadata(episode_id, scope_id, timestamp, meta)
         keys = list(metadata)
         self.queue(
-            TextNode(id_=episode_id, text=text, metadata=metadata, excluded_embed_metadata_keys=keys, excluded_llm_metadata_keys=keys)
+            TextNode(
+                id_=store_id(episode_id), text=text, metadata=metadata, excluded_embed_metadata_keys=keys, excluded_llm_metadata_keys=keys
+            )
         )
 
     def write(self, nodes: list[Any]) -> None:
@@ -82,7 +94,7 @@ class LlamaIndexAdapter(EmbeddingFactoryAdapter):
         )
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
-        """The index retriever's nodes, best first, one per episode."""
+        """The index retriever's nodes in the vector store's order, one per episode."""
         if not query.strip():
             return []
         self.ready()
@@ -95,19 +107,37 @@ class LlamaIndexAdapter(EmbeddingFactoryAdapter):
                 for hit in hits
             ),
             k,
+            self.scores,
         )
+
+    def lens_store_ranking(self, query: str, limit: int | None = None) -> list[str]:
+        """The refs the index's vector store itself ranks for ``query`` (its ``query``), in its order.
+
+        The conformance clause ``search.store_order`` holds :meth:`search` to this order.
+        """
+        from llama_index.core.vector_stores import VectorStoreQuery
+
+        self.ready()
+        found = self._index.vector_store.query(
+            VectorStoreQuery(query_embedding=self._embed_model.get_query_embedding(query), similarity_top_k=self.limit(limit))
+        )
+        if found.nodes:
+            return [_ref(node) for node in found.nodes]
+        docstore = self._index.docstore
+        return [_ref(docstore.get_node(node_id)) for node_id in found.ids or []]
 
     def retrieve(self, ref_id: str) -> Document | None:
         """The node stored under the episode id: from the docstore, else from the vector store."""
         self.ready()
-        node = self._index.docstore.get_node(ref_id, raise_error=False)
+        stored = store_id(ref_id)
+        node = self._index.docstore.get_node(stored, raise_error=False)
         if node is None and getattr(self._index.vector_store, "stores_text", False):
             try:
-                found = self._index.vector_store.get_nodes(node_ids=[ref_id])
+                found = self._index.vector_store.get_nodes(node_ids=[stored])
             except (NotImplementedError, KeyError, ValueError):
                 found = []
-            node = next((item for item in found if item.node_id == ref_id), None)
-        if node is None:
+            node = next((item for item in found if item.node_id == stored), None)
+        if node is None or _ref(node) != ref_id:
             return None
         return Document(ref_id=ref_id, text=node.get_content(), metadata={"timestamp": node.metadata.get("timestamp", "")})
 

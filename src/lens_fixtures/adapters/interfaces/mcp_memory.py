@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lens_fixtures.adapters.interfaces.base import InterfaceAdapter, ranked_results
+from lens_fixtures.adapters.interfaces.base import InterfaceAdapter, merged_results, ranked_results
 from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import CapabilityManifest, Document, SearchResult
 from pytest_lens.contract.registry import AdapterLoadError
@@ -262,6 +262,7 @@ class MCPMemoryAdapter(InterfaceAdapter):
     """
 
     scheme = "mcp"
+    library_extra = "mcp"
 
     @classmethod
     def check_target(cls, rest: str, import_paths: Sequence[Path]) -> None:
@@ -334,10 +335,10 @@ class MCPMemoryAdapter(InterfaceAdapter):
             for entity in self._search_tool(term):
                 by_name.setdefault(entity["name"], entity)
                 matched[entity["name"]] = matched.get(entity["name"], 0) + 1
-        shares: list[tuple[str, str, float | None, dict[str, Any]]] = [
+        shares: list[tuple[str, str, float, dict[str, Any]]] = [
             (name, self._snippet(by_name[name]), matched[name] / len(terms), self._metadata(by_name[name])) for name in by_name
         ]
-        return ranked_results(shares, k)
+        return merged_results(shares, k)
 
     def _snippet(self, entity: Mapping[str, Any]) -> str:
         text = _text(entity)

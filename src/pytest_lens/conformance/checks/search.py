@@ -24,7 +24,15 @@ from pytest_lens.conformance.strategies import (
 )
 from pytest_lens.contract.adapter import CapabilityManifest, SearchResult
 
-__all__ = ["SEARCH_DETERMINISTIC", "SEARCH_KNOWN_REFS", "SEARCH_LIMIT", "SEARCH_ORDERED", "describe_call", "results_differ"]
+__all__ = [
+    "SEARCH_DETERMINISTIC",
+    "SEARCH_KNOWN_REFS",
+    "SEARCH_LIMIT",
+    "SEARCH_ORDERED",
+    "SEARCH_STORE_ORDER",
+    "describe_call",
+    "results_differ",
+]
 
 #: Larger corpora are not generated: with a big max_results_per_search only `limit` is exercised.
 MAX_CORPUS = 30
@@ -171,6 +179,33 @@ SEARCH_ORDERED = Clause(
     examples=_search_examples,
     check=_check_ordered,
     cost=0.6,
+)
+
+
+def _check_store_order(context: ClauseContext, example: SearchExample) -> None:
+    with context.fresh() as subject:
+        subject.load(example.scope_id, example.episodes)
+        for query, limit in example.searches:
+            returned = [result.ref_id for result in subject.search(query, None, limit)]
+            ranked = subject.store_ranking(query, limit)
+            if returned != ranked:
+                raise ClauseViolation(
+                    f"{describe_call(query, None, limit)} returned {show_ids(returned)}, but the store it wraps ranks "
+                    f"{show_ids(ranked)} (lens_store_ranking): the adapter re-ordered, dropped or added results"
+                )
+
+
+SEARCH_STORE_ORDER = Clause(
+    id="search.store_order",
+    contract=(
+        "an adapter over a store with a ranking of its own (it defines lens_store_ranking) returns the store's hits in the "
+        "store's order: search never re-sorts them by a score whose direction it has not checked"
+    ),
+    method="search",
+    examples=_search_examples,
+    check=_check_store_order,
+    cost=0.6,
+    needs="lens_store_ranking",
 )
 
 

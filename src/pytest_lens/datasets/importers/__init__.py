@@ -58,11 +58,14 @@ def parse_document(raw: bytes, path: Path) -> Any:
     from pytest_lens.datasets.json_document import JsonDocumentError, read_json, read_json_lines
 
     if path.suffix == ".parquet":
+        from pytest_lens.extras import missing_extra
+
         try:
             import pyarrow as pa
             import pyarrow.parquet as pq
-        except ImportError:
-            raise DocumentError("needs_pyarrow", "reading parquet needs pyarrow: pip install 'pytest-lens[mab]'") from None
+        except ImportError as exc:
+            message = missing_extra("mab", "reading parquet") or f"reading parquet: pyarrow is installed but does not import: {exc}"
+            raise DocumentError("needs_pyarrow", message) from None
         try:
             return pq.read_table(pa.BufferReader(raw)).to_pylist()
         except (pa.ArrowException, OSError) as exc:

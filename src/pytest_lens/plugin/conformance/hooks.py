@@ -41,19 +41,11 @@ BUILTIN_NODEID = "lens-conformance"
 #: ``user_properties`` name under which a clause's outcome travels on its test report.
 OUTCOME_PROPERTY = "lens_conformance"
 MARKER = "lens_conformance"
-#: How to install what the conformance suite needs beyond the base install.
-INSTALL = "pip install 'pytest-lens[conformance]'"
-
-
 def missing_dependency() -> str | None:
     """Why the conformance suite cannot run in this environment (hypothesis, an extra, is absent), or ``None``."""
-    import importlib.util
+    from pytest_lens.extras import missing_extra
 
-    try:
-        found = importlib.util.find_spec("hypothesis") is not None
-    except (ImportError, ValueError):  # a broken or blocked install counts as absent
-        found = False
-    return None if found else f"the conformance suite needs hypothesis, installed with pytest-lens's conformance extra: {INSTALL}"
+    return missing_extra("conformance", "the conformance suite")
 
 
 @dataclass

@@ -15,7 +15,8 @@ import pytest
 if importlib.util.find_spec("mem0") is None:  # importorskip would import mem0 before the adapter configures it
     pytest.skip("the optional extra pytest-lens[mem0] (mem0ai) is not installed", allow_module_level=True)
 
-from lens_fixtures.adapters.mem0_adapter import MEM0_INSTALL_HINT, Mem0Adapter
+from lens_fixtures.adapters.mem0_adapter import Mem0Adapter
+from pytest_lens.extras import install_command
 
 EPISODES = [
     ("ep1", "2024-01-01T10:00:00", "## 2024-01-01 Log\n### Pumps\n- pump seven vibration normal"),
@@ -125,4 +126,4 @@ def test_without_the_extra_naming_the_adapter_says_what_to_install() -> None:
         check=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
-    assert MEM0_INSTALL_HINT in out.stdout
+    assert f"the mem0 adapter needs the mem0 extra (mem0 is not installed): {install_command('mem0')}" in out.stdout
