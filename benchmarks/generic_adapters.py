@@ -24,6 +24,7 @@ import contextlib
 import os
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -118,6 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.adapters:
         chosen = {label: target for label, target in chosen.items() if label in args.adapters.split(",")}
     rows = []
+    # SIGTERM unwinds like Ctrl-C, so the PostgreSQL this run starts is stopped (killed without it, it ran on).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     with contextlib.ExitStack() as stack:
         cache, work = (stack.enter_context(tempfile.TemporaryDirectory()) for _ in range(2))
         os.environ["LENS_CACHE_DIR"] = cache
