@@ -12,13 +12,14 @@ without being trivially easy (longitudinal evidence coverage well below 1.0).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from pytest_lens.records.rows import read_artifact_json
 
 DEFAULT_ADAPTERS = ("null", "bm25", "embedding", "sqlite-hybrid")
 
@@ -38,7 +39,7 @@ def run(adapters: list[str], datasets: list[str], budget: str) -> dict[str, Any]
         proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, check=False)
         if proc.returncode not in (0, 1) or not artifact.exists():  # 1: a gated adapter is still a complete run
             raise SystemExit(f"run failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
-        loaded: dict[str, Any] = json.loads(artifact.read_text())
+        loaded: dict[str, Any] = read_artifact_json(artifact)
         return loaded
 
 

@@ -9,7 +9,6 @@ scores identical, how many judge failures were recorded, and what the LENS verdi
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import tempfile
@@ -18,6 +17,7 @@ from typing import Any
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
 from pytest_lens.datasets.bundled import bundled_dataset_paths
+from pytest_lens.records.rows import read_artifact_json
 
 SCENARIOS: dict[str, list[Fault]] = {
     "clean": [],
@@ -50,7 +50,7 @@ def run(workdir: Path, server: OpenAITestServer) -> tuple[int, str, dict[str, An
         f"--lens-json={workdir / 'out.json'}",
     ]
     done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False)
-    return done.returncode, done.stdout, json.loads((workdir / "out.json").read_text())
+    return done.returncode, done.stdout, read_artifact_json(workdir / "out.json")
 
 
 def main() -> None:

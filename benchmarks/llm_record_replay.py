@@ -13,7 +13,6 @@ The latency is added by the server to every request, to stand in for a remote en
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from typing import Any
 
 from lens_fixtures.openai_server import OpenAITestServer
 from pytest_lens.datasets.bundled import bundled_dataset_paths
+from pytest_lens.records.rows import read_artifact_json
 
 
 def bundled_scope() -> Path:
@@ -58,7 +58,7 @@ def run(workdir: Path, server: OpenAITestServer, mode: str, artifact: str, datas
 
 
 def per_question(path: Path) -> dict[str, Any]:
-    artifact = json.loads(path.read_text())
+    artifact = read_artifact_json(path)
     return {r["question_id"]: (r["answer"], r["metrics"], r["composite"], r["scorer_details"]) for r in artifact["results"]}
 
 

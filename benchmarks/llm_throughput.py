@@ -29,7 +29,6 @@ than all 24 questions' scoring), a cost of the environment, not of pytest-lens.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import resource
@@ -41,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.records.rows import read_artifact_json
 from pytest_process import pytest_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def run_once(args: argparse.Namespace, server: Any, concurrency: int, name: str)
         cpu = _children_cpu() - cpu_before
         if done.returncode not in (0, 1):
             raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-        artifact = json.loads((workdir / f"{name}.json").read_text())
+        artifact = read_artifact_json(workdir / f"{name}.json")
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     session = _SESSION_TIME.search(last)
     llm = (artifact["run"].get("llm") or {}).get("requests") or {}

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.records.rows import read_artifact_json
 from pytest_process import pytest_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,7 +97,7 @@ def run_pytest(args: argparse.Namespace, base_url: str, model: str, extra: list[
         wall = time.perf_counter() - started
         if not (workdir / "run.json").exists():
             raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-        artifact = json.loads((workdir / "run.json").read_text())
+        artifact = read_artifact_json(workdir / "run.json")
     return wall, artifact, done.stdout + done.stderr
 
 

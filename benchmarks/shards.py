@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.records.rows import read_artifact_json
+
 REPO = Path(__file__).resolve().parents[1]
 V2 = Path("shared") / "datasets" / "lens-v2"
 V2_DIR = next((base / V2 for base in REPO.parents if (base / V2).exists()), REPO.parent / V2)
@@ -44,6 +46,8 @@ def comparable(artifact: dict[str, Any]) -> dict[str, Any]:
         return value
 
     found: dict[str, Any] = strip(artifact)
+    for key in ("file", "sha256"):  # the rows file's name follows the document's; its digest covers timings
+        found.get("rows", {}).pop(key, None)
     for key in ("merged_from", "shard"):
         found["run"].pop(key, None)
     return found
@@ -79,7 +83,7 @@ def side_by_side(shards: list[int], repeat: int, adapters: list[str]) -> None:
             for process, began in processes:
                 process.wait()
                 walls.append(time.perf_counter() - began)
-            artifacts = [json.loads((where / f"shard{index}.json").read_text()) for index in range(1, total + 1)]
+            artifacts = [read_artifact_json(where / f"shard{index}.json") for index in range(1, total + 1)]
             if total == 1:
                 merged, fan_in = artifacts[0], 0.0
                 reference = merged
@@ -89,7 +93,7 @@ def side_by_side(shards: list[int], repeat: int, adapters: list[str]) -> None:
                 command = [sys.executable, "-m", "pytest_lens.cli.main", "merge", *names, "--out", "run.json"]
                 subprocess.run(command, cwd=where, capture_output=True, check=False)
                 fan_in = time.perf_counter() - began
-                merged = json.loads((where / "run.json").read_text())
+                merged = read_artifact_json(where / "run.json")
             groups = [len(a["run"]["shard"]["units"]) for a in artifacts] if total > 1 else []
             sizes = [len(a["results"]) for a in artifacts]
             equal = "yes" if reference is not None and comparable(merged) == comparable(reference) else "NO"

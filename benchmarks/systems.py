@@ -39,6 +39,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.records.rows import read_artifact_json
+
 REPO = Path(__file__).resolve().parents[1]
 #: Each system's adapter (named by module: entry points need a reinstall of the package) and its options.
 SYSTEMS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -182,7 +184,7 @@ def lens_run(
         raise LensRunError(
             f"the LENS run under {python} wrote no artifact ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
         )
-    return json.loads((workdir / "run.json").read_text())  # type: ignore[no-any-return]
+    return read_artifact_json(workdir / "run.json")
 
 
 def estimate(value: dict[str, Any] | None) -> str:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from lens_fixtures.openai_server import Fault, OpenAITestServer
     from lens_fixtures.openai_server.policies import Policy
     from pytest_lens.llm.client import ChatClient
+    from pytest_lens.records.results import RunArtifact
 
 J = TypeVar("J")
 
@@ -219,3 +220,10 @@ def run_lens_session(
     finally:
         runtime.close()
     return session
+
+
+def inline_artifact(run: RunArtifact) -> dict[str, Any]:
+    """``run`` as one JSON object, as a single-file artifact (schema 1) held it: the document with every result inline."""
+    document: dict[str, Any] = json.loads(run.model_dump_json())
+    del document["rows"]
+    return {**document, "schema_version": 1, "results": [json.loads(line) for line in run.results.lines()]}

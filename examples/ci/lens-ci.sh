@@ -139,10 +139,12 @@ PY
 # Run by `base` on its run artifact: exit 4 when the adapter failed there on more questions than --lens-max-fault-rate
 # allows (e.g. it could not even be constructed): such a run is no baseline, every question of it is a failure.
 CHECK_BASE_RUN=$(cat <<'PY'
-import json
 import sys
+from pathlib import Path
 
-run = json.load(open(sys.argv[1], encoding="utf-8"))
+from pytest_lens.records.rows import read_artifact_json
+
+run = read_artifact_json(Path(sys.argv[1]))  # the run document, with its rows (lens-base.rows.jsonl) as "results"
 gates = (run.get("verdict") or {}).get("gates") or []
 if any(line.startswith("FAIL") and "--lens-max-fault-rate" in line for line in gates):
     faults = [f for result in run.get("results", []) for f in result.get("faults") or []]

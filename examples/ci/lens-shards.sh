@@ -85,7 +85,7 @@ merge)
     ;;
 laptop)
     total=${2:?usage: lens-shards.sh laptop N}
-    rm -f "$LENS_OUT"/shards/shard-*-of-*.json
+    rm -f "$LENS_OUT"/shards/shard-*-of-*.json "$LENS_OUT"/shards/shard-*-of-*.rows.jsonl
     pids=()
     for ((index = 1; index <= total; index++)); do
         shard "$index" "$total" &

@@ -27,6 +27,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.records.rows import read_artifact_json
+
 REPO = Path(__file__).parents[2]
 GOLDEN = REPO / "tests" / "data" / "artifact_golden.json"
 DATA = REPO / "src" / "pytest_lens" / "datasets" / "data"
@@ -74,6 +76,7 @@ def normalise(artifact: dict[str, Any]) -> dict[str, Any]:
     document["dataset_warnings"] = [_relative_warning(line) for line in document["dataset_warnings"]]
     # The scopes' evidence (episode texts the report shows) is large and comes from the dataset files: one digest per scope.
     document["evidence"] = {scope: _digest(evidence) for scope, evidence in (document.get("evidence") or {}).items()}
+    document["rows"].pop("sha256")  # a digest of the rows file, whose rows hold timing fields
     results = document.pop("results")
     document["results"] = {
         f"{r['adapter']}/{r['scope_id']}/{r['question_id']}/{r['budget']}": hashlib.sha256(
@@ -102,7 +105,7 @@ def produce(workdir: Path, lens_scope: Path) -> dict[str, Any]:
     # Exit 1: null fails the hard gate, as it should; anything else is a broken run.
     if proc.returncode != 1 or not (workdir / "artifact.json").exists():
         raise AssertionError(f"the fixed run failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return normalise(json.loads((workdir / "artifact.json").read_text(encoding="utf-8")))
+    return normalise(read_artifact_json(workdir / "artifact.json"))
 
 
 def _differences(expected: Any, found: Any, where: str = "") -> list[str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_lens.plugin import options
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import assert_answered
 
 NO_CACHE = ("-p", "no:cacheprovider")
@@ -81,7 +82,7 @@ def test_a_degraded_adapter_fails_against_the_healthy_baseline_and_the_healthy_o
     [path] = saved_runs(pytester)
     assert re.fullmatch(r".*-64bit/0001_healthy\.json|.*bit/0001_healthy\.json", str(path))
     saved.stdout.fnmatch_lines([f"saved run: {path}"])
-    stored = json.loads(path.read_text())
+    stored = read_artifact_json(path)
     assert stored["machine"]["python_version"] and stored["run"]["datasets"][0]["sha256"]
     assert len(stored["results"]) == 12 and stored["statistics"]["adapters"]["bm25"]["composite"]["low"] is not None
 
@@ -293,8 +294,8 @@ def test_the_same_code_under_another_hash_seed_is_no_change(pytester: pytest.Pyt
     )
     assert other.ret == 0
     [saved] = saved_runs(pytester)
-    first = {r["question_id"]: (r["answer"], r["metrics"]) for r in json.loads(saved.read_text())["results"]}
-    second = {r["question_id"]: (r["answer"], r["metrics"]) for r in json.loads((pytester.path / "two.json").read_text())["results"]}
+    first = {r["question_id"]: (r["answer"], r["metrics"]) for r in read_artifact_json(saved)["results"]}
+    second = {r["question_id"]: (r["answer"], r["metrics"]) for r in read_artifact_json(pytester.path / "two.json")["results"]}
     assert first == second
 
 
@@ -337,7 +338,7 @@ def test_an_interrupted_save_does_not_become_the_baseline(pytester: pytest.Pytes
         ["could not save the run (main): not saved as 'main': the run is incomplete (2 of 6 selected questions have no result)*"]
     )
     assert [path.name for path in saved_runs(pytester)] == ["0001_main.json"]
-    assert len(json.loads((pytester.path / "run.json").read_text())["results"]) == 4  # what did run survives in the artifact
+    assert len(read_artifact_json(pytester.path / "run.json")["results"]) == 4  # what did run survives in the artifact
     # main is still the complete run: every question is compared.
     compared = pytester.runpytest("--lens-adapter=bm25", few_needles, f"{options.BASELINE}=main", options.COMPARE_FAIL, *NO_CACHE)
     assert compared.ret == 0

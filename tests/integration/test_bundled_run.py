@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from statistics import mean
 
 import pytest
 
 from pytest_lens.generator import DOMAINS
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import assert_answered
 
 REPO = Path(__file__).parents[2]
@@ -27,7 +27,7 @@ def test_default_run_uses_the_bundled_scopes_and_separates_null_from_bm25(pytest
         ]
     )
     assert "dataset defects" not in result.stdout.str()
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     assert {r["scope_id"] for r in artifact["results"]} == {f"{domain}_s01" for domain in DOMAINS}
     bm25 = [r for r in artifact["results"] if r["adapter"] == "bm25"]
     assert artifact["summary"]["bm25"]["composite"] > 0.5

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
+from pytest_lens.records.rows import read_artifact_json
 from tests.integration.test_llm_runs import llm_args as single_scope_llm_args
 from tests.integration.test_xdist import comparable
 from tests.support import COLD_CHAIN_DEMO, assert_answered, small_dataset, write_dataset
@@ -45,7 +46,7 @@ def llm_args(server: OpenAITestServer, datasets: list[str], *extra: str) -> list
 
 
 def artifact(path: Path) -> dict[str, Any]:
-    loaded: dict[str, Any] = comparable(json.loads(path.read_text()))
+    loaded: dict[str, Any] = comparable(read_artifact_json(path))
     for volatile in ("machine", "commit"):
         loaded.pop(volatile, None)
     return loaded

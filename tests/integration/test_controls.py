@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from pytest_lens.plugin import options
+from pytest_lens.records.rows import read_artifact_json
 from tests.integration.test_baseline_gating import needle_dataset
 from tests.support import assert_answered
 
@@ -42,7 +42,7 @@ def test_controls_run_beside_the_adapter_never_gate_and_the_table_lists_each(pyt
     # Ranked worst first, the needle falls out of the ten results shown: every question drops.
     assert rows["bm25/reversed"].endswith(" detected") and "12▼ 0▲" in rows["bm25/reversed"]
     assert rows["random"].endswith(" detected")
-    artifact = json.loads((pytester.path / "run.json").read_text())
+    artifact = read_artifact_json(pytester.path / "run.json")
     sensitivity = artifact["sensitivity"]
     assert sensitivity["metric"] == "retrieval_score" and sensitivity["alpha"] == 0.05
     assert [row["control"] for row in sensitivity["rows"]] == CONTROLS
@@ -76,7 +76,7 @@ def test_the_table_is_the_same_under_xdist(pytester: pytest.Pytester, needles: s
     assert pytester.runpytest(*args, "--lens-json=serial.json").ret == 0
     parallel = pytester.runpytest("-n", "2", *args, "--lens-json=parallel.json")
     assert_answered(parallel, 12 * 5)
-    sensitivity: list[Any] = [json.loads((pytester.path / f"{name}.json").read_text())["sensitivity"] for name in ("serial", "parallel")]
+    sensitivity: list[Any] = [read_artifact_json(pytester.path / f"{name}.json")["sensitivity"] for name in ("serial", "parallel")]
     assert sensitivity[0] == sensitivity[1]
     assert [row["control"] for row in sensitivity[1]["rows"]] == ["null", "random", "bm25/top2", "bm25/cut200"]
 

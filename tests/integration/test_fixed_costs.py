@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import small_dataset, write_dataset
 
 #: Heavy modules a one-adapter offline LENS run has no use for.
@@ -30,7 +31,7 @@ def _imported(pytester: pytest.Pytester, *args: str) -> list[str]:
     path = write_dataset(pytester.path / "data.json", small_dataset())
     result = pytester.runpytest_subprocess(f"--lens-dataset={path}", "--lens-json=out.json", *PLAIN_INSTALL, *args)
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()
-    assert json.loads((pytester.path / "out.json").read_text())["statistics"] is not None
+    assert read_artifact_json(pytester.path / "out.json")["statistics"] is not None
     imported: list[str] = json.loads((pytester.path / "imported.json").read_text())
     return imported
 

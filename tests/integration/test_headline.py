@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_lens.datasets.bundled import DATA_DIR
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import assert_answered
 
 NO_CACHE = ("-p", "no:cacheprovider")
@@ -43,7 +43,7 @@ PINNED_TIER1 = {
 
 def run_lens(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     result = pytester.runpytest(*args, "--lens-budget=16k", "--lens-json=out.json", *NO_CACHE)
-    return result, json.loads((pytester.path / "out.json").read_text())
+    return result, read_artifact_json(pytester.path / "out.json")
 
 
 def test_the_papers_composite_is_computed_exactly_as_before(pytester: pytest.Pytester) -> None:

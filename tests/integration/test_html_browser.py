@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO
 
 CHROMIUM_FLAGS = (
@@ -162,7 +163,7 @@ def test_report_renders_and_opens_transcripts(browser: Any, report: Path, tmp_pa
     WebDriverWait(browser, 10).until(lambda d: panel.is_displayed())
     ref = cite.get_attribute("data-ref")
     assert browser.find_element(By.ID, "episode-title").text.startswith(ref)
-    run = json.loads((report.parent / "run.json").read_text())
+    run = read_artifact_json(report.parent / "run.json")
     episode = run["evidence"][cite.get_attribute("data-scope")]["texts"][ref]["text"]
     assert browser.find_element(By.ID, "episode-body").text.strip() == episode.strip()
     browser.save_screenshot(str(tmp_path / "episode.png"))

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from pytest_lens.records.results import RunArtifact
+from pytest_lens.records.rows import read_artifact_json
+from pytest_lens.runs.storage import load_run
 from tests.support import COLD_CHAIN_DEMO
 
 NO_CACHE = ("-p", "no:cacheprovider")
@@ -36,7 +37,7 @@ def test_html_report_and_worst_questions(pytester: pytest.Pytester) -> None:
         ]
     )
     html = (pytester.path / "out" / "report.html").read_text()
-    artifact = RunArtifact.model_validate_json((pytester.path / "run.json").read_text())
+    artifact = load_run(pytester.path / "run.json")
     assert '<p class="verdict fail">LENS verdict: FAIL</p>' in html
     views = json.loads(html.split('id="lens-transcripts">')[1].split("</script>")[0])
     assert len(views) == len(artifact.results) == 16
@@ -63,7 +64,7 @@ def test_a_report_that_cannot_be_written_loses_nothing(pytester: pytest.Pytester
     )
     result.stdout.fnmatch_lines(["*LENS verdict: PASS*", "could not write the HTML report blocked/report.html: File exists"])
     assert result.ret == 1  # asked for a report and did not get one
-    assert len(json.loads((pytester.path / "run.json").read_text())["results"]) == 8
+    assert len(read_artifact_json(pytester.path / "run.json")["results"]) == 8
 
 
 def test_without_the_report_libraries_the_option_says_what_to_install(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_lens.plugin import options
+from pytest_lens.records.rows import read_artifact_json
 
 HANG_MEMORY = """
 import os
@@ -100,7 +101,7 @@ def hung_run(pytester: pytest.Pytester, adapter: str, concurrency: int) -> tuple
         timeout=240,
     )
     elapsed = time.monotonic() - started
-    document: dict[str, Any] = json.loads((pytester.path / "out.json").read_text())
+    document: dict[str, Any] = read_artifact_json(pytester.path / "out.json")
     faults = {r["question_id"]: [f["kind"] for f in r["faults"]] for r in document["results"]}
     return result, faults, elapsed
 

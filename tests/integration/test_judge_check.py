@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from lens_fixtures.openai_server import JudgePolicy, LensPolicy, OpenAITestServer
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}")
@@ -30,7 +30,7 @@ def run(
             *extra,
         )
     assert_answered(result, 8)
-    return result, json.loads((pytester.path / "out.json").read_text()), server
+    return result, read_artifact_json(pytester.path / "out.json"), server
 
 
 def checked(artifact: dict[str, Any]) -> list[dict[str, Any]]:

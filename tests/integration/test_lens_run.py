@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import assert_answered, small_dataset, write_dataset
 
 NO_CACHE = ("-p", "no:cacheprovider")
@@ -16,7 +17,7 @@ NO_CACHE = ("-p", "no:cacheprovider")
 def run_lens(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     result = pytester.runpytest(*args, "--lens-json=out.json", *NO_CACHE)
     artifact_path = pytester.path / "out.json"
-    artifact = json.loads(artifact_path.read_text()) if artifact_path.exists() else {}
+    artifact = read_artifact_json(artifact_path) if artifact_path.exists() else {}
     return result, artifact
 
 

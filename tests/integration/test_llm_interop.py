@@ -7,7 +7,6 @@ an endpoint that is down) and shows what pytest-lens does about it.
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ import openai
 import pytest
 
 from lens_fixtures.openai_server import Fault, LensPolicy, OpenAITestServer, ScriptedAgentPolicy
+from pytest_lens.records.rows import read_artifact_json
 from tests.integration.test_llm_runs import QUIET, llm_args, scores
 from tests.support import assert_answered
 
@@ -24,7 +24,7 @@ CAPACITY = Path(__file__).parents[2] / "src" / "pytest_lens" / "datasets" / "dat
 
 
 def artifact(pytester: pytest.Pytester, name: str = "out.json") -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((pytester.path / name).read_text())
+    data: dict[str, Any] = read_artifact_json(pytester.path / name)
     return data
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
 from pytest_lens.llm.settings import DEFAULT_CACHE_PATH
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 #: The inner runs need neither the cache provider nor hypothesis (whose import costs seconds per in-process run).
@@ -39,13 +40,13 @@ def llm_args(server: OpenAITestServer, *extra: str, json_name: str = "out.json")
 
 
 def scores(path: Path) -> dict[str, Any]:
-    artifact = json.loads(path.read_text())
+    artifact = read_artifact_json(path)
     return {r["question_id"]: (r["answer"], r["metrics"], r["composite"], r["scorer_details"]) for r in artifact["results"]}
 
 
 def requested_keys(path: Path) -> set[str]:
     """The cache keys the artifact's results say they used."""
-    return {key for r in json.loads(path.read_text())["results"] for key in r["llm_requests"] or ()}
+    return {key for r in read_artifact_json(path)["results"] for key in r["llm_requests"] or ()}
 
 
 def cached_keys(root: Path) -> set[str]:
@@ -73,7 +74,7 @@ def test_record_then_replay_gives_identical_scores_without_any_request(pytester:
     recorded, replayed = scores(pytester.path / "record.json"), scores(pytester.path / "replay.json")
     assert replayed == recorded
     assert all("answer_quality" in metrics for _, metrics, _, _ in recorded.values())
-    summary = json.loads((pytester.path / "replay.json").read_text())["summary"]["bm25"]
+    summary = read_artifact_json(pytester.path / "replay.json")["summary"]["bm25"]
     assert "longitudinal_advantage" in summary["metrics"]
     assert "naive_baseline_advantage" in summary["metrics"]
     # Each result names the cache entries it used (answered concurrently: 8 at once), together every entry recorded.
@@ -116,7 +117,7 @@ def test_permanent_judge_failures_are_counted_and_flag_the_run(pytester: pytest.
         failed_judge_requests = server.count(kind="judge", status=500)
     assert_answered(result, 8)  # the answers were fine; their judge metrics are what is missing
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     hit = [r for r in artifact["results"] if r["scoring_failures"]]
     assert hit
     assert failed_judge_requests == 4 * sum(r["scorer_details"]["judge"]["failed_judgments"] for r in hit)
@@ -167,7 +168,7 @@ def test_the_offline_judge_fills_the_same_metrics_and_is_labelled(pytester: pyte
     result = pytester.runpytest("--lens-adapter=bm25", "--lens-judge=offline", "--lens-json=out.json", *QUIET)
     assert_answered(result, 8)
     result.stdout.fnmatch_lines(["agent: offline *; judge: offline (deterministic: key-fact matching with aliases*no LLM)"])
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     assert artifact["run"]["judge"]["name"] == "offline"
     assert {r["judge"] for r in artifact["results"]} == {"offline"}
     metrics = artifact["summary"]["bm25"]["metrics"]
@@ -188,7 +189,7 @@ def test_statistics_include_run_level_metrics_that_carry_weight(pytester: pytest
         "--lens-adapter=bm25", "--lens-judge=offline", "--lens-weights=longitudinal_advantage=0.5", "--lens-json=out.json", *QUIET
     )
     assert_answered(result, 8)
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     composite = artifact["summary"]["bm25"]["composite"]
     estimate = artifact["statistics"]["adapters"]["bm25"]["composite"]
     assert estimate["value"] == pytest.approx(composite, abs=1e-6)
@@ -198,7 +199,7 @@ def test_statistics_include_run_level_metrics_that_carry_weight(pytester: pytest
 def test_without_a_judge_nothing_judge_based_appears(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--lens-adapter=bm25", "--lens-json=out.json", *QUIET)
     result.stdout.fnmatch_lines(["agent: offline *; judge: none (tier-2/3 metrics absent)"])
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     assert artifact["run"]["judge"] is None
     assert artifact["run"]["llm"] is None
     assert not {"answer_quality", "longitudinal_advantage"} & set(artifact["summary"]["bm25"]["metrics"])
@@ -222,7 +223,7 @@ def test_compaction_runs_against_an_endpoint(pytester: pytest.Pytester, server: 
     assert_answered(result, 16)
     assert server.count(kind="summary") > 0
     assert server.count(kind="agent") == 0
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     compaction = [r for r in artifact["results"] if r["adapter"] == "compaction"]
     assert all(r["cited_refs"] == ["compaction_summary"] for r in compaction if r["cited_refs"])
     assert artifact["summary"]["compaction"]["metrics"]["evidence_grounding"] > 0.5
@@ -254,7 +255,7 @@ def test_the_api_key_never_reaches_the_cache_the_artifact_or_the_output(
     assert secret not in "\n".join(result.outlines + result.errlines)
     for path in [pytester.path / "out.json", *(pytester.path / ".lens").iterdir()]:
         assert secret.encode() not in path.read_bytes(), path
-    assert json.loads((pytester.path / "out.json").read_text())["run"]["llm"]["api_key_env"] == "MY_LLM_KEY"
+    assert read_artifact_json(pytester.path / "out.json")["run"]["llm"]["api_key_env"] == "MY_LLM_KEY"
 
 
 def test_ini_keys_configure_the_llm(pytester: pytest.Pytester, server: OpenAITestServer) -> None:

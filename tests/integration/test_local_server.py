@@ -15,6 +15,7 @@ from collections import Counter
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}")
@@ -37,7 +38,7 @@ def run(pytester: pytest.Pytester, server: OpenAITestServer, name: str, *extra: 
     wall = time.perf_counter() - started
     assert_answered(result, 8)
     result.stdout.fnmatch_lines(["llm server: server serves 1 request(s) at once (llama.cpp /props and /slots*"])
-    return wall, json.loads((pytester.path / f"{name}.json").read_text())
+    return wall, read_artifact_json(pytester.path / f"{name}.json")
 
 
 def chat_requests(server: OpenAITestServer) -> list[float]:
@@ -110,7 +111,7 @@ def test_xdist_workers_share_the_servers_one_slot(pytester: pytest.Pytester) -> 
     assert set(bodies.values()) == {2}
     result.stdout.fnmatch_lines([f"llm requests: {len(queued_at_server)} (cache off*); http requests {len(queued_at_server)}, retries 0,*"])
     assert max(queued_at_server) < 0.25  # none waited at the server
-    results = json.loads((pytester.path / "run.json").read_text())["results"]
+    results = read_artifact_json(pytester.path / "run.json")["results"]
     assert len(results) == 16 and all(r["not_measured"] is None for r in results)
     assert {r["adapter"] for r in results} == {"bm25", "kw"}
     assert sum(r["queued_s"] for r in results) > 0  # they waited here instead, outside their durations

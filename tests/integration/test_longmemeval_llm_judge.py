@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import ChatRequest, LensPolicy, OpenAITestServer, Reply
+from pytest_lens.records.rows import read_artifact_json
 from tests.unit.datasets.importers.test_longmemeval import instance
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
@@ -25,7 +26,7 @@ def lme_file(path: Path) -> Path:
 
 
 def lme_scores(path: Path) -> dict[str, tuple[float | None, str | None]]:
-    return {r["question_id"]: (r["metrics"].get("lme_answer"), r["judge"]) for r in json.loads(path.read_text())["results"]}
+    return {r["question_id"]: (r["metrics"].get("lme_answer"), r["judge"]) for r in read_artifact_json(path)["results"]}
 
 
 def test_imported_longmemeval_is_judged_by_the_judge_model_and_replays_for_free(pytester: pytest.Pytester) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from lens_fixtures.openai_server import ChatRequest, LensPolicy, MemeJudgePolicy, OpenAITestServer, Reply
 from lens_fixtures.openai_server.policies import MemePrompt
+from pytest_lens.records.rows import read_artifact_json
 
 #: The inner runs need neither the cache provider nor hypothesis (whose import costs seconds per in-process run).
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
@@ -40,7 +41,7 @@ def meme_section(stdout: str) -> list[str]:
 
 
 def meme_scores(path: Path) -> dict[str, Any]:
-    artifact = json.loads(path.read_text())
+    artifact = read_artifact_json(path)
     return {
         "results": {r["question_id"]: (r["answer"], r["metrics"], r["scorer_details"]["meme"], r["judge"]) for r in artifact["results"]},
         "summary": artifact["suite_summaries"]["meme"],
@@ -77,7 +78,7 @@ def test_record_then_replay_gives_identical_meme_tables_without_any_request(pyte
     assert {d["judge"] for d in details if d["task"] != "exact_recall"} == {"llm"}
     assert {d["judge"] for d in details if d["task"] == "exact_recall"} == {"mechanical"}
     assert {judge for *_, judge in recorded["results"].values()} == {"llm"}
-    run = json.loads((pytester.path / "record.json").read_text())["run"]
+    run = read_artifact_json(pytester.path / "record.json")["run"]
     assert run["suite_judges"]["meme"]["name"] == "llm"
 
 
@@ -131,7 +132,7 @@ def test_unusable_verdicts_are_recorded_failures_that_flag_the_run(pytester: pyt
             "LENS verdict: FAIL - --lens-judge-max-failures=0.05: meme:bm25: judge failed on 20 of 52 questions (38%)*",
         ]
     )
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     failed = [r for r in artifact["results"] if r["scoring_failures"]]
     assert len(failed) == 20
     assert all(r["question_id"].endswith("_before") and "meme_pass" not in r["metrics"] for r in failed)

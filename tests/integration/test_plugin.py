@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_lens.plugin import options
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import small_dataset, write_dataset
 
 REPO = Path(__file__).parents[2]
@@ -108,7 +109,7 @@ def test_ini_configuration(pytester: pytest.Pytester) -> None:
     )
     result = pytester.runpytest(*NO_CACHE)
     result.assert_outcomes(passed=3)
-    artifact = json.loads((pytester.path / "ini-run.json").read_text())
+    artifact = read_artifact_json(pytester.path / "ini-run.json")
     assert {r["budget"] for r in artifact["results"]} == {"8k"} and list(artifact["summary"]) == ["kw"]
 
 
@@ -199,7 +200,7 @@ def test_dataset_defects_are_reported_only_for_the_selected_questions(pytester: 
         """The defects a run reports (summary and artifact agree), as ``file: code``."""
         result = pytester.runpytest("--lens-adapter=bm25", *data, *selection, "--lens-json=out.json", *NO_CACHE)
         assert result.ret == pytest.ExitCode.OK
-        artifact = json.loads((pytester.path / "out.json").read_text())["dataset_warnings"]
+        artifact = read_artifact_json(pytester.path / "out.json")["dataset_warnings"]
         shown = [line.strip() for line in result.stdout.lines if line.startswith(f"  {pytester.path}")]
         assert shown == artifact
         return [f"{Path(line.split(':')[0]).name}: {line.rsplit('[', 1)[1].rstrip(']')}" for line in artifact]

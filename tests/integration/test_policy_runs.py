@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from lens_fixtures.openai_server import OpenAITestServer
 from pytest_lens.plugin.conformance import options
 from pytest_lens.records.budget import result_tokens
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
@@ -49,7 +49,7 @@ def test_a_policy_block_reaches_the_agent_prompt_is_charged_and_can_be_cited(pyt
         *QUIET,
     )
     assert_answered(result, 8)
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     results = artifact["results"]
     assert server.count(kind="policy") > 0  # the folds went to the run's endpoint
     prompts = [r.body["messages"][0]["content"] for r in server.requests if r.kind == "agent"]

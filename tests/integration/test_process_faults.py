@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_lens.plugin import options
+from pytest_lens.records.rows import read_artifact_json
 from tests.integration.test_baseline_gating import needle_dataset
 
 NO_CACHE = ("-p", "no:cacheprovider")
@@ -69,6 +71,14 @@ class Interrupts(BM25Adapter):
         return super().search(query, filters, limit)
 
 
+class Killed(BM25Adapter):
+    # The machine is lost mid-run (an OOM kill, a cancelled CI job): nothing of the run's own shutdown happens.
+    def search(self, query, filters=None, limit=None):
+        if "ember" in query:
+            os.kill(os.getpid(), 9)
+        return super().search(query, filters, limit)
+
+
 class Lingers(BM25Adapter):
     def __init__(self):
         super().__init__()
@@ -97,7 +107,7 @@ def few_needles(pytester: pytest.Pytester) -> str:
 
 
 def artifact(pytester: pytest.Pytester, name: str = "out.json") -> dict[str, Any]:
-    return json.loads((pytester.path / name).read_text())
+    return read_artifact_json(pytester.path / name)
 
 
 def faults_by_question(document: dict[str, Any]) -> dict[str, list[str]]:
@@ -197,7 +207,8 @@ def test_sigterm_to_an_xdist_save_run_keeps_the_artifact(pytester: pytest.Pytest
 def test_a_full_disk_leaves_no_partial_outputs_and_the_rest_of_the_run_survives(pytester: pytest.Pytester, few_needles: str) -> None:
     # Issue 32, defect 6: --lens-json on a full disk was INTERNALERROR (exit 3) with a 0-byte .partial left; the HTML
     # report left a truncated file and the summary still said "open ...out.html". /dev/full fails every write (ENOSPC).
-    for name in ("out.json.partial", "out.html.partial"):
+    # Every file the artifact (its document and its rows, streamed or written whole) and the report write goes to it.
+    for name in ("out.json.partial", "out.rows.jsonl", "out.rows.jsonl.partial", "out.html.partial"):
         (pytester.path / name).symlink_to("/dev/full")
     result = pytester.runpytest(
         "--lens-adapter=bm25",
@@ -221,7 +232,7 @@ def test_a_full_disk_leaves_no_partial_outputs_and_the_rest_of_the_run_survives(
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
     assert sorted(path.name for path in pytester.path.iterdir() if path.name.startswith("out")) == []
     assert (pytester.path / "junit.xml").stat().st_size > 0  # the rest of the run's output survives
-    assert len(json.loads(next((pytester.path / ".lens").glob("*/0001_main.json")).read_text())["results"]) == 6
+    assert len(read_artifact_json(next((pytester.path / ".lens").glob("*/0001_main.json")))["results"]) == 6
 
 
 @pytest.mark.parametrize("timeout", ["0", "30"], ids=["on-the-main-thread", "on-the-adapter-thread"])
@@ -240,6 +251,24 @@ def test_an_adapter_ending_the_process_or_interrupting_is_a_fault(
     assert {question: kinds for question, kinds in faults_by_question(document).items() if kinds} == {"needle_ember": ["exception"]}
     assert len(document["results"]) == 6  # the questions after it ran too
     result.stdout.fnmatch_lines([f"*adapter 'end' raised in search(): {message}*"])
+
+
+def test_a_killed_run_keeps_every_row_it_recorded(pytester: pytest.Pytester, few_needles: str) -> None:
+    # Issue 43: the artifact was written whole at the end, so a run killed (SIGKILL) before it had none. The rows
+    # stream to out.rows.jsonl as questions finish, beside a document written at the first one that says so.
+    from pytest_lens.cli.main import main as lens_main
+    from pytest_lens.runs.artifact import INTERRUPTED
+
+    pytester.makepyfile(ending_memory=ENDING_MEMORY)
+    result = pytester.runpytest_subprocess("--lens-adapter=end=ending_memory:Killed", few_needles, "--lens-json=out.json", "-v", *NO_CACHE)
+    assert result.ret == -signal.SIGKILL
+    passed = [found.group(1) for line in result.stdout.lines if (found := re.search(r"-(needle_\w+)\] PASSED", line))]
+    assert passed  # questions before the ember one ran, and were recorded
+    document = artifact(pytester)
+    assert document["pending"] == INTERRUPTED
+    assert document["rows"] == {"file": "out.rows.jsonl", "format": "jsonl", "count": None, "sha256": None}
+    assert [r["question_id"] for r in document["results"]] == passed
+    assert lens_main(["show", str(pytester.path / "out.json")]) == 0
 
 
 def test_an_adapter_thread_left_running_fails_the_run_and_does_not_keep_the_process(pytester: pytest.Pytester, few_needles: str) -> None:

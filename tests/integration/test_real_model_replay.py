@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO
 
 RECORDINGS = Path(__file__).parents[1] / "fixtures" / "real_model"
@@ -165,7 +166,7 @@ def replay(pytester: pytest.Pytester, recording: Recording) -> tuple[pytest.RunR
         "-p",
         "no:hypothesispytest",
     )
-    return result, json.loads((pytester.path / "out.json").read_text())
+    return result, read_artifact_json(pytester.path / "out.json")
 
 
 def sent(artifact: dict[str, Any]) -> dict[str, int]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 ADAPTERS = ["embedding", "sqlite-hybrid", "cognis-hybrid", "mem0"]
@@ -40,7 +40,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
 
 def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     result = pytester.runpytest(f"--lens-dataset={COLD_CHAIN_DEMO}", "--lens-json=out.json", "-p", "no:cacheprovider", *args)
-    return result, json.loads((pytester.path / "out.json").read_text())
+    return result, read_artifact_json(pytester.path / "out.json")
 
 
 @pytest.mark.parametrize("name", ADAPTERS)

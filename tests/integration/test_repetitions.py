@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +10,7 @@ import pytest
 
 from lens_fixtures.openai_server import LensPolicy, OpenAITestServer, StochasticAgentPolicy
 from pytest_lens.llm.repetition import repetition_seed
+from pytest_lens.records.rows import read_artifact_json
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, composite
 from tests.support import COLD_CHAIN_DEMO, assert_answered
 
@@ -60,7 +60,7 @@ def test_three_repetitions_with_a_stochastic_model(pytester: pytest.Pytester, sa
             "bm25 * 8 * 24 *%",
         ]
     )
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     by_question: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in artifact["results"]:
         by_question[record["question_id"]].append(record)
@@ -102,7 +102,7 @@ def test_three_repetitions_with_a_stochastic_model(pytester: pytest.Pytester, sa
     replay = pytester.runpytest(*llm_run(sampling_server, "--lens-repeat=3", "--lens-llm-cache-mode=replay"))
     assert_answered(replay, 24)
     assert sampling_server.count() == 0
-    replayed = json.loads((pytester.path / "out.json").read_text())
+    replayed = read_artifact_json(pytester.path / "out.json")
     assert [(r["question_id"], r["repetition"], r["answer"]) for r in replayed["results"]] == [
         (r["question_id"], r["repetition"], r["answer"]) for r in artifact["results"]
     ]
@@ -111,10 +111,10 @@ def test_three_repetitions_with_a_stochastic_model(pytester: pytest.Pytester, sa
 def test_one_repetition_can_be_selected_and_rerun_alone(pytester: pytest.Pytester, sampling_server: OpenAITestServer) -> None:
     full = pytester.runpytest(*llm_run(sampling_server, "--lens-repeat=3"))
     assert_answered(full, 24)
-    answers = {(r["question_id"], r["repetition"]): r["answer"] for r in json.loads((pytester.path / "out.json").read_text())["results"]}
+    answers = {(r["question_id"], r["repetition"]): r["answer"] for r in read_artifact_json(pytester.path / "out.json")["results"]}
     alone = pytester.runpytest(*llm_run(sampling_server, "--lens-repeat=3", "-k", "r2", "--lens-llm-cache-mode=replay"))
     assert_answered(alone, 8, deselected=16)
-    for record in json.loads((pytester.path / "out.json").read_text())["results"]:
+    for record in read_artifact_json(pytester.path / "out.json")["results"]:
         assert record["repetition"] == 1 and record["answer"] == answers[(record["question_id"], 1)]
 
 
@@ -122,17 +122,17 @@ def test_a_deterministic_agent_repeats_itself_and_the_report_says_so(pytester: p
     result = pytester.runpytest("--lens-adapter=bm25", "--lens-adapter=null", "--lens-repeat=2", "--lens-json=out.json", *QUIET)
     assert_answered(result, 32)
     result.stdout.fnmatch_lines(["bm25 * 8 * 16 * 0.0000 * - (no variance)"])
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     (pair,) = artifact["statistics"]["pairs"]
     assert pair["composite"]["n_pairs"] == 8  # questions, not answers
     parallel = pytester.runpytest(
         "--lens-adapter=bm25", "--lens-adapter=null", "--lens-repeat=2", "--lens-json=par.json", "-n", "2", *QUIET
     )
     assert_answered(parallel, 32)
-    assert json.loads((pytester.path / "par.json").read_text())["statistics"] == artifact["statistics"]
+    assert read_artifact_json(pytester.path / "par.json")["statistics"] == artifact["statistics"]
     single = pytester.runpytest("--lens-adapter=bm25", "--lens-adapter=null", "--lens-json=single.json", *QUIET)
     assert_answered(single, 16)
-    once = json.loads((pytester.path / "single.json").read_text())
+    once = read_artifact_json(pytester.path / "single.json")
     assert artifact["statistics"]["adapters"] == once["statistics"]["adapters"]  # same information, same CIs
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO
 
 # VmHWM, the peak resident size of this process's memory since its exec: ru_maxrss would carry over the peak of the
@@ -54,7 +55,7 @@ def test_a_gzip_bomb_fails_its_question_only_and_memory_stays_bounded(
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed") == 1 and outcomes.get("passed") == 1, outcomes
-    results = json.loads((pytester.path / "out.json").read_text())["results"]
+    results = read_artifact_json(pytester.path / "out.json")["results"]
     failed = next(result for result in results if "q01" in result["question_id"])
     answered = next(result for result in results if "q02" in result["question_id"])
     said = json.dumps(failed)

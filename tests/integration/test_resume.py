@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
+from pytest_lens.records.rows import read_artifact_json
+from pytest_lens.runs.artifact import INTERRUPTED
 from tests.integration.test_shards import comparable
 from tests.support import COLD_CHAIN_DEMO
 
@@ -49,7 +51,7 @@ def two_scopes(tmp_path: Path) -> list[str]:
 
 def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path: Path, two_scopes: list[str]) -> None:
     subprocess.run(pytest_command("-q", *two_scopes, "--lens-json=reference.json"), cwd=tmp_path, capture_output=True, check=False)
-    reference = json.loads((tmp_path / "reference.json").read_text())
+    reference = read_artifact_json(tmp_path / "reference.json")
 
     kept = tmp_path / "kept"
     args = ("-q", *two_scopes, f"--lens-resume={kept}", "--lens-json=run.json")
@@ -60,19 +62,23 @@ def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_run(tmp_path: Pa
     os.kill(process.pid, signal.SIGKILL)  # the first stream group is kept; the run dies in the middle of the next
     assert process.wait() == -signal.SIGKILL
     finished = len(kept_files(kept))
-    assert 1 <= finished < 4 and not (tmp_path / "run.json").exists()
+    assert 1 <= finished < 4
+    # The killed run's artifact is the document written at its first result, and every row it recorded (issue 43).
+    killed = read_artifact_json(tmp_path / "run.json")
+    assert killed["pending"] == INTERRUPTED and killed["rows"]["count"] is None
+    assert len(killed["results"]) >= 24 * finished
 
     resumed = subprocess.run(pytest_command(*args[1:]), cwd=tmp_path, capture_output=True, text=True, check=False)
     assert f"lens: resume {kept}: {finished} of 4 stream groups reused, {4 - finished} to run" in resumed.stdout
     assert f"{24 * finished} deselected" in resumed.stdout  # the kept questions were not asked again
-    artifact = json.loads((tmp_path / "run.json").read_text())
+    artifact = read_artifact_json(tmp_path / "run.json")
     assert artifact["run"]["resumed"]["units_reused"] == finished
     assert comparable(artifact) == comparable(reference)
     assert len(kept_files(kept)) == 4
 
     again = subprocess.run(pytest_command(*args[1:]), cwd=tmp_path, capture_output=True, text=True, check=False)
     assert "4 of 4 stream groups reused, 0 to run" in again.stdout and "96 deselected" in again.stdout
-    assert comparable(json.loads((tmp_path / "run.json").read_text())) == comparable(reference)
+    assert comparable(read_artifact_json(tmp_path / "run.json")) == comparable(reference)
     assert again.returncode == resumed.returncode == 1  # null fails its hard gate: reused results gate as run ones
 
 
@@ -133,7 +139,7 @@ def test_rerun_not_measured_asks_only_the_failed_questions_again(pytester: pytes
     failing = [Fault("status", status=500, permanent=True, only="agent", contains=prompt) for prompt in NOT_MEASURED_PROMPTS]
     with OpenAITestServer(faults=failing) as broken:
         first = pytester.runpytest(*llm_args(broken, "--lens-resume=kept", "--lens-json=run.json"))
-    failed = json.loads((pytester.path / "run.json").read_text())
+    failed = read_artifact_json(pytester.path / "run.json")
     assert sorted(r["question_id"] for r in failed["results"] if r["not_measured"]) == [
         "ccd_q01_null_hypothesis",
         "ccd_q07_longitudinal",
@@ -154,7 +160,7 @@ def test_rerun_not_measured_asks_only_the_failed_questions_again(pytester: pytes
         clean_asked = chat_prompts(clean)
     assert sorted(asked) == sorted(prompt for prompt in clean_asked if prompt != "other")  # the same requests for those two
 
-    final, reference = json.loads((pytester.path / "run.json").read_text()), json.loads((clean_dir / "clean.json").read_text())
+    final, reference = read_artifact_json(pytester.path / "run.json"), read_artifact_json(clean_dir / "clean.json")
     assert final["run"]["resumed"]["questions_rerun"] == [
         "bm25-cold_chain_demo-cp007-ccd_q01_null_hypothesis",
         "bm25-cold_chain_demo-cp016-ccd_q07_longitudinal",
@@ -194,7 +200,7 @@ def test_rerun_faults_asks_only_the_faulted_questions_again(pytester: pytest.Pyt
     data = f"--lens-dataset={COLD_CHAIN_DEMO}"
     (pytester.path / "flaky.on").touch()
     pytester.runpytest(*args, data, "--lens-resume=kept", "--lens-json=run.json")
-    failed = json.loads((pytester.path / "run.json").read_text())
+    failed = read_artifact_json(pytester.path / "run.json")
     faulted = sorted(r["question_id"] for r in failed["results"] if r["faults"])
     assert faulted == ["ccd_q01_null_hypothesis", "ccd_q02_distractor_resistance"]
     assert all("index shard offline" in r["faults"][0]["message"] for r in failed["results"] if r["faults"])
@@ -211,7 +217,7 @@ def test_rerun_faults_asks_only_the_faulted_questions_again(pytester: pytest.Pyt
     monkeypatch.chdir(clean_dir)  # a run of its own: its own rootdir, nothing kept, no flaky.on
     pytester.runpytest(*args, data, "--lens-json=clean.json", f"--rootdir={clean_dir}")
     monkeypatch.chdir(pytester.path)
-    final, reference = json.loads((pytester.path / "run.json").read_text()), json.loads((clean_dir / "clean.json").read_text())
+    final, reference = read_artifact_json(pytester.path / "run.json"), read_artifact_json(clean_dir / "clean.json")
     assert final["run"]["resumed"]["questions_rerun"] == [
         "flaky-cold_chain_demo-cp007-ccd_q01_null_hypothesis",
         "flaky-cold_chain_demo-cp010-ccd_q02_distractor_resistance",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_lens.records.rows import read_artifact_json
 from tests.scope_dirs import reference_visible, write_scope_dir
 from tests.support import assert_answered
 
@@ -39,7 +40,7 @@ def test_the_shared_scope_directory_runs_and_holds_the_reference_set_at_each_che
     result.stdout.fnmatch_lines(
         ["*= LENS summary =*", "data: 1 scope(s), 40 episodes, 10 questions (16_parking_friction)", "*evidence_after_checkpoint*"]
     )
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     assert {r["checkpoint"] for r in artifact["results"]} == {12, 24, 32, 40}
     questions = {q["question_id"]: q["checkpoint_after"] for q in json.loads((lens_v2_scope_path / "generated/questions.json").read_text())}
     by_checkpoint = {r["checkpoint"]: questions[r["question_id"]] for r in artifact["results"]}

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_lens.cli.main import main as lens_main
+from pytest_lens.records.rows import read_artifact_json
 from tests.integration.test_xdist import comparable as without_timing
 
 RUN = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--lens-adapter=bm25", "--lens-adapter=null")
@@ -48,7 +49,7 @@ def single_run(tmp_path_factory: pytest.TempPathFactory, bundled_two: list[str])
     """The reference: the whole run in one process (its artifact and pytest's exit status)."""
     where = tmp_path_factory.mktemp("single")
     done = pytest_process(where, "-p", "no:xdist", "-q", *bundled_two, "--lens-json=run.json")
-    return json.loads((where / "run.json").read_text()), done.returncode
+    return read_artifact_json(where / "run.json"), done.returncode
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +81,9 @@ def test_three_shards_merged_are_the_single_run(
         done = pytest_process(where, *inner, *bundled_two, "--lens-shard=1/3", "--lens-json=shard1.json")
         assert "scheduling tests via LensGroupScheduling" in done.stdout or "2 workers" in done.stdout, done.stdout[-3000:]
         for index in (2, 3):
-            shutil.copy(three_shards / f"shard{index}.json", where / f"shard{index}.json")
-    shards = [json.loads((where / f"shard{index}.json").read_text()) for index in (1, 2, 3)]
+            for name in (f"shard{index}.json", f"shard{index}.rows.jsonl"):
+                shutil.copy(three_shards / name, where / name)
+    shards = [read_artifact_json(where / f"shard{index}.json") for index in (1, 2, 3)]
     # Each shard ran a part: whole stream groups, none twice, together every group of the run.
     units = [shard["run"]["shard"]["units"] for shard in shards]
     assert all(units) and sum(len(u) for u in units) == len({u for found in units for u in found}) == 4
@@ -90,7 +92,7 @@ def test_three_shards_merged_are_the_single_run(
     code = lens_main(["merge", "shard1.json", "shard2.json", "shard3.json", "--out", "run.json"])
     merged = capsys.readouterr()
     assert code == status == 1, merged.out + merged.err  # null fails its hard gate, in both
-    artifact = json.loads((where / "run.json").read_text())
+    artifact = read_artifact_json(where / "run.json")
     assert artifact["run"]["merged_from"] == ["shard1.json", "shard2.json", "shard3.json"]
     assert "shard" not in artifact["run"]
     assert comparable(artifact) == comparable(reference)
@@ -115,6 +117,7 @@ def test_a_missing_shard_is_refused_by_name(three_shards: Path, tmp_path: Path, 
 
 def test_a_duplicated_shard_is_refused_by_name(three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     copy = shutil.copy(three_shards / "shard2.json", tmp_path / "shard2-again.json")
+    shutil.copy(three_shards / "shard2.rows.jsonl", tmp_path / "shard2-again.rows.jsonl")
     shards = [three_shards / f"shard{index}.json" for index in (1, 2, 3)]
     status, err = _merge(capsys, *shards, copy, "--out", tmp_path / "run.json")
     assert status == 2
@@ -122,7 +125,7 @@ def test_a_duplicated_shard_is_refused_by_name(three_shards: Path, tmp_path: Pat
 
 
 def test_shards_of_different_splits_are_refused(three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    other = json.loads((three_shards / "shard3.json").read_text())
+    other = read_artifact_json(three_shards / "shard3.json")
     other["run"]["shard"]["index"], other["run"]["shard"]["total"] = 2, 2
     (tmp_path / "half.json").write_text(json.dumps(other))
     status, err = _merge(capsys, three_shards / "shard1.json", tmp_path / "half.json", "--out", tmp_path / "run.json")
@@ -130,7 +133,7 @@ def test_shards_of_different_splits_are_refused(three_shards: Path, tmp_path: Pa
 
 
 def test_an_artifact_that_is_not_a_shard_is_refused(three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    plain = json.loads((three_shards / "shard1.json").read_text())
+    plain = read_artifact_json(three_shards / "shard1.json")
     del plain["run"]["shard"]
     (tmp_path / "plain.json").write_text(json.dumps(plain))
     status, err = _merge(capsys, tmp_path / "plain.json", three_shards / "shard2.json", "--out", tmp_path / "run.json")
@@ -283,8 +286,8 @@ def test_shards_of_two_code_revisions_or_settings_are_refused(pytester: pytest.P
         ["merge", str(pytester.path / "one-again.json"), str(pytester.path / "two.json"), "--out", str(pytester.path / "run.json")]
     )
     assert status == single.ret == 0, capsys.readouterr()
-    merged = json.loads((pytester.path / "run.json").read_text())
-    assert comparable(merged) == comparable(json.loads((pytester.path / "single.json").read_text()))
+    merged = read_artifact_json(pytester.path / "run.json")
+    assert comparable(merged) == comparable(read_artifact_json(pytester.path / "single.json"))
 
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "ci" / "lens-shards.sh"
@@ -307,7 +310,7 @@ def test_the_ci_examples_laptop_script_runs_shards_side_by_side_and_gates_the_me
     assert "lens: shard 1/2: 1 of 2 stream groups, 8 questions" in done.stdout
     assert "lens: shard 2/2: 1 of 2 stream groups, 8 questions" in done.stdout
     assert "merged 2 shards: 16 results" in done.stdout and "LENS verdict: PASS" in done.stdout
-    artifact = json.loads((tmp_path / "out" / "lens-run.json").read_text())
+    artifact = read_artifact_json(tmp_path / "out" / "lens-run.json")
     assert len(artifact["results"]) == 16 and (tmp_path / "out" / "lens-report.html").exists()
     # The fan-in's exit status is the run's: a shard gone missing fails it, naming the shard.
     (tmp_path / "out" / "shards" / "shard-2-of-2.json").unlink()

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 
 import pytest
 
 from pytest_lens.plugin.options import ADAPTER, DATASET, JSON, SUITE
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import assert_answered
 
 
@@ -26,7 +26,7 @@ def test_meme_suite_runs_offline_and_prints_its_section_with_the_trivial_pass_br
         ]
     )
     assert "no LENS results were recorded" not in result.stdout.str()
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     assert artifact["summary"] == {}
     meme = artifact["suite_summaries"]["meme"]["bm25"]
     assert meme["metrics"]["meme_overall"] == meme["composite"]
@@ -84,8 +84,8 @@ def test_parallel_suite_summary_equals_the_serial_one(pytester: pytest.Pytester)
     args = [f"{ADAPTER}=bm25", f"{SUITE}=meme", "-p", "no:cacheprovider"]
     pytester.runpytest(*args, f"{JSON}=serial.json").assert_outcomes(passed=52)
     pytester.runpytest(*args, "-n", "2", f"{JSON}=parallel.json").assert_outcomes(passed=52)
-    serial = json.loads((pytester.path / "serial.json").read_text())["suite_summaries"]
-    parallel = json.loads((pytester.path / "parallel.json").read_text())["suite_summaries"]
+    serial = read_artifact_json(pytester.path / "serial.json")["suite_summaries"]
+    parallel = read_artifact_json(pytester.path / "parallel.json")["suite_summaries"]
     assert parallel == serial
 
 
@@ -95,7 +95,7 @@ def test_real_locomo_conversation_runs_directly_and_reports_evidence_coverage(py
     )
     result.assert_outcomes(passed=105)
     result.stdout.fnmatch_lines(["LoCoMo: very long-term conversational memory (imported) [suite locomo]", "adapter *F1 *ev.coverage*"])
-    summary = json.loads((pytester.path / "out.json").read_text())["suite_summaries"]["locomo"]["bm25"]
+    summary = read_artifact_json(pytester.path / "out.json")["suite_summaries"]["locomo"]["bm25"]
     assert summary["n_questions"] == 105
     assert 0.0 < summary["metrics"]["evidence_coverage"] <= 1.0
 
@@ -117,7 +117,7 @@ def test_suite_sections_show_score_cis_and_compare_adapters(pytester: pytest.Pyt
             "bm25 vs null *21 *0.667 *0.000 *-0.667 [[]*[]] *",
         ]
     )
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     for suite in ("meme", "mab"):
         statistics = artifact["suite_statistics"][suite]
         for adapter in ("bm25", "null"):
@@ -158,7 +158,7 @@ def test_a_suite_regression_against_the_saved_baseline_fails_the_run(pytester: p
             "regression p=* (one-sided paired t-test over 21 questions (t(*)), Holm) < alpha 0.05*",
         ]
     )
-    artifact = json.loads((pytester.path / "degraded.json").read_text())
+    artifact = read_artifact_json(pytester.path / "degraded.json")
     assert artifact["suite_comparisons"]["mab"]["adapters"][0]["status"] == "regression"
 
     # `lens compare` gives the same verdict outside pytest.

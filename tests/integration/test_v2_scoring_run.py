@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from lens_fixtures.openai_server import FactCheckPolicy, LensPolicy, OpenAITestServer
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO, assert_answered
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}")
@@ -32,7 +31,7 @@ def test_v2_scoring_keeps_per_fact_verdicts_and_weighs_v2s_metrics(pytester: pyt
         kinds = {r.kind for r in server.requests}
     assert_answered(result, 8)
     assert kinds == {"fact_judge", "support_judge"}  # none of the paper's pairwise judgments: they weigh nothing here
-    artifact = json.loads((pytester.path / "out.json").read_text())
+    artifact = read_artifact_json(pytester.path / "out.json")
     for row in artifact["results"]:
         facts = row["scorer_details"]["v2"]["facts"]
         assert [f["fact"] for f in facts] == [k["fact"] for k in row["key_facts"]]
@@ -48,7 +47,7 @@ def test_a_judge_answering_prose_for_one_fact_leaves_that_question_without_the_m
     with OpenAITestServer(LensPolicy(fact_judge=FactCheckPolicy(prose_for=("30% low",)))) as server:
         result = pytester.runpytest(*v2_args(server, "--lens-judge-max-failures=100%"))
     assert_answered(result, 8)
-    rows = {row["question_id"]: row for row in json.loads((pytester.path / "out.json").read_text())["results"]}
+    rows = {row["question_id"]: row for row in read_artifact_json(pytester.path / "out.json")["results"]}
     hit = [qid for qid, row in rows.items() if row["scoring_failures"]]
     assert hit == ["ccd_q07_longitudinal"]
     assert "fact_recall_judged" not in rows["ccd_q07_longitudinal"]["metrics"]

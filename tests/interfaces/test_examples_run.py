@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_lens.records.rows import read_artifact_json
 from tests.interfaces.servers import memory_server_command, require
 from tests.support import small_dataset, write_dataset
 
@@ -22,7 +23,7 @@ def lens_run(pytester: pytest.Pytester, adapter: str) -> dict[str, object]:
     dataset = write_dataset(pytester.path / "small.json", small_dataset())
     result = pytester.runpytest(f"--lens-adapter={adapter}", f"--lens-dataset={dataset}", "--lens-json=run.json", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    artifact = json.loads((pytester.path / "run.json").read_text())
+    artifact = read_artifact_json(pytester.path / "run.json")
     label = adapter.partition("=")[0]
     summary = next(value for key, value in artifact["summary"].items() if key.startswith(label))
     assert summary["faults"] == 0 and summary["n_questions"] == len(artifact["results"]) > 0

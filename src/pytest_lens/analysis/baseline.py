@@ -17,7 +17,7 @@ from pytest_lens.analysis.run import apply_holm, bootstrap_mode, pair_results, p
 from pytest_lens.analysis.summary import summary_key
 from pytest_lens.records.card import ComparabilityCard, differences, refusing
 from pytest_lens.records.identity import RunIdentity
-from pytest_lens.records.results import LENS, QuestionResult, RunArtifact
+from pytest_lens.records.results import LENS, QuestionResult, RunArtifact, scored_results
 from pytest_lens.records.statistics import (
     BaselineAdapterComparison,
     BaselineComparison,
@@ -92,7 +92,7 @@ def compare_with_baseline(
         [r for r in results if (suite is None or r.suite == suite) and r.control is None], weights, gates
     )
     previous_results = collapse_repetitions(
-        [r for r in baseline.results if (suite is None or r.suite == suite) and r.control is None], weights, gates
+        [r for r in scored_results(baseline.results) if (suite is None or r.suite == suite) and r.control is None], weights, gates
     )
     if prepare is not None:
         current_results, previous_results = prepare(current_results), prepare(previous_results)

@@ -112,7 +112,7 @@ def summarize_repeated(
             per_question[member.key] += 1
         summary.repetitions = max(per_question.values())
         summary.result_tokens_mean = round(sum(r.result_tokens for r in members) / len(members), 2)
-        summary.tool_calls_mean = round(sum(len(r.tool_calls) for r in members) / len(members), 2)
+        summary.tool_calls_mean = round(sum(r.tool_call_count for r in members) / len(members), 2)
     return summaries
 
 

@@ -102,7 +102,7 @@ def summarize(
                 for qtype, items in sorted(by_type.items())
             },
             result_tokens_mean=round(sum(r.result_tokens for r in members) / len(members), 2),
-            tool_calls_mean=round(sum(len(r.tool_calls) for r in members) / len(members), 2),
+            tool_calls_mean=round(sum(r.tool_call_count for r in members) / len(members), 2),
             violations=sum(len(r.violations) for r in members),
             faults=sum(1 for r in members if r.failed),
             scoring_failures=sum(1 for r in members if r.scoring_failures),

@@ -79,14 +79,14 @@ def compare_runs(
     """
     from pytest_lens.analysis.baseline import compare_with_baseline
     from pytest_lens.analysis.run import clusters_for
-    from pytest_lens.records.results import LENS
+    from pytest_lens.records.results import LENS, scored_results
     from pytest_lens.suites import load_suite
     from pytest_lens.suites.selection import SuiteRun
 
     run = current.run
     score, weights, gates = recorded_headline(run)  # CURRENT's headline
     seed = seed if seed is not None else run.seed if run.seed is not None else 42
-    results = current.results
+    results = list(scored_results(current.results))
     suite_names = list(dict.fromkeys(r.suite for r in results if r.suite != LENS))
     lens = None
     if any(r.suite == LENS for r in results) or not suite_names:
@@ -128,8 +128,8 @@ def run_compare(args: argparse.Namespace) -> int:
         return 2
     store = RunStore(args.storage)
     try:
-        baseline = open_baseline(args.baseline, store, (Path.cwd(),))
-        current = open_baseline(args.current, store, (Path.cwd(),))
+        baseline = open_baseline(args.baseline, store, (Path.cwd(),), scored=True)
+        current = open_baseline(args.current, store, (Path.cwd(),), scored=True)
     except (SavedRunError, ValueError) as exc:
         print(f"lens compare: {exc}", file=sys.stderr)
         return 2

@@ -38,6 +38,7 @@ def add_merge(sub: Any) -> argparse.ArgumentParser:
 def run_merge(args: argparse.Namespace) -> int:
     """Merge, print the run's summary, and return its exit status."""
     from pytest_lens.extras import missing_extra
+    from pytest_lens.records.rows import RowError
     from pytest_lens.runs.fanin import ShardError, merge_shards
     from pytest_lens.runs.storage import SavedRunError, load_run
 
@@ -50,7 +51,7 @@ def run_merge(args: argparse.Namespace) -> int:
         merged = merge_shards(
             shards, rootdir=args.rootdir.resolve(), out=args.out, html=args.html, save=args.save, encoding=sys.stdout.encoding
         )
-    except (ShardError, SavedRunError) as exc:
+    except (ShardError, SavedRunError, RowError) as exc:
         print(f"lens merge: {exc}", file=sys.stderr)
         return 2
     print(f"merged {len(shards)} shards: {len(merged.session.ledger.results)} results")

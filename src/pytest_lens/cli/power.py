@@ -41,8 +41,8 @@ def run_power(args: argparse.Namespace) -> int:
         alpha = DEFAULTS.alpha if args.alpha is None else _read("--alpha", args.alpha, parse_alpha)
         power = _read("--power", args.power, parse_alpha)
         store = RunStore(args.storage)
-        run = open_baseline(args.target, store, (Path.cwd(),))
-        against = open_baseline(args.against, store, (Path.cwd(),)) if args.against else None
+        run = open_baseline(args.target, store, (Path.cwd(),), scored=True)
+        against = open_baseline(args.against, store, (Path.cwd(),), scored=True) if args.against else None
         score, weights, gates = recorded_headline(run.artifact.run)
         plans = plan_power(
             [r for r in run.artifact.results if r.suite == LENS],

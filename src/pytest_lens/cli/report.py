@@ -53,7 +53,7 @@ def run_report(args: argparse.Namespace) -> int:
     store = RunStore(args.storage)
     try:
         runs = [open_baseline(reference, store, (Path.cwd(),)) for reference in args.runs]
-        baseline = open_baseline(args.baseline, store, (Path.cwd(),)) if args.baseline else None
+        baseline = open_baseline(args.baseline, store, (Path.cwd(),), scored=True) if args.baseline else None
         artifact = merge_runs([(run.info.name, run.artifact) for run in runs])
         if baseline is not None:
             accepted = accepted_unlike(args.accept_unlike)
@@ -62,15 +62,15 @@ def run_report(args: argparse.Namespace) -> int:
                 raise ValueError(refused)
             lens, suites = compare_runs(artifact, baseline, alpha=args.alpha, max_drop=args.max_drop, accepted=accepted)
             artifact = artifact.model_copy(update={"comparison": lens, "suite_comparisons": suites})
-    except (SavedRunError, MergeError, ValueError) as exc:
+        text = render_report(
+            artifact,
+            baseline=baseline.artifact if baseline is not None else None,
+            baseline_name=baseline.info.name if baseline is not None else None,
+            source=", ".join(run.info.name for run in runs),
+        )
+    except (SavedRunError, MergeError, ValueError) as exc:  # a row at fault (RowError) is a ValueError naming its file and line
         print(f"lens report: {exc}", file=sys.stderr)
         return 2
-    text = render_report(
-        artifact,
-        baseline=baseline.artifact if baseline is not None else None,
-        baseline_name=baseline.info.name if baseline is not None else None,
-        source=", ".join(run.info.name for run in runs),
-    )
     data = text.encode("utf-8")
     try:
         args.html.parent.mkdir(parents=True, exist_ok=True)

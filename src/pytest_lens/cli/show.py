@@ -10,10 +10,15 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_lens.text import terminal_safe
+
+if TYPE_CHECKING:
+    from pytest_lens.records.results import RunArtifact
+    from pytest_lens.reports.views.transcript import Transcript
 
 __all__ = ["add_show", "run_show"]
 
@@ -43,9 +48,9 @@ def add_show(sub: Any) -> argparse.ArgumentParser:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print transcripts; 0, 1 (nothing matched) or 2 (unusable input)."""
+    from pytest_lens.records.rows import RowError
     from pytest_lens.reports.views.select import KeywordError, select
     from pytest_lens.reports.views.terminal import transcript_lines
-    from pytest_lens.reports.views.transcript import transcripts
     from pytest_lens.reports.views.worst import worst
     from pytest_lens.runs.storage import RunStore, SavedRunError, open_baseline
 
@@ -54,10 +59,11 @@ def run_show(args: argparse.Namespace) -> int:
         return 2
     try:
         run = open_baseline(args.artifact, RunStore(args.storage), (Path.cwd(),))
-    except SavedRunError as exc:
+        # Choosing reads every row without its transcript; only the transcripts printed are read whole.
+        items = _transcripts(run.artifact)
+    except (SavedRunError, RowError) as exc:
         print(f"lens show: {exc}", file=sys.stderr)
         return 2
-    items = transcripts(run.artifact)
     try:
         chosen = select(items, args.question, args.keyword)
     except KeywordError as exc:
@@ -83,9 +89,30 @@ def run_show(args: argparse.Namespace) -> int:
         print("show one with: lens show RUN QUESTION (a question id or test id), or narrow with -k EXPR; --all prints every transcript")
         return 0
     width = min(140, shutil.get_terminal_size((100, 24)).columns)
+    try:
+        chosen = _whole(run.artifact, items, chosen)
+    except RowError as exc:
+        print(f"lens show: {exc}", file=sys.stderr)
+        return 2
     for index, item in enumerate(chosen):
         if index:
             print()
         for line in transcript_lines(item, width=width, episode_texts=args.episodes):
             print(terminal_safe(line))  # episodes, answers and tool results are the dataset's and the model's text
     return 0
+
+
+def _transcripts(artifact: RunArtifact) -> list[Transcript]:
+    """Every question's transcript for choosing: its result read without the transcript itself (:func:`_whole` reads it)."""
+    from pytest_lens.records.results import scored_results
+    from pytest_lens.reports.views.transcript import build_transcripts
+    from pytest_lens.scoring.headline import gates_of
+
+    return build_transcripts(list(scored_results(artifact.results)), artifact.evidence, gates_of(artifact.run))
+
+
+def _whole(artifact: RunArtifact, items: list[Transcript], chosen: list[Transcript]) -> list[Transcript]:
+    """``chosen`` (some of ``items``) with their results read whole from the run's rows."""
+    position = {id(item): index for index, item in enumerate(items)}
+    found = artifact.results.pick([position[id(item)] for item in chosen])
+    return [replace(item, result=found[position[id(item)]]) for item in chosen]

@@ -411,7 +411,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         JSON,
         "lens_json",
-        "write the run artifact (per-question results and summary) as JSON.",
+        "write the run artifact: the run document (summaries, statistics, verdict) at PATH and its per-question rows "
+        "beside it (PATH.json -> PATH.rows.jsonl), each row written as its question finishes.",
         "path for the run artifact.",
         field="json_path",
         parse=Path,

@@ -6,9 +6,12 @@ can carry them to the controller) and end up in the ``--lens-json`` artifact.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import abc
+import math
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from typing import Annotated, Any, Literal, overload
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, PrivateAttr, TypeAdapter, model_validator
 
 from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.records.card import ComparabilityCard
@@ -20,8 +23,10 @@ __all__ = [
     "ANSWER_CHARS",
     "ARGUMENT_CHARS",
     "ARTIFACT_SCHEMA_VERSION",
+    "INLINE_ROWS_SCHEMA_VERSION",
     "LENS",
     "SNIPPET_CHARS",
+    "TRANSCRIPT_FIELDS",
     "AdapterFault",
     "AdapterSummary",
     "CommitInfo",
@@ -33,16 +38,24 @@ __all__ = [
     "QuestionResult",
     "RecordedVerdict",
     "RefHit",
+    "ResultRows",
+    "RowsFile",
     "RunArtifact",
     "ScopeEvidence",
+    "ScoredResult",
     "ToolCallRecord",
     "Violation",
+    "score_problem",
+    "scored_results",
 ]
 
 #: The built-in LENS suite (scored by the core's own tables); a sibling suite has its own name.
 LENS = "lens"
 
-ARTIFACT_SCHEMA_VERSION = 1
+#: 2: the per-question rows are a JSON Lines file beside the run document (:attr:`RunArtifact.rows`).
+ARTIFACT_SCHEMA_VERSION = 2
+#: The single-file artifact written before rows streamed: every result inline, in ``results``; still read.
+INLINE_ROWS_SCHEMA_VERSION = 1
 
 
 def _no_booleans(value: Any) -> Any:
@@ -239,6 +252,11 @@ class QuestionResult(_Record):
         return self.model_copy(update={"llm_requests": sorted({*(self.llm_requests or ()), *keys})})
 
     @property
+    def tool_call_count(self) -> int:
+        """Tool calls the agent made (what summaries count; a :class:`ScoredResult` keeps this count, not the calls)."""
+        return len(self.tool_calls)
+
+    @property
     def key(self) -> tuple[str, str, str, str]:
         """Identity of the question within a run (and across runs, for baselines); repetitions share it."""
         return (self.adapter, self.scope_id, self.budget, self.question_id)
@@ -288,6 +306,139 @@ class QuestionResult(_Record):
         if self.agent_error:
             lines.append(f"agent {self.agent!r} failed: {self.agent_error}")
         return "\n".join(lines)
+
+
+#: What a row read for computing leaves out: the question's transcript, which reports show and no figure adds up.
+TRANSCRIPT_FIELDS = ("prompt", "canonical_answer", "key_facts", "answer", "tool_calls", "context", "aliases")
+
+
+class ScoredResult(QuestionResult):
+    """A result read without its transcript (:data:`TRANSCRIPT_FIELDS` left empty): what figures are computed from.
+
+    Summaries, statistics, gates and comparisons read nothing else; its tool calls are counted
+    (:attr:`tool_call_count`), not kept. Reading a run's rows this way holds a few kilobytes per question
+    instead of tens: ``lens merge`` of 10^5 rows fits in memory (see docs/performance.md).
+    """
+
+    _tool_calls: int = PrivateAttr(default=0)
+
+    @property
+    def tool_call_count(self) -> int:
+        """Tool calls the agent made (counted when the row was read)."""
+        return self._tool_calls
+
+    @classmethod
+    def of(cls, fields: dict[str, Any], tool_calls: int) -> ScoredResult:
+        """A scored result of already validated ``fields`` (every field but the transcript) and its count of tool calls.
+
+        Built as pydantic's ``model_construct`` builds a model, without what makes that cost more than validating the
+        row (it inspects each default factory's signature on every call): 10^5 rows are read in seconds.
+        """
+        result = cls.__new__(cls)
+        values: dict[str, Any] = {"prompt": "", "canonical_answer": "", "answer": "", "context": None}
+        values.update(key_facts=[], tool_calls=[], aliases={})
+        values.update(fields)
+        object.__setattr__(result, "__dict__", values)
+        object.__setattr__(result, "__pydantic_fields_set__", set())  # what was read is the record; nothing is "set"
+        object.__setattr__(result, "__pydantic_extra__", None)
+        object.__setattr__(result, "__pydantic_private__", {"_tool_calls": tool_calls})
+        return result
+
+
+#: Metrics that subtract a chance level or a baseline's score, and so may fall below 0.
+_SIGNED_METRICS = ("_above_chance", "_advantage")
+
+
+def score_problem(result: QuestionResult) -> str | None:
+    """A score of ``result`` a comparison would misread, as ``name: what is wrong`` (``None`` if there is none).
+
+    The model checks types; this checks ranges: a metric of ``1e308`` would print as ``inf``, one of ``-5`` as a gain of 5.
+    """
+    scores = {"composite": result.composite, **{f"metrics.{name}": value for name, value in result.metrics.items()}}
+    for name, value in scores.items():
+        low = -1.0 if name.endswith(_SIGNED_METRICS) else 0.0
+        if not (math.isfinite(value) and low <= value <= 1.0):
+            return f"{name}: {value!r} is outside [{low:g}, 1]"
+    return None
+
+
+class ResultRows(Sequence[QuestionResult], abc.ABC):
+    """A run's per-question rows, in the run's case order: iterated lazily, one full result at a time.
+
+    :class:`ListRows` holds them in memory (a run being finished, a test); ``pytest_lens.records.rows.FileRows`` reads
+    a run document's JSON Lines file on every iteration, so iterating a run of 10^5 rows costs time, not memory.
+    Indexing a file's rows reads up to the row asked for: for small runs and tests.
+    """
+
+    @abc.abstractmethod
+    def __iter__(self) -> Iterator[QuestionResult]:
+        """Every row, whole (transcript included)."""
+
+    def scored(self) -> Iterator[QuestionResult]:
+        """Every row without its transcript (:class:`ScoredResult`) where reading it whole would cost more."""
+        return iter(self)
+
+    @abc.abstractmethod
+    def lines(self) -> Iterator[bytes]:
+        """Every row as one line of compact JSON (without its newline), as a rows file holds it."""
+
+    def pick(self, positions: Collection[int]) -> dict[int, QuestionResult]:
+        """The whole rows at ``positions`` (0-based, in the rows' order): only those are read whole."""
+        wanted = set(positions)
+        return {index: result for index, result in enumerate(self) if index in wanted}
+
+    @overload
+    def __getitem__(self, index: int) -> QuestionResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[QuestionResult]: ...
+
+    def __getitem__(self, index: int | slice) -> QuestionResult | list[QuestionResult]:
+        return list(self)[index]
+
+
+class ListRows(ResultRows):
+    """Rows held in memory."""
+
+    def __init__(self, results: Iterable[QuestionResult]) -> None:
+        self.results = list(results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self) -> Iterator[QuestionResult]:
+        return iter(self.results)
+
+    def lines(self) -> Iterator[bytes]:
+        return (result.model_dump_json().encode("utf-8") for result in self.results)
+
+    @overload
+    def __getitem__(self, index: int) -> QuestionResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[QuestionResult]: ...
+
+    def __getitem__(self, index: int | slice) -> QuestionResult | list[QuestionResult]:
+        return self.results[index]
+
+
+def scored_results(rows: Iterable[QuestionResult]) -> Iterator[QuestionResult]:
+    """``rows`` as computing reads them: a run's :meth:`ResultRows.scored`, any other collection as it is."""
+    return rows.scored() if isinstance(rows, ResultRows) else iter(rows)
+
+
+_RESULT_LIST = TypeAdapter(list[QuestionResult])
+
+
+def _as_rows(value: Any) -> ResultRows:
+    """A run's rows as given: rows already (a file's, or in memory), or a list of results (or their dicts) kept in memory."""
+    if isinstance(value, ResultRows):
+        return value
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(item, QuestionResult) for item in value):
+            return ListRows(value)
+        return ListRows(_RESULT_LIST.validate_python(value))  # its errors name the row: results.3.adapter
+    raise ValueError(f"results must be a run's rows or a list of results, not {type(value).__name__}")
 
 
 def _headline_defaults_to_composite(data: Any) -> Any:
@@ -406,14 +557,38 @@ class RecordedVerdict(_Record):
     notes: list[str] = Field(default_factory=list)
 
 
+class RowsFile(_Record):
+    """Where a run document's per-question rows are: a JSON Lines file beside it, one result per line, in case order."""
+
+    #: The file's name, in the run document's directory (``run.rows.jsonl`` beside ``run.json``).
+    file: str
+    format: Literal["jsonl"] = "jsonl"
+    #: Rows in the file; ``None`` in the document a run writes when its first result is recorded (see
+    #: :attr:`RunArtifact.pending`): the run did not finish, and every complete line is a row it recorded.
+    count: int | None = None
+    #: SHA-256 of the file's bytes (``None`` with ``count``).
+    sha256: str | None = None
+
+
 class RunArtifact(_Record):
-    """The ``--lens-json`` file: enough to reproduce, compare and audit a run."""
+    """The ``--lens-json`` run document and its rows: enough to reproduce, compare and audit a run.
+
+    On disk the document (everything here but :attr:`results`) is ``run.json`` and the rows are the JSON Lines file
+    :attr:`rows` names, written as each question finished; ``pytest_lens.runs.storage.load_run`` reads both (and the
+    single-file artifacts written before, their results inline) and :attr:`results` reads the rows lazily.
+    """
+
+    model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
 
     schema_version: int = ARTIFACT_SCHEMA_VERSION
     pytest_lens_version: str
     created: str
     run: RunIdentity
-    results: list[QuestionResult]
+    #: The per-question rows in case order (every repetition of a question). Not part of the document: written to,
+    #: and read from, the rows file.
+    results: Annotated[ResultRows, PlainValidator(_as_rows)] = Field(exclude=True)
+    #: The rows file (``None`` in memory, before the rows are written, and in single-file artifacts).
+    rows: RowsFile | None = None
     summary: dict[str, AdapterSummary]
     incomplete: list[str] = Field(default_factory=list)
     dataset_warnings: list[str] = Field(default_factory=list)

@@ -1,4 +1,4 @@
-"""The run artifact: building the ``--lens-json`` document, writing it, and saving the run (``--lens-save``)."""
+"""The run artifact: building the ``--lens-json`` document, writing it with its rows, and saving the run (``--lens-save``)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lens import __version__
-from pytest_lens.records.results import RunArtifact
+from pytest_lens.records.results import ListRows, RunArtifact
 from pytest_lens.runs.analysis import RunAnalysis
 from pytest_lens.runs.evidence import collect_evidence
-from pytest_lens.runs.storage import SavedRunError, commit_info, machine_info, write_whole
+from pytest_lens.runs.storage import SavedRunError, commit_info, machine_info, write_run
 
-__all__ = ["PENDING", "build_artifact", "save_run", "write_artifact"]
+__all__ = ["INTERRUPTED", "PENDING", "build_artifact", "save_run", "write_artifact"]
 
 #: Why an artifact lacks statistics, comparison and verdict. numpy (OpenBLAS) is first imported when they are computed,
 #: and a process whose memory an adapter exhausted dies there, without an exception: so the artifact is written first
@@ -21,6 +21,14 @@ __all__ = ["PENDING", "build_artifact", "save_run", "write_artifact"]
 PENDING = (
     "written before the statistics, the baseline comparison and the verdict; the run ended before they were computed "
     "(e.g. out of memory importing numpy): every result and summary here is complete"
+)
+
+
+#: Why a run document has no count of its rows: it is the one written when the run recorded its first result, and the
+#: run never finished (killed, or its machine lost). Its rows file holds every result recorded until then.
+INTERRUPTED = (
+    "written when the run recorded its first result; the run did not finish (it was killed): the rows file holds every "
+    "result it recorded, and the summaries, statistics and verdict here are not the run's"
 )
 
 
@@ -46,7 +54,7 @@ def build_artifact(analysis: RunAnalysis, *, statistics: bool = True) -> RunArti
         pytest_lens_version=__version__,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         run=analysis.identity,
-        results=analysis.ordered_results,
+        results=ListRows(analysis.ordered_results),
         summary=analysis.summaries,
         incomplete=analysis.incomplete,
         dataset_warnings=analysis.warnings,
@@ -60,8 +68,8 @@ def build_artifact(analysis: RunAnalysis, *, statistics: bool = True) -> RunArti
 
 
 def write_artifact(path: Path, artifact: RunArtifact) -> None:
-    """Write ``artifact`` as indented JSON, whole or not at all (:func:`~pytest_lens.runs.storage.write_whole`)."""
-    write_whole(path, (artifact.model_dump_json(indent=2) + "\n").encode("utf-8"))
+    """Write ``artifact``'s rows beside ``path`` and its document at ``path``, each whole or not at all."""
+    write_run(path, artifact)
 
 
 def save_run(analysis: RunAnalysis, artifact: Callable[[], RunArtifact]) -> Path | None:

@@ -54,10 +54,13 @@ class ResultLedger:
         """``cases`` in the run's case order (unknown ones last)."""
         return sorted(cases, key=lambda case: self._order.get(case.item_key, len(self._order)))
 
+    def position(self, key: ItemKey) -> tuple[int, ItemKey]:
+        """Where the answer ``key`` comes in case order (answers of no known case last, by key)."""
+        return (self._order.get(key, len(self._order)), key)
+
     def ordered_results(self) -> list[QuestionResult]:
         """Results in case order (stable, whatever order the tests ran in); every repetition of a question."""
-        order = self._order
-        return sorted(self.results.values(), key=lambda r: (order.get(r.item_key, len(order)), r.item_key))
+        return sorted(self.results.values(), key=lambda r: self.position(r.item_key))
 
     def missing(self) -> list[LensCase]:
         """Selected cases with no result."""

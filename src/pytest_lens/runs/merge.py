@@ -14,7 +14,7 @@ from pytest_lens.analysis.gates import GatePolicy, check_gates
 from pytest_lens.analysis.run import paired_test_name
 from pytest_lens.analysis.summary import summarize
 from pytest_lens.records.card import differences
-from pytest_lens.records.results import LENS, QuestionResult, RecordedVerdict, RunArtifact, ScopeEvidence
+from pytest_lens.records.results import LENS, ListRows, QuestionResult, RecordedVerdict, RunArtifact, ScopeEvidence
 from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
 from pytest_lens.scoring.headline import gates_of
 from pytest_lens.scoring.scorer import GroupMetric
@@ -112,7 +112,7 @@ def merge_runs(runs: Sequence[tuple[str, RunArtifact]]) -> RunArtifact:
         pytest_lens_version=first.pytest_lens_version,
         created=max(artifact.created for _, artifact in runs),
         run=run,
-        results=results,
+        results=ListRows(results),
         summary=summaries,
         incomplete=[line for _, artifact in runs for line in artifact.incomplete],
         dataset_warnings=list(dict.fromkeys(w for _, artifact in runs for w in artifact.dataset_warnings)),

@@ -269,7 +269,7 @@ def llm_agent_notes(results: list[QuestionResult]) -> list[str]:
                 f"statistics): {unmeasured[0].not_measured}"
             )
         measured = [r for r in members if r.measured]
-        if measured and all(r.agent == "llm" for r in measured) and not any(r.tool_calls for r in measured):
+        if measured and all(r.agent == "llm" for r in measured) and not any(r.tool_call_count for r in measured):
             notes.append(
                 f"warning: {adapter}: the model never called a tool on any of its {len(measured)} questions — does the server "
                 "support tool calling? (llama.cpp's llama-server: --jinja with a chat template that renders tools, e.g. "

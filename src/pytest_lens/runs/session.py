@@ -20,13 +20,15 @@ from pytest_lens.llm.api_keys import mask_data
 from pytest_lens.llm.stats import LLMCounts, counting
 from pytest_lens.records.card import refusing
 from pytest_lens.records.options import ACCEPT_UNLIKE, BASELINE
-from pytest_lens.records.results import AdapterFault, AdapterSummary, QuestionResult, RunArtifact
+from pytest_lens.records.results import AdapterFault, AdapterSummary, QuestionResult, RowsFile, RunArtifact
+from pytest_lens.records.rows import RowWriter, rows_path, write_rows
 from pytest_lens.reports.terminal import LensReport, Verdict
 from pytest_lens.runs.analysis import RunAnalysis
-from pytest_lens.runs.artifact import build_artifact, save_run, write_artifact
+from pytest_lens.runs.artifact import INTERRUPTED, build_artifact, save_run
 from pytest_lens.runs.ledger import ResultLedger
 from pytest_lens.runs.report import Line, RunOutcome, RunReport, write_html
 from pytest_lens.runs.setup import LensConfigError, RunSetup, UnlikeBaselineError, open_run
+from pytest_lens.runs.storage import OutputError, write_document
 
 if TYPE_CHECKING:
     from pytest_lens.answering.concurrency import ConcurrentRunner
@@ -80,6 +82,12 @@ class LensSession:
         self.slice: RunSlice | None = None
         #: ``lens merge``: the shards this run was joined from.
         self.merged_from: list[str] | None = None
+        #: ``--lens-json``: the rows file, written as results are recorded (``None`` before the first, or once it failed).
+        self._rows: RowWriter | None = None
+        self._rows_failed = False
+        #: Rows files written whole, with the ledger version they hold (the document is written twice: once before
+        #: the statistics, once whole).
+        self._rows_written: dict[Path, tuple[int, RowsFile]] = {}
 
     @classmethod
     def open(cls, settings: LensSettings) -> LensSession:
@@ -229,7 +237,9 @@ class LensSession:
         return runtime.close()
 
     def close(self) -> None:
-        """Release what the session holds open (the LLM request cache's connection, the watchdog)."""
+        """Release what the session holds open (the LLM request cache's connection, the watchdog, the rows file)."""
+        if self._rows is not None:
+            self._rows.close()
         if self._rescue is not None:
             self._rescue.close()
             self._rescue = None
@@ -268,12 +278,37 @@ class LensSession:
             self._rescue.expect(cases)
 
     def record(self, result: QuestionResult) -> None:
-        """Keep one question's result (one answer of it, with ``--lens-repeat``); ``--lens-resume`` keeps each finished unit."""
+        """Keep one question's result (one answer of it, with ``--lens-repeat``); ``--lens-resume`` keeps each finished unit.
+
+        With ``--lens-json`` its row is written to the rows file at once: a run that is killed keeps every row recorded.
+        """
         self.ledger.record(result)
+        self._write_row(result)
         if self._rescue is not None:
             self._rescue.record(result)
         if self.slice is not None:
             self.slice.note(result, self.ledger)
+
+    def _write_row(self, result: QuestionResult) -> None:
+        """Append ``result`` to the ``--lens-json`` rows file, opened (with a document saying the run has not finished) at the first.
+
+        A file that cannot be written is given up, never the run: the rows are written from the results at the end,
+        and :meth:`finish` says if that fails too.
+        """
+        path = _under(self.settings.rootdir, self.settings.json_path)
+        if path is None or self._rows_failed:
+            return
+        try:
+            if self._rows is None:
+                self._rows = RowWriter(rows_path(path))
+                first = build_artifact(self.analysis, statistics=False).model_copy(update={"pending": INTERRUPTED})
+                write_document(path, first, RowsFile(file=self._rows.path.name))
+            self._rows.write(result)
+        except OSError:
+            self._rows_failed = True
+            if self._rows is not None:
+                self._rows.discard()
+                self._rows = None
 
     def add_problems(self, problems: Iterable[str]) -> None:
         """Run-level problems found outside the results; each fails the verdict."""
@@ -325,8 +360,33 @@ class LensSession:
         return self._artifact
 
     def write_artifact(self, path: Path, *, statistics: bool = True) -> None:
-        """Write the artifact as indented JSON (``statistics=False``: the copy written before them, see :meth:`artifact`)."""
-        write_artifact(path, self.artifact(statistics=statistics))
+        """Write the rows and the run document (``statistics=False``: the copy written before them, see :meth:`artifact`)."""
+        write_document(path, self.artifact(statistics=statistics), self.rows_file(path))
+
+    def rows_file(self, path: Path) -> RowsFile:
+        """The rows of the run document at ``path``, written; :class:`OutputError` when they cannot be.
+
+        The file filled as results were recorded, put in case order; or, when there is none for ``path``, every result
+        written now.
+        """
+        target = rows_path(path)
+        written = self._rows_written.get(target)
+        if written is not None and written[0] == self.ledger.version:
+            return written[1]
+        writer = self._rows
+        try:
+            # A signal can land between recording a result and writing its row: then the results are written again.
+            if writer is not None and writer.path == target and writer.keys == self.ledger.results.keys():
+                rows = writer.finish(self.ledger.position)
+            else:
+                if writer is not None and writer.path == target:
+                    writer.close()
+                    self._rows = None
+                rows = write_rows(target, (result.model_dump_json().encode("utf-8") for result in self.ledger.ordered_results()))
+        except OSError as exc:
+            raise OutputError(exc.errno, exc.strerror or str(exc), str(target)) from None
+        self._rows_written[target] = (self.ledger.version, rows)
+        return rows
 
     def write_artifact_first(self, path: Path) -> None:
         """Write the artifact without statistics, before they are computed; nothing when nothing ran."""

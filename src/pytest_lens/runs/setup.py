@@ -204,7 +204,7 @@ def open_run(settings: LensSettings) -> RunSetup:
         raise LensConfigError(f"--lens-agent={settings.agent}: {exc}" if isinstance(exc, ValueError) else str(exc)) from None
     if settings.baseline:
         try:
-            setup.baseline = open_baseline(settings.baseline, setup.run_store(), (settings.rootdir, Path.cwd()))
+            setup.baseline = open_baseline(settings.baseline, setup.run_store(), (settings.rootdir, Path.cwd()), scored=True)
         except SavedRunError as exc:
             raise LensConfigError(f"--lens-baseline: {exc}") from None
     return setup

@@ -129,7 +129,7 @@ def measured_seconds(path: Path) -> dict[str, float]:
 
     artifact = load_run(path)
     found: dict[str, float] = {}
-    for result in artifact.results:
+    for result in artifact.results.scored():
         name = stream_group(result.adapter, result.scope_id, result.budget)
         found[name] = found.get(name, 0.0) + result.duration_s
     return found

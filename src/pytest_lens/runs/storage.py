@@ -1,14 +1,14 @@
 """Saved runs: ``--lens-save`` writes, ``--lens-baseline`` and ``lens compare`` find and load.
 
 Like pytest-benchmark's storage: ``<root>/<machine-id>/0001_NAME.json``, numbered per
-machine kind, each file a complete :class:`~pytest_lens.records.results.RunArtifact` carrying
-machine, commit and dataset hashes, so a later run can tell what it is compared with.
+machine kind, each a complete :class:`~pytest_lens.records.results.RunArtifact` (the run document, its rows beside it
+in ``0001_NAME.rows.jsonl``) carrying machine, commit and dataset hashes, so a later run can tell what it is compared
+with. Single-file artifacts written before the rows streamed (every result inline) still load.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import platform
 import re
@@ -19,7 +19,17 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pytest_lens.datasets.json_document import JsonDocumentError, read_input, read_json
-from pytest_lens.records.results import ARTIFACT_SCHEMA_VERSION, CommitInfo, MachineInfo, RunArtifact
+from pytest_lens.records.results import (
+    ARTIFACT_SCHEMA_VERSION,
+    INLINE_ROWS_SCHEMA_VERSION,
+    CommitInfo,
+    ListRows,
+    MachineInfo,
+    RowsFile,
+    RunArtifact,
+    score_problem,
+)
+from pytest_lens.records.rows import FileRows, RowError, problems, rows_path, write_rows
 from pytest_lens.records.statistics import BaselineInfo
 
 __all__ = [
@@ -34,6 +44,8 @@ __all__ = [
     "machine_info",
     "open_baseline",
     "resolve_run",
+    "write_document",
+    "write_run",
     "write_whole",
 ]
 
@@ -115,7 +127,11 @@ class SavedRun:
 
 
 def load_run(path: Path) -> RunArtifact:
-    """Read a run artifact; :class:`SavedRunError` names the file and the first field at fault."""
+    """Read a run artifact: the document, its rows read lazily from the file beside it (or inline, in a single-file one).
+
+    :class:`SavedRunError` names the file and the first field at fault; a row at fault is named when it is read
+    (:class:`~pytest_lens.records.rows.RowError`).
+    """
     try:
         document = read_json(read_input(path))  # a regular file, bounded: never /dev/zero, a FIFO or a directory
     except OSError as exc:
@@ -124,33 +140,36 @@ def load_run(path: Path) -> RunArtifact:
         if exc.code in ("not_a_file", "too_large"):
             raise SavedRunError(f"cannot read the run artifact: {exc}") from None
         raise SavedRunError(f"{path}: not a pytest-lens run artifact ({exc})") from None
+    inline = isinstance(document, dict) and "results" in document
     try:
-        artifact = RunArtifact.model_validate(document)
+        artifact = RunArtifact.model_validate(document if inline or not isinstance(document, dict) else {**document, "results": []})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(document)"
-        raise SavedRunError(
-            f"{path}: not a pytest-lens run artifact ({exc.error_count()} problem(s); first: {where}: {first['msg']})"
-        ) from None
-    problem = artifact_problem(artifact)
+        raise SavedRunError(f"{path}: not a pytest-lens run artifact ({problems(exc, '(document)')})") from None
+    problem = artifact_problem(artifact, inline=inline)
     if problem is not None:
         raise SavedRunError(f"{path}: {problem}; the file is damaged or was not written by pytest-lens")
+    if artifact.rows is not None and not inline:
+        artifact.results = FileRows(path.parent / artifact.rows.file, artifact.rows.count)
     return artifact
 
 
-#: Metrics that subtract a chance level or a baseline's score, and so may fall below 0.
-_SIGNED_METRICS = ("_above_chance", "_advantage")
-
-
-def artifact_problem(artifact: RunArtifact) -> str | None:
+def artifact_problem(artifact: RunArtifact, *, inline: bool = True) -> str | None:
     """The first value a comparison would misread, as ``field: what is wrong`` (``None`` if there is none).
 
-    The model checks types; this checks what a valid artifact holds: its schema version, scores in their
-    ranges (a metric of ``1e308`` would print as ``inf``, one of ``-5`` as a gain of 5), one result per answer.
+    The model checks types; this checks what a valid artifact holds: its schema version, where its rows are, and (for
+    rows inline) scores in their ranges and one result per answer. A rows file's rows are checked as they are read.
     """
-    if artifact.schema_version != ARTIFACT_SCHEMA_VERSION:
-        newer = "a newer" if artifact.schema_version > ARTIFACT_SCHEMA_VERSION else "an unknown"
-        return f"schema_version: {artifact.schema_version} is {newer} artifact format (this pytest-lens reads {ARTIFACT_SCHEMA_VERSION})"
+    version = artifact.schema_version
+    if version > ARTIFACT_SCHEMA_VERSION or version < INLINE_ROWS_SCHEMA_VERSION:
+        newer = "a newer" if version > ARTIFACT_SCHEMA_VERSION else "an unknown"
+        known = f"{INLINE_ROWS_SCHEMA_VERSION} to {ARTIFACT_SCHEMA_VERSION}"
+        return f"schema_version: {version} is {newer} artifact format (this pytest-lens reads {known})"
+    if not inline:
+        if artifact.rows is None:
+            return "rows: missing (a run document names the file of its per-question rows)"
+        if Path(artifact.rows.file).name != artifact.rows.file or artifact.rows.file in ("", ".", ".."):
+            return f"rows.file: {artifact.rows.file!r} is not a file name (the rows file is beside its run document)"
+        return None
     seen: dict[tuple[str, str, str, str, int], int] = {}
     for index, result in enumerate(artifact.results):
         where = f"results[{index}]"
@@ -161,12 +180,30 @@ def artifact_problem(artifact: RunArtifact) -> str | None:
                 f"{where}: duplicates results[{first}] (adapter {adapter}, scope {scope}, budget {budget}, question {question}, "
                 f"repetition {repetition}); a run has one result per answer"
             )
-        scores = {"composite": result.composite, **{f"metrics.{name}": value for name, value in result.metrics.items()}}
-        for name, value in scores.items():
-            low = -1.0 if name.endswith(_SIGNED_METRICS) else 0.0
-            if not (math.isfinite(value) and low <= value <= 1.0):
-                return f"{where}.{name}: {value!r} is outside [{low:g}, 1]"
+        problem = score_problem(result)
+        if problem is not None:
+            return f"{where}.{problem}"
     return None
+
+
+def write_document(path: Path, artifact: RunArtifact, rows: RowsFile) -> None:
+    """Write ``artifact``'s run document (indented JSON) naming its rows file, whole or not at all."""
+    document = artifact.model_copy(update={"rows": rows, "schema_version": ARTIFACT_SCHEMA_VERSION})
+    write_whole(path, (document.model_dump_json(indent=2) + "\n").encode("utf-8"))
+
+
+def write_run(path: Path, artifact: RunArtifact) -> RowsFile:
+    """Write ``artifact``: its rows to the file beside ``path`` (:func:`~pytest_lens.records.rows.rows_path`), then the document.
+
+    The rows are copied line by line (a loaded run's rows are never all in memory); each file is written whole or not
+    at all. :class:`OutputError` when either cannot be written.
+    """
+    try:
+        rows = write_rows(rows_path(path), artifact.results.lines())
+    except OSError as exc:
+        raise OutputError(exc.errno, exc.strerror or str(exc), str(rows_path(path))) from None
+    write_document(path, artifact, rows)
+    return rows
 
 
 class RunStore:
@@ -195,13 +232,13 @@ class RunStore:
         return [run for _, run in sorted(found, key=lambda item: (item[0], item[1].path.parent.name, item[1].number))]
 
     def save(self, artifact: RunArtifact, name: str) -> Path:
-        """Write ``artifact`` as the next numbered run called ``name``; returns the path."""
+        """Write ``artifact`` as the next numbered run called ``name`` (its rows beside it); returns the document's path."""
         if not _NAME.match(name):
             raise SavedRunError(f"--lens-save={name!r}: use letters, digits, '.', '_' or '-' (starting with a letter or digit)")
         self.machine_dir.mkdir(parents=True, exist_ok=True)
         numbers = [int(m.group(1)) for p in self.machine_dir.glob("*.json") if (m := _SAVED.match(p.name))]
         path = self.machine_dir / f"{max(numbers, default=0) + 1:04d}_{name}.json"
-        write_whole(path, (artifact.model_dump_json(indent=2) + "\n").encode("utf-8"))
+        write_run(path, artifact)
         return path
 
     def find(self, reference: str) -> SavedRun:
@@ -262,10 +299,19 @@ class Baseline:
     info: BaselineInfo
 
 
-def open_baseline(reference: str, store: RunStore, search_dirs: tuple[Path, ...] = ()) -> Baseline:
-    """Find and load ``reference`` (a saved-run name or an artifact path); :class:`SavedRunError` if impossible."""
+def open_baseline(reference: str, store: RunStore, search_dirs: tuple[Path, ...] = (), *, scored: bool = False) -> Baseline:
+    """Find and load ``reference`` (a saved-run name or an artifact path); :class:`SavedRunError` if impossible.
+
+    ``scored``: for computing (comparisons, power): its rows are read once, without their transcripts
+    (:meth:`~pytest_lens.records.results.ResultRows.scored`), into memory; a row at fault is a :class:`SavedRunError`.
+    """
     path, name = resolve_run(reference, store, search_dirs)
     artifact = load_run(path)
+    if scored:
+        try:
+            artifact = artifact.model_copy(update={"results": ListRows(artifact.results.scored())})
+        except RowError as exc:
+            raise SavedRunError(str(exc)) from None
     return Baseline(
         artifact,
         BaselineInfo(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_lens.datasets.loader import LoadedDataset
-from pytest_lens.records.results import LENS, AdapterSummary, QuestionResult
+from pytest_lens.records.results import LENS, AdapterSummary, QuestionResult, scored_results
 from pytest_lens.scoring.scorer import Scoring
 from pytest_lens.suites import SELECTABLE, SUITES, load_suite
 from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, SuiteReport, summarize_suite
@@ -136,7 +136,7 @@ class SuiteRun:
         from pytest_lens.analysis.baseline import compare_with_baseline
 
         out: dict[str, BaselineComparison] = {}
-        in_baseline = {r.suite for r in baseline.results}
+        in_baseline = {r.suite for r in scored_results(baseline.results)}
         for name, suite in self.suites.items():
             if name not in in_baseline or not any(r.suite == name for r in results):
                 continue

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from pytest_lens.cli.main import main
 from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import QuestionResult, RunArtifact
-from pytest_lens.runs.storage import RunStore
+from pytest_lens.runs.storage import RunStore, write_run
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
 from pytest_lens.scoring.headline import gates_of
 from tests.unit.analysis.factory import result, tier1
@@ -17,7 +17,7 @@ RUN = {"weights": dict(DEFAULT_WEIGHTS), "gates": ["evidence_grounding < 0.5"], 
 
 
 def write(path: Path, results: list[QuestionResult]) -> Path:
-    path.write_text(RunArtifact(pytest_lens_version="0", created="c", run=RUN, results=results, summary={}).model_dump_json())
+    write_run(path, RunArtifact(pytest_lens_version="0", created="c", run=RUN, results=results, summary={}))
     return path
 
 
@@ -89,7 +89,7 @@ def test_lens_compare_fails_a_partial_comparison_unless_partial(tmp_path: Path, 
     partial = tmp_path / "partial.json"
     incomplete = ["incomplete: 6 questions missing from groups bm25:s1:16k (6)"]
     artifact = RunArtifact(pytest_lens_version="0", created="c", run=RUN, results=everything[:4], summary={}, incomplete=incomplete)
-    partial.write_text(artifact.model_dump_json())
+    write_run(partial, artifact)
     assert main(["compare", str(partial), str(current), "--fail"]) == 1
     out = capsys.readouterr().out
     assert "warning: baseline partial.json is an incomplete run (incomplete: 6 questions missing" in out

@@ -8,14 +8,14 @@ import pytest
 from pytest_lens.cli.main import main
 from pytest_lens.records.results import RunArtifact
 from pytest_lens.reports.views.transcript import transcripts
-from pytest_lens.runs.storage import RunStore
+from pytest_lens.runs.storage import RunStore, write_run
 from tests.support import run_lens_session
 
 
 @pytest.fixture
 def run_file(tmp_path: Path, example_run: RunArtifact) -> Path:
     path = tmp_path / "run.json"
-    path.write_text(example_run.model_dump_json(indent=2))
+    write_run(path, example_run)
     return path
 
 
@@ -82,12 +82,12 @@ def test_report_writes_one_file(run_file: Path, tmp_path: Path, capsys: pytest.C
 
 def test_report_against_a_baseline_and_of_merged_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     healthy = tmp_path / "healthy.json"
-    healthy.write_text(run_lens_session(tmp_path / "a", {"bm25": "bm25"}).artifact().model_dump_json())
+    write_run(healthy, run_lens_session(tmp_path / "a", {"bm25": "bm25"}).artifact())
     degraded = tmp_path / "degraded.json"
     target = "lens_fixtures.adapters.degraded:DropsBestBM25Adapter"
-    degraded.write_text(run_lens_session(tmp_path / "b", {"bm25": target}).artifact().model_dump_json())
+    write_run(degraded, run_lens_session(tmp_path / "b", {"bm25": target}).artifact())
     null = tmp_path / "null.json"
-    null.write_text(run_lens_session(tmp_path / "c", {"null": "null"}).artifact().model_dump_json())
+    write_run(null, run_lens_session(tmp_path / "c", {"null": "null"}).artifact())
 
     out = tmp_path / "compared.html"
     assert main(["report", str(degraded), "--baseline", str(healthy), "--html", str(out)]) == 0
@@ -104,3 +104,26 @@ def test_report_against_a_baseline_and_of_merged_runs(tmp_path: Path, capsys: py
 
     assert main(["report", str(healthy), str(healthy), "--html", str(merged)]) == 2
     assert "is in both healthy.json and healthy.json" in capsys.readouterr().err
+
+
+#: A single-file artifact (schema 1, every result inline) written by pytest-lens before rows streamed: bm25 on the demo.
+OLD_FORMAT = Path(__file__).parents[2] / "data" / "artifact_v1.json"
+
+
+def test_an_old_single_file_artifact_shows_compares_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert json.loads(OLD_FORMAT.read_text())["schema_version"] == 1
+    assert main(["show", str(OLD_FORMAT)]) == 0
+    assert capsys.readouterr().out.startswith("artifact_v1.json: 8 of 8 questions\n")
+    assert main(["show", str(OLD_FORMAT), "ccd_q03_longitudinal"]) == 0
+    out = capsys.readouterr().out
+    assert "bm25-cold_chain_demo-cp013-ccd_q03_longitudinal" in out and "tool calls (" in out
+    # The same run today, in the streamed format, against it: every question paired, nothing changed.
+    today = tmp_path / "today.json"
+    write_run(today, run_lens_session(tmp_path / "run", {"bm25": "bm25"}).artifact())
+    assert json.loads(today.read_text())["schema_version"] == 2 and (tmp_path / "today.rows.jsonl").exists()
+    for baseline, current in ((OLD_FORMAT, today), (today, OLD_FORMAT)):
+        assert main(["compare", str(baseline), str(current), "--fail"]) == 0
+        out = capsys.readouterr().out
+        assert "bm25     8     0.701     0.701  +0.000 [+0.000, +0.000]" in out and "no significant change" in out
+    assert main(["report", str(OLD_FORMAT), "--baseline", str(today), "--html", str(tmp_path / "old.html")]) == 0
+    assert "8 questions" in capsys.readouterr().out

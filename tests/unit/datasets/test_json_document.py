@@ -16,6 +16,7 @@ from pytest_lens.cli.main import main
 from pytest_lens.datasets import DatasetError, load_dataset
 from pytest_lens.datasets.json_document import MAX_DEPTH, JsonDocumentError, read_json, read_json_lines
 from pytest_lens.records.results import RunArtifact
+from pytest_lens.runs.storage import write_run
 from tests.scope_dirs import write_scope_dir
 from tests.support import small_dataset, write_dataset
 
@@ -113,7 +114,7 @@ def test_deeply_nested_json_run_artifacts(
 ) -> None:
     deep, good = tmp_path / "deep.json", tmp_path / "good.json"
     deep.write_text(DEEP)
-    good.write_text(example_run.model_dump_json())
+    write_run(good, example_run)
     values = {"deep": str(deep), "good": str(good), "out": str(tmp_path / "r.html")}
     status, printed = run_lens(capsys, *(part.format(**values) for part in argv))
     assert status == 2

@@ -9,6 +9,8 @@ import pytest
 
 from pytest_lens import Document, SearchResult
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
+from pytest_lens.records.rows import read_artifact_json
+from pytest_lens.runs.storage import load_run, write_run
 from tests.support import RecordingMemory, run_lens_session
 
 # -- adapter output checks ------------------------------------------------------------------------
@@ -107,7 +109,7 @@ class Verbose:
 
 def test_an_agent_answer_of_200000_characters_is_stored_cut_and_says_so(tmp_path: Path) -> None:
     from pytest_lens.answering.engine import run_case
-    from pytest_lens.records.results import ANSWER_CHARS, RunArtifact
+    from pytest_lens.records.results import ANSWER_CHARS
 
     session = run_lens_session(tmp_path, {"rec": "tests.support:RecordingMemory"})
     case = session.cases[0]
@@ -120,7 +122,8 @@ def test_an_agent_answer_of_200000_characters_is_stored_cut_and_says_so(tmp_path
     assert len(result.answer) == ANSWER_CHARS == 20_000
     assert result.cited_refs  # scored on the whole answer: its citation counts
     session.record(result)
-    artifact = RunArtifact.model_validate_json(session.artifact().model_dump_json())
+    write_run(tmp_path / "run.json", session.artifact())
+    artifact = load_run(tmp_path / "run.json")
     stored = next(r for r in artifact.results if r.item_key == result.item_key)
     assert (len(stored.answer), stored.answer_chars) == (20_000, 200_000)
     assert "answers cut rec (1 answer(s) of up to 200,000 characters): scored whole, stored as their first 20,000 characters" in (
@@ -299,7 +302,6 @@ class Starving(BM25Adapter):
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the address space size from /proc")
 def test_the_artifact_survives_the_summary(pytester: pytest.Pytester) -> None:
-    import json
 
     from tests.support import small_dataset, write_dataset
 
@@ -308,7 +310,7 @@ def test_the_artifact_survives_the_summary(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
         "--lens-adapter=starving:Starving", f"--lens-dataset={path}", "--lens-json=out.json", "-p", "no:cacheprovider"
     )
-    artifact = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    artifact = read_artifact_json(pytester.path / "out.json")
     assert len(artifact["results"]) == len(small_dataset()["questions"]), result.stdout.str()
     if artifact["pending"] is not None:  # the process died computing the statistics, as expected with too little memory
         assert artifact["statistics"] is None and artifact["verdict"] is None

@@ -9,8 +9,18 @@ from typing import Any
 import pytest
 
 from pytest_lens.records.results import RunArtifact
-from pytest_lens.runs.storage import RunStore, SavedRunError, commit_info, load_run, machine_info, open_baseline, resolve_run
-from tests.support import run_lens_session
+from pytest_lens.records.rows import FileRows, RowError, rows_path
+from pytest_lens.runs.storage import (
+    RunStore,
+    SavedRunError,
+    commit_info,
+    load_run,
+    machine_info,
+    open_baseline,
+    resolve_run,
+    write_run,
+)
+from tests.support import inline_artifact, run_lens_session
 
 
 def artifact(created: str = "2026-01-01T00:00:00+00:00") -> RunArtifact:
@@ -54,7 +64,7 @@ def test_baselines_are_paths_or_saved_names(tmp_path: Path) -> None:
     store = RunStore(tmp_path / ".lens", machine_id="m")
     saved = store.save(artifact(), "main")
     direct = tmp_path / "run.json"
-    direct.write_text(artifact("direct").model_dump_json())
+    write_run(direct, artifact("direct"))
     assert resolve_run("run.json", store, (tmp_path,)) == (direct, "run.json")
     assert resolve_run(str(direct), store) == (direct, "run.json")
     assert resolve_run("main", store, (tmp_path,)) == (saved, "0001_main")
@@ -75,10 +85,9 @@ def test_broken_artifacts_name_the_file_and_field(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def real_artifact(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The artifact of a real run of the small demo scope with BM25, as JSON."""
+    """The artifact of a real run of the small demo scope with BM25, as a single-file artifact (schema 1) held it."""
     session = run_lens_session(tmp_path_factory.mktemp("real"), {"bm25": "bm25"})
-    document: dict[str, Any] = json.loads(session.artifact().model_dump_json())
-    return document
+    return inline_artifact(session.artifact())
 
 
 def _set_metric(name: str, value: float) -> Callable[[dict[str, Any]], None]:
@@ -100,7 +109,7 @@ def _set_metric(name: str, value: float) -> Callable[[dict[str, Any]], None]:
         (lambda document: document["results"][2].update(composite=float("nan")), r"results\[2\]\.composite: nan is outside \[0, 1\]"),
         (
             lambda document: document.update(schema_version=999),
-            r"schema_version: 999 is a newer artifact format \(this pytest-lens reads 1\)",
+            r"schema_version: 999 is a newer artifact format \(this pytest-lens reads 1 to 2\)",
         ),
         (
             lambda document: document["results"].append(document["results"][0]),
@@ -120,6 +129,68 @@ def test_baselines_are_range_checked(
     edit(document)
     path.write_text(json.dumps(document))
     with pytest.raises(SavedRunError, match=rf"0001_main\.json: {message}.*damaged or was not written by pytest-lens"):
+        load_run(path)
+
+
+def _edit_row(index: int, edit: Callable[[dict[str, Any]], None]) -> Callable[[list[bytes]], list[bytes]]:
+    def rows(lines: list[bytes]) -> list[bytes]:
+        row = json.loads(lines[index])
+        edit(row)
+        return [*lines[:index], json.dumps(row).encode(), *lines[index + 1 :]]
+
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_edit_row(1, lambda row: row["metrics"].update(fact_recall=1e308)), r":2: metrics\.fact_recall: 1e\+308 is outside \[0, 1\]"),
+        (_edit_row(2, lambda row: row.update(composite=float("nan"))), r":3: composite: nan is outside \[0, 1\]"),
+        (_edit_row(0, lambda row: row.update(adapter=1)), r":1: not a pytest-lens result row \(1 problem\(s\); first: adapter"),
+        (lambda lines: [*lines, lines[0]], r":9: duplicates line 1 \(bm25/cold_chain_demo/16k/ccd_q01_null_hypothesis/0\)"),
+        (lambda lines: lines[:-1], r": 7 rows, the run document says 8; the file is damaged or not this run's"),
+        (lambda lines: [*lines[:-1], lines[-1][:40]], r":8: the last row is cut short"),
+    ],
+    ids=["huge_metric", "nan_composite", "not_a_row", "duplicate_row", "row_missing", "row_cut_short"],
+)
+def test_rows_are_checked_as_they_are_read(
+    tmp_path: Path, real_artifact: dict[str, Any], edit: Callable[[list[bytes]], list[bytes]], message: str
+) -> None:
+    # The rows of a streamed artifact are read lazily: the document loads, and a row at fault is named, with its file and
+    # line, when it is read, whole or for computing.
+    path = tmp_path / "run.json"
+    write_run(path, RunArtifact.model_validate(real_artifact))
+    assert [r.question_id for r in load_run(path).results.scored()] == [r["question_id"] for r in real_artifact["results"]]
+    lines = rows_path(path).read_bytes().splitlines()
+    cut = edit(lines)
+    rows_path(path).write_bytes(b"".join(line + b"\n" for line in cut[:-1]) + cut[-1] + (b"" if "cut short" in message else b"\n"))
+    loaded = load_run(path)
+    for read in (list, lambda rows: list(rows.scored())):
+        with pytest.raises(RowError, match=rf"run\.rows\.jsonl{message}"):
+            read(loaded.results)
+
+
+def test_an_unfinished_run_reads_every_complete_row(tmp_path: Path, real_artifact: dict[str, Any]) -> None:
+    # A document without a count is the one written at a run's first result: the run was killed; what it wrote is read.
+    path = tmp_path / "run.json"
+    write_run(path, RunArtifact.model_validate(real_artifact))
+    document = json.loads(path.read_text())
+    document["rows"] = {"file": "run.rows.jsonl"}
+    path.write_text(json.dumps(document))
+    lines = rows_path(path).read_bytes().splitlines()
+    rows_path(path).write_bytes(b"".join(line + b"\n" for line in lines[:5]) + lines[5][:60])  # killed while writing row 6
+    assert [r.question_id for r in load_run(path).results] == [r["question_id"] for r in real_artifact["results"][:5]]
+    assert len(FileRows(rows_path(path))) == 5
+
+
+@pytest.mark.parametrize("name", ["../elsewhere.jsonl", "/etc/passwd", ""])
+def test_a_rows_file_is_beside_its_document(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "run.json"
+    write_run(path, artifact())
+    document = json.loads(path.read_text())
+    document["rows"]["file"] = name
+    path.write_text(json.dumps(document))
+    with pytest.raises(SavedRunError, match=r"rows\.file: .* is not a file name \(the rows file is beside its run document\)"):
         load_run(path)
 
 
@@ -153,7 +224,7 @@ def test_a_boolean_score_is_refused_not_read_as_one(
     # Issue 32: lens compare and lens report read a metric of `true` as 1.0.
     from pytest_lens.cli.main import main
 
-    document = json.loads(example_run.model_dump_json())
+    document = inline_artifact(example_run)
     target = document["results"][0] if where.startswith("result ") else next(iter(document["summary"].values()))
     if where.endswith("metric"):
         target["metrics"][next(iter(target["metrics"]))] = True
@@ -164,6 +235,6 @@ def test_a_boolean_score_is_refused_not_read_as_one(
     with pytest.raises(SavedRunError, match=r"is true, a boolean; scores are numbers"):
         load_run(path)
     good = tmp_path / "good.json"
-    good.write_text(example_run.model_dump_json())
+    write_run(good, example_run)
     assert main(["compare", str(good), str(path)]) == 2
     assert "a boolean; scores are numbers" in capsys.readouterr().err

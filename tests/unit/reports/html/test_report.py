@@ -13,7 +13,7 @@ from pytest_lens.records.results import RunArtifact
 from pytest_lens.reports.html.page import PLOT_LIBRARIES, asset, render_report
 from pytest_lens.reports.html.report import build_page
 from pytest_lens.reports.views.transcript import transcripts
-from tests.support import run_lens_session
+from tests.support import inline_artifact, run_lens_session
 
 
 class _Page(HTMLParser):
@@ -143,14 +143,14 @@ class _WithPower(RunArtifact):
 
 def test_fields_added_to_the_artifact_appear_as_tables(example_run: RunArtifact) -> None:
     rows = [{"mutant": "drop_best", "detected": True, "delta": -0.24}, {"mutant": "shuffle", "detected": False, "delta": -0.01}]
-    artifact = _WithPower(**example_run.model_dump(), power=rows)
+    artifact = _WithPower(**example_run.model_dump(), results=example_run.results, power=rows)
     html = render_report(artifact)
     assert 'id="extra-power"' in html
     assert "<td>drop_best</td><td>True</td><td>-0.240</td>" in html
 
 
 def test_artifacts_from_before_transcripts_still_render(example_run: RunArtifact) -> None:
-    data = json.loads(example_run.model_dump_json())
+    data = inline_artifact(example_run)
     del data["verdict"], data["evidence"]
     for result in data["results"]:
         for key in ("canonical_answer", "key_facts", "aliases"):

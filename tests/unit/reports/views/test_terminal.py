@@ -1,12 +1,11 @@
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pytest_lens.records.results import RunArtifact
 from pytest_lens.reports.views.terminal import transcript_lines
 from pytest_lens.reports.views.transcript import transcripts
-from tests.support import run_lens_session
+from tests.support import inline_artifact, run_lens_session
 
 
 def test_transcript_tells_the_whole_story(example_run: RunArtifact) -> None:
@@ -83,7 +82,7 @@ def test_returns_that_added_nothing_say_so_and_older_records_do_not_guess(exampl
     text = "\n".join(transcript_lines(item, width=200))
     assert "returned again, no new text (see earlier calls): " in text
     # An artifact from before hits counted new characters cannot tell what a return added: its label says so.
-    data = json.loads(example_run.model_dump_json())
+    data = inline_artifact(example_run)
     for result in data["results"]:
         for call in result["tool_calls"]:
             for hit in call["hits"]:
