@@ -16,7 +16,16 @@ import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES_ENV", "JsonDocumentError", "max_input_bytes", "read_input", "read_json", "read_json_lines"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INPUT_BYTES_ENV",
+    "JsonDocumentError",
+    "max_input_bytes",
+    "read_input",
+    "read_json",
+    "read_json_lines",
+    "regular_file",
+]
 
 #: How deep arrays and objects may nest (pydantic-core's limit; LENS datasets and run artifacts nest seven levels).
 MAX_DEPTH = 200
@@ -36,12 +45,8 @@ def max_input_bytes() -> int:
     return int(text) if text.isdigit() and int(text) > 0 else _DEFAULT_MAX_INPUT_BYTES
 
 
-def read_input(path: Path) -> bytes:
-    """The bytes of a dataset or import file, bounded.
-
-    A device, pipe or directory, or a file over :func:`max_input_bytes`, is a :class:`JsonDocumentError`
-    (``not_a_file``, ``too_large``) before anything is read; ``OSError`` when the file cannot be opened or read.
-    """
+def regular_file(path: Path) -> os.stat_result:
+    """``path``'s status when it is a regular file; a device, pipe or directory is a :class:`JsonDocumentError` (``not_a_file``)."""
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):
         kind = (
@@ -52,6 +57,16 @@ def read_input(path: Path) -> bytes:
             else ("a named pipe" if stat.S_ISFIFO(info.st_mode) else "not a regular file")
         )
         raise JsonDocumentError("not_a_file", f"{path} is {kind}, not a file")
+    return info
+
+
+def read_input(path: Path) -> bytes:
+    """The bytes of a dataset or import file, bounded.
+
+    A device, pipe or directory, or a file over :func:`max_input_bytes`, is a :class:`JsonDocumentError`
+    (``not_a_file``, ``too_large``) before anything is read; ``OSError`` when the file cannot be opened or read.
+    """
+    info = regular_file(path)
     limit = max_input_bytes()
     with path.open("rb") as handle:
         # Read what stat says is there (read(n) allocates n bytes up front: never ask for the whole limit), then on

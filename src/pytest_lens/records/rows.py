@@ -20,9 +20,11 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from pytest_lens.datasets.json_document import JsonDocumentError, regular_file
 from pytest_lens.records.results import TRANSCRIPT_FIELDS, QuestionResult, ResultRows, RowsFile, ScoredResult, score_problem
 
 __all__ = [
+    "MAX_ROW_BYTES",
     "ROWS_SUFFIX",
     "FileRows",
     "ItemKey",
@@ -36,6 +38,9 @@ __all__ = [
 
 #: What ``run.json``'s rows file is called: ``run.rows.jsonl``.
 ROWS_SUFFIX = ".rows.jsonl"
+
+#: The longest row read (a row's answer and tool arguments are cut at 20,000 characters: rows are kilobytes).
+MAX_ROW_BYTES = 64 << 20
 
 #: A row's identity: (adapter, scope, budget, question, repetition).
 ItemKey = tuple[str, str, str, str, int]
@@ -154,12 +159,17 @@ class FileRows(ResultRows):
 
     def _lines(self) -> Iterator[tuple[int, bytes]]:
         try:
+            regular_file(self.path)  # never a device, a pipe or a directory
             file = open(self.path, "rb")  # noqa: SIM115 - closed by the with below, once the generator ends
+        except JsonDocumentError as exc:
+            raise RowError(f"cannot read the run's rows: {exc}") from None
         except OSError as exc:
             raise RowError(f"{self.path}: cannot read the run's rows ({exc.strerror or exc})") from None
         rows = 0
         with file:
-            for line in file:
+            while line := file.readline(MAX_ROW_BYTES + 1):
+                if len(line) > MAX_ROW_BYTES:
+                    raise RowError(f"{self.path}:{rows + 1}: a row longer than {MAX_ROW_BYTES:,} bytes; the file is not a rows file")
                 if not line.endswith(b"\n"):  # the run was killed while writing this row: it was never recorded whole
                     if self.declared is not None:
                         raise RowError(f"{self.path}:{rows + 1}: the last row is cut short; the file is damaged")

@@ -238,3 +238,13 @@ def test_a_boolean_score_is_refused_not_read_as_one(
     write_run(good, example_run)
     assert main(["compare", str(good), str(path)]) == 2
     assert "a boolean; scores are numbers" in capsys.readouterr().err
+
+
+def test_a_rows_file_that_is_a_device_is_not_read(tmp_path: Path) -> None:
+    # /dev/zero is one endless line: read as rows it would fill the memory. Like every side file, it is refused unread.
+    path = tmp_path / "run.json"
+    write_run(path, artifact())
+    rows_path(path).unlink()
+    rows_path(path).symlink_to("/dev/zero")
+    with pytest.raises(RowError, match=r"cannot read the run's rows: .*run\.rows\.jsonl is a device, not a file"):
+        list(load_run(path).results.scored())
