@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_lens.cli.main import main as lens_main
-from pytest_lens.records.rows import read_artifact_json
+from pytest_lens.records.rows import read_artifact_json, rows_path
 from tests.integration.test_xdist import comparable as without_timing
 
 RUN = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--lens-adapter=bm25", "--lens-adapter=null")
@@ -144,10 +144,12 @@ def test_an_artifact_that_is_not_a_shard_is_refused(three_shards: Path, tmp_path
 
 
 def _edit_results(source: Path, target: Path, edit: Any) -> None:
-    """A copy of the shard ``source`` at ``target`` with its results replaced by ``edit(results)``."""
-    artifact = json.loads(source.read_text())
-    artifact["results"] = edit(artifact["results"])
-    target.write_text(json.dumps(artifact))
+    """A copy of the shard ``source`` at ``target`` (document and rows file) with its results replaced by ``edit(results)``."""
+    document = json.loads(source.read_text())
+    results = edit(read_artifact_json(source)["results"])
+    document["rows"] = {"file": rows_path(target).name, "format": "jsonl", "count": len(results), "sha256": None}
+    target.write_text(json.dumps(document))
+    rows_path(target).write_text("".join(json.dumps(result) + "\n" for result in results))
 
 
 def _shards_with(three_shards: Path, index: int, replacement: Path) -> list[Path]:
@@ -204,7 +206,7 @@ def _perfect(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_results_appended_to_another_shard_are_refused(three_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Shard 1's results, every score 1.0, appended to shard 3: today's gate turned from FAIL into PASS.
-    first = json.loads((three_shards / "shard1.json").read_text())["results"]
+    first = read_artifact_json(three_shards / "shard1.json")["results"]
     padded = tmp_path / "shard3.json"
     _edit_results(three_shards / "shard3.json", padded, lambda results: results + _perfect(first))
     status, err = _merge(capsys, *_shards_with(three_shards, 3, padded), "--out", tmp_path / "run.json")
@@ -220,7 +222,7 @@ def test_results_appended_to_another_shard_are_refused(three_shards: Path, tmp_p
     doubled = tmp_path / "shard2.json"
     _edit_results(three_shards / "shard2.json", doubled, lambda results: results + _perfect(results[:1]))
     status, err = _merge(capsys, *_shards_with(three_shards, 2, doubled), "--out", tmp_path / "run.json")
-    assert status == 2 and f"{doubled}: results[24]: duplicates results[0] " in err
+    assert status == 2 and f"{rows_path(doubled)}:25: duplicates line 1 " in err
     assert not (tmp_path / "run.json").exists()
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_lens.records.rows import read_artifact_json
 from tests.integration.test_resume import kept_files
 from tests.integration.test_shards import comparable
 from tests.support import COLD_CHAIN_DEMO
@@ -88,9 +89,9 @@ def test_a_kept_unit_edited_or_linked_to_a_device_is_run_again(tmp_path: Path) -
     assert "0 of 1 stream groups reused, 1 to run (1 altered since kept (their digest does not match): bm25:cold_chain_demo:16k)" in (
         edited.stdout
     ), edited.stdout[-3000:]
-    rerun = json.loads((tmp_path / "run.json").read_text())
+    rerun = read_artifact_json(tmp_path / "run.json")
     assert rerun["run"]["resumed"]["units_altered"] == ["bm25:cold_chain_demo:16k"]
-    assert comparable(rerun) == comparable(json.loads((tmp_path / "reference.json").read_text()))
+    assert comparable(rerun) == comparable(read_artifact_json(tmp_path / "reference.json"))
     # The unit was kept again, whole and matching: the next run reuses it.
     assert "1 of 1 stream groups reused, 0 to run" in run_pytest(tmp_path, f"--lens-resume={kept}").stdout
 

@@ -103,7 +103,7 @@ def test_lens_compare_fails_a_partial_comparison_unless_partial(tmp_path: Path, 
 
 def judged_by(path: Path, model: str, results: list[QuestionResult]) -> Path:
     run = {**RUN, "judge": {"name": "llm"}, "llm": {"base_url": "http://127.0.0.1:8080/v1", "agent_model": "m", "judge_model": model}}
-    path.write_text(RunArtifact(pytest_lens_version="0", created="c", run=run, results=results, summary={}).model_dump_json())
+    write_run(path, RunArtifact(pytest_lens_version="0", created="c", run=run, results=results, summary={}))
     return path
 
 
