@@ -190,6 +190,7 @@ class LensPlugin:
         if not self.config.option.collectonly and not xdist_controller:
             self.warm_up.start(llm=True, summary=False)
         if self._reporting:
+            self.session.open_rows()  # --lens-json: from now on a run that is killed keeps a document and every row
             self.session.reuse_kept()  # --lens-resume: the kept results stand for their questions, which are deselected
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:

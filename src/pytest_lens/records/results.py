@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, PrivateAttr, TypeAdapter, model_validator
@@ -308,8 +308,9 @@ class QuestionResult(_Record):
         return "\n".join(lines)
 
 
-#: What a row read for computing leaves out: the question's transcript, which reports show and no figure adds up.
-TRANSCRIPT_FIELDS = ("prompt", "canonical_answer", "key_facts", "answer", "tool_calls", "context", "aliases")
+#: What a row read for computing leaves out: the question's transcript, which reports show and no figure adds up, and
+#: the cache keys of its requests (which bundles read).
+TRANSCRIPT_FIELDS = ("prompt", "canonical_answer", "key_facts", "answer", "tool_calls", "context", "aliases", "llm_requests")
 
 
 class ScoredResult(QuestionResult):
@@ -335,14 +336,25 @@ class ScoredResult(QuestionResult):
         row (it inspects each default factory's signature on every call): 10^5 rows are read in seconds.
         """
         result = cls.__new__(cls)
-        values: dict[str, Any] = {"prompt": "", "canonical_answer": "", "answer": "", "context": None}
-        values.update(key_facts=[], tool_calls=[], aliases={})
+        values = {name: empty() for name, empty in _EMPTY_TRANSCRIPT.items()}
         values.update(fields)
         object.__setattr__(result, "__dict__", values)
         object.__setattr__(result, "__pydantic_fields_set__", set())  # what was read is the record; nothing is "set"
         object.__setattr__(result, "__pydantic_extra__", None)
         object.__setattr__(result, "__pydantic_private__", {"_tool_calls": tool_calls})
         return result
+
+
+def _empty(name: str) -> Callable[[], Any]:
+    """What a transcript field holds in a :class:`ScoredResult`: its default (a fresh one), or ``""`` (``prompt``)."""
+    field = QuestionResult.model_fields[name]
+    if field.default_factory is not None:
+        return field.default_factory  # type: ignore[return-value]  # list, dict: they take no argument
+    default = "" if field.is_required() else field.default
+    return lambda: default
+
+
+_EMPTY_TRANSCRIPT = {name: _empty(name) for name in TRANSCRIPT_FIELDS}
 
 
 #: Metrics that subtract a chance level or a baseline's score, and so may fall below 0.
@@ -563,7 +575,7 @@ class RowsFile(_Record):
     #: The file's name, in the run document's directory (``run.rows.jsonl`` beside ``run.json``).
     file: str
     format: Literal["jsonl"] = "jsonl"
-    #: Rows in the file; ``None`` in the document a run writes when its first result is recorded (see
+    #: Rows in the file; ``None`` in the document a run writes when it starts (see
     #: :attr:`RunArtifact.pending`): the run did not finish, and every complete line is a row it recorded.
     count: int | None = None
     #: SHA-256 of the file's bytes (``None`` with ``count``).

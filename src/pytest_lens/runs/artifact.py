@@ -24,11 +24,11 @@ PENDING = (
 )
 
 
-#: Why a run document has no count of its rows: it is the one written when the run recorded its first result, and the
-#: run never finished (killed, or its machine lost). Its rows file holds every result recorded until then.
+#: Why a run document has no count of its rows: it is the one written when the run started, and the run never finished
+#: (killed, or its machine lost). Its rows file holds every result recorded until then.
 INTERRUPTED = (
-    "written when the run recorded its first result; the run did not finish (it was killed): the rows file holds every "
-    "result it recorded, and the summaries, statistics and verdict here are not the run's"
+    "written when the run started; the run did not finish (it was killed): the rows file holds every result it "
+    "recorded, and the summaries, statistics and verdict here are not the run's"
 )
 
 

@@ -289,26 +289,38 @@ class LensSession:
         if self.slice is not None:
             self.slice.note(result, self.ledger)
 
-    def _write_row(self, result: QuestionResult) -> None:
-        """Append ``result`` to the ``--lens-json`` rows file, opened (with a document saying the run has not finished) at the first.
+    def open_rows(self) -> None:
+        """``--lens-json``: create the rows file, and write a run document saying the run has not finished.
 
-        A file that cannot be written is given up, never the run: the rows are written from the results at the end,
-        and :meth:`finish` says if that fails too.
+        Called when the run starts (or at its first result): from then on a run that is killed leaves a document and
+        every row it recorded, and recording a result only appends a line. A file that cannot be written is given
+        up, never the run: the rows are written from the results at the end, and :meth:`finish` says if that fails too.
         """
         path = _under(self.settings.rootdir, self.settings.json_path)
-        if path is None or self._rows_failed:
+        if path is None or self._rows is not None or self._rows_failed:
             return
         try:
-            if self._rows is None:
-                self._rows = RowWriter(rows_path(path))
-                first = build_artifact(self.analysis, statistics=False).model_copy(update={"pending": INTERRUPTED})
-                write_document(path, first, RowsFile(file=self._rows.path.name))
+            self._rows = RowWriter(rows_path(path))
+            first = build_artifact(self.analysis, statistics=False).model_copy(update={"pending": INTERRUPTED})
+            write_document(path, first, RowsFile(file=self._rows.path.name))
+        except OSError:
+            self._give_up_rows()
+
+    def _write_row(self, result: QuestionResult) -> None:
+        """Append ``result`` to the ``--lens-json`` rows file (:meth:`open_rows` first)."""
+        self.open_rows()
+        if self._rows is None:
+            return
+        try:
             self._rows.write(result)
         except OSError:
-            self._rows_failed = True
-            if self._rows is not None:
-                self._rows.discard()
-                self._rows = None
+            self._give_up_rows()
+
+    def _give_up_rows(self) -> None:
+        self._rows_failed = True
+        if self._rows is not None:
+            self._rows.discard()
+            self._rows = None
 
     def add_problems(self, problems: Iterable[str]) -> None:
         """Run-level problems found outside the results; each fails the verdict."""
