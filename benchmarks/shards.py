@@ -3,6 +3,7 @@
     python benchmarks/shards.py                          # both parts
     python benchmarks/shards.py --shards 1 2 4 --repeat 3 --skip-merge-cost
     python benchmarks/shards.py --skip-sides --rows 100 1000 10000 100000
+    python benchmarks/shards.py --skip-sides --skip-merge-cost --real DIR [DIR...] --real-repeat 1 2 5 17
 
 Part 1 runs one V2-sized run (the shared LENS V2 scope directory ``../shared/datasets/lens-v2`` and the six
 bundled scopes, bm25 and the random control, ``--lens-repeat=3``) as 1, 2 and 4 shards, each shard its own
@@ -15,12 +16,22 @@ Part 2 measures the fan-in alone on synthetic rows: a generated dataset (scopes 
 (``null`` and ``random``), results with seeded random metrics, recorded into 4 shard artifacts; then
 ``merge_shards`` (set the run up again, check and record every row, recompute summaries, CIs, paired tests and
 gates, write the artifact), from 10^2 to 10^5 rows.
+
+Part 3 measures ``lens merge`` on real rows, each with its transcript: every DIR holds the shard artifacts
+(``shardI.json`` and ``shardI.rows.jsonl``) of one real ``--lens-shard=I/N`` run (say LoCoMo, imported with
+``lens import locomo``, with ``bm25``, ``random`` and ``null``, offline, 16k). Each is merged as it is, and, for each
+``--real-repeat K`` above 1, as the ``--lens-repeat=K`` run of the same command: the shards are recorded again by
+pytest-lens's own session (so their split, settings and records are the ones such a run writes), each real row written
+once per repetition (the offline agent is deterministic: its repetitions differ only in timings). The merge runs as
+its own ``lens merge`` process; the table gives its wall and CPU time, its peak memory (the process's maximum
+resident set) and the load average beside them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -194,6 +205,71 @@ def merge_cost(rows_list: list[int]) -> None:
             print(f"{count:>8} {scopes:>7} {written:>17.2f} {read:>7.2f} {took:>8.2f} {took / count * 1e6:>13.0f}")
 
 
+def repeated_shards(source: Path, repeat: int, where: Path) -> int:
+    """The shards of the real run in ``source`` written again under ``where`` as its ``--lens-repeat=repeat`` run; rows written."""
+    from dataclasses import replace
+
+    from pytest_lens.runs.fanin import settings_from_record
+    from pytest_lens.runs.session import LensSession
+    from pytest_lens.runs.storage import load_run
+
+    documents = sorted(source.glob("shard*.json"))
+    first = load_run(documents[0])
+    record = first.run.shard or {}
+    settings = settings_from_record({**record["settings"], "repeat": repeat}, rootdir=where, invocation_dir=where)
+    real = {result.key: result for document in documents for result in load_run(document).results}
+    written = 0
+    for index in range(1, int(record["total"]) + 1):
+        session = LensSession.open(replace(settings, shard=(index, int(record["total"])), json_path=where / f"shard{index}.json"))
+        cases = [case for case in session.cases if session.keeps(case)]
+        session.expect(cases)
+        for case in cases:
+            found = real[(case.adapter, case.scope.scope_id, case.budget.name, case.question.question_id)]
+            session.record(found.model_copy(update={"repetition": case.repetition}))
+        session.write_artifact(where / f"shard{index}.json", statistics=False)
+        session.close()
+        written += len(cases)
+    return written
+
+
+def timed_merge(where: Path) -> tuple[float, float, float]:
+    """``lens merge`` of the shards in ``where`` as its own process: wall seconds, CPU seconds, peak resident MB."""
+    names = sorted(path.name for path in where.glob("shard*.json"))
+    command = [sys.executable, "-m", "pytest_lens.cli.main", "merge", *names, "--out", "run.json"]
+    began = time.perf_counter()
+    process = subprocess.Popen(command, cwd=where, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - began
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"lens merge failed in {where}: {process.stderr.read().decode()[-2000:] if process.stderr else ''}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def merge_real(sources: list[Path], repeats: list[int]) -> None:
+    """Part 3: ``lens merge`` of real rows, as recorded and as ``--lens-repeat=K`` runs of the same command."""
+    print("\nPart 3: lens merge of real rows (each with its transcript), as its own process")
+    heads = ("rows", "source", "repeat", "shards MB", "merge s", "cpu s", "ms/row", "peak MB", "load")
+    widths = (8, 12, 6, 9, 8, 7, 7, 8, 15)
+    print(" ".join(f"{head:>{width}}" for head, width in zip(heads, widths, strict=True)))
+    for source in sources:
+        for repeat in repeats:
+            with tempfile.TemporaryDirectory() as tmp:
+                where = Path(tmp) if repeat > 1 else source
+                rows = (
+                    repeated_shards(source, repeat, where)
+                    if repeat > 1
+                    else sum(sum(1 for _ in path.open("rb")) for path in source.glob("shard*.rows.jsonl"))
+                )
+                size = sum(path.stat().st_size for path in where.glob("shard*")) / 1e6
+                wall, cpu, peak = timed_merge(where)
+                load = " ".join(f"{value:.1f}" for value in os.getloadavg())
+                per_row = f"{wall / rows * 1e3:.2f}"
+                cells = (rows, source.name, repeat, f"{size:.0f}", f"{wall:.1f}", f"{cpu:.1f}", per_row, f"{peak:.0f}", load)
+                print(" ".join(f"{cell:>{width}}" for cell, width in zip(cells, widths, strict=True)))
+                for made in ("run.json", "run.rows.jsonl"):
+                    (where / made).unlink(missing_ok=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shards", type=int, nargs="+", default=[1, 2, 4])
@@ -202,11 +278,15 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[100, 1000, 10000, 100000])
     parser.add_argument("--skip-sides", action="store_true", help="skip part 1 (shards side by side)")
     parser.add_argument("--skip-merge-cost", action="store_true", help="skip part 2 (the fan-in on synthetic rows)")
+    parser.add_argument("--real", type=Path, nargs="*", default=[], metavar="DIR", help="part 3: directories of a real run's shards")
+    parser.add_argument("--real-repeat", type=int, nargs="+", default=[1], metavar="K", help="part 3: also as --lens-repeat=K runs")
     args = parser.parse_args()
     if not args.skip_sides:
         side_by_side(sorted(set([1, *args.shards])), args.repeat, args.adapters.split(","))
     if not args.skip_merge_cost:
         merge_cost(args.rows)
+    if args.real:
+        merge_real(args.real, args.real_repeat)
 
 
 if __name__ == "__main__":
