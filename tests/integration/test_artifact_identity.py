@@ -73,6 +73,8 @@ def normalise(artifact: dict[str, Any]) -> dict[str, Any]:
     document = _strip(artifact)
     for dataset in document["run"]["datasets"]:
         dataset["path"] = Path(dataset["path"]).name
+    settings = document["run"].get("settings") or {}
+    settings["datasets"] = [Path(path).name for path in settings.get("datasets", [])]
     document["dataset_warnings"] = [_relative_warning(line) for line in document["dataset_warnings"]]
     # The scopes' evidence (episode texts the report shows) is large and comes from the dataset files: one digest per scope.
     document["evidence"] = {scope: _digest(evidence) for scope, evidence in (document.get("evidence") or {}).items()}

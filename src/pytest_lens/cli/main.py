@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_lens.cli.bundle import add_bundle, add_reproduce, run_bundle, run_reproduce
 from pytest_lens.cli.compare import add_compare, run_compare
 from pytest_lens.cli.generate import add_generate, run_generate
 from pytest_lens.cli.importing import add_generate_suite, add_import, run_generate_suite, run_import
@@ -159,6 +160,8 @@ COMMANDS: dict[str, Command] = {
     "show": (add_show, run_show),
     "report": (add_report, run_report),
     "merge": (add_merge, run_merge),
+    "bundle": (add_bundle, run_bundle),
+    "reproduce": (add_reproduce, run_reproduce),
 }
 
 

@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlsplit
 __all__ = [
     "KNOWN_KEY_ENVS",
     "MASK",
+    "holds_known_secret",
     "looks_secret",
     "mask_data",
     "mask_keys",
@@ -151,6 +152,11 @@ def _strings(value: Any) -> list[str]:
 def looks_secret(name: str) -> bool:
     """Whether an option or field named ``name`` holds a secret (``api_key``, ``token``, ``db_password``, ``key``, ...)."""
     return _SECRET_NAME.search(name) is not None
+
+
+def holds_known_secret(text: str) -> bool:
+    """Whether ``text`` holds one of the keys known now (read, remembered, or in :data:`KNOWN_KEY_ENVS`) verbatim."""
+    return any(key in text for key in _known_keys())
 
 
 def mask_secrets(text: str) -> str:

@@ -20,7 +20,8 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,12 +29,33 @@ from typing import Any
 from pytest_lens.llm.errors import LLMCacheError, LLMCacheMiss
 from pytest_lens.llm.settings import CacheMode
 
-__all__ = ["SCHEMA_VERSION", "LLMCacheError", "LLMCacheMiss", "LLMCacheWarning", "RequestCache", "canonical_json", "request_key", "use_wal"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "CachedEntry",
+    "LLMCacheError",
+    "LLMCacheMiss",
+    "LLMCacheWarning",
+    "RequestCache",
+    "canonical_json",
+    "request_key",
+    "use_wal",
+]
 
 SCHEMA_VERSION = 1
 TABLE = "llm_responses"
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 30_000
+
+
+@dataclass(frozen=True)
+class CachedEntry:
+    """One stored request and its reply, as ``lens bundle`` carries it."""
+
+    key: str
+    purpose: str
+    model: str
+    request: dict[str, Any]
+    response: dict[str, Any]
 
 
 class LLMCacheWarning(UserWarning):
@@ -220,6 +242,27 @@ class RequestCache:
             except sqlite3.Error as exc:
                 # The response is still good for this run; only the next run loses it.
                 warnings.warn(LLMCacheWarning(f"LLM cache {self.path}: could not store {key[:16]} ({exc})"), stacklevel=3)
+
+    def entries(self, keys: Iterable[str]) -> Iterator[CachedEntry]:
+        """The stored entries of ``keys`` that are whole (checksum, key and reply checked as :meth:`get` checks them).
+
+        A key with no entry, or a corrupted one, is left out; the caller compares what it asked for with what came.
+        """
+        wanted = sorted(set(keys))
+        for start in range(0, len(wanted), 500):  # SQLite's bound-parameter limit
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            try:
+                with self._lock:
+                    rows = self._database().execute(
+                        f"SELECT key, purpose, model, request, response, checksum FROM {TABLE} WHERE key IN ({marks})", chunk
+                    ).fetchall()
+            except sqlite3.Error as exc:
+                raise LLMCacheError(f"LLM cache {self.path} cannot be read: {exc}") from None
+            for key, purpose, model, request_text, response_text, checksum in sorted(rows):
+                response = self._validated(key, (request_text, response_text, checksum))
+                if response is not None:
+                    yield CachedEntry(key, str(purpose or ""), str(model or ""), json.loads(request_text), response)
 
     def __len__(self) -> int:
         if self.mode == "off":

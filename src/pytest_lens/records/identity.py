@@ -151,6 +151,9 @@ class RunIdentity(_AsRecorded):
     #: ``--lens-resume``: the directory, how many stream groups were reused, the questions ``--lens-rerun`` asked again,
     #: the units whose kept file was altered, and those that could not be kept.
     resumed: dict[str, Any] | None = None
+    #: The run's settings as JSON data, secrets masked (``pytest_lens.runs.slicing.settings_record``): ``lens reproduce`` sets
+    #: the run up again from them. ``None`` in runs written before they were recorded.
+    settings: dict[str, Any] | None = None
     #: What the run's numbers depend on (:mod:`pytest_lens.records.card`); ``None`` in runs written before cards.
     card: ComparabilityCard | None = None
 

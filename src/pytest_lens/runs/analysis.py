@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_lens.analysis.gates import GateCheck, GatePolicy, check_gates
 from pytest_lens.analysis.repetitions import collapse_repetitions, repetition_variance, summarize_repeated
 from pytest_lens.analysis.summary import mark_not_comparable, not_measured_counts, summarize
-from pytest_lens.llm.api_keys import masked_options
+from pytest_lens.llm.api_keys import mask_data, masked_options
 from pytest_lens.llm.settings import display_url
 from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.records.card import SelectedQuestion
@@ -26,6 +26,7 @@ from pytest_lens.records.results import LENS, AdapterSummary, QuestionResult, Re
 from pytest_lens.reports.terminal import Verdict
 from pytest_lens.runs.ledger import ResultLedger
 from pytest_lens.runs.setup import RunSetup
+from pytest_lens.runs.slicing import settings_record
 
 if TYPE_CHECKING:
     from pytest_lens.analysis.run import ScopeClusters
@@ -343,6 +344,7 @@ class RunAnalysis:
             repeat=setup.settings.repeat,
             python=sys.version.split()[0],
             platform=platform.platform(),
+            settings=mask_data(settings_record(setup.settings)),
             **extra,
         )
         return identity.model_copy(
