@@ -11,7 +11,6 @@ import sys
 import tarfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -51,7 +50,7 @@ def flip_a_reply_byte(name: str, data: bytes) -> bytes:
     if not name.startswith("llm/") or flip_a_reply_byte.done:  # type: ignore[attr-defined]
         return data
     flip_a_reply_byte.done = True  # type: ignore[attr-defined]
-    at = data.index(b'"content": "', data.index(b'"response"')) + len(b'"content": "')
+    at = data.index(b'"finish_reason": "', data.index(b'"response"')) + len(b'"finish_reason": "')  # every reply has one
     return data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :]
 
 
@@ -69,7 +68,7 @@ def offline_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_an_offline_run_reproduces_bit_for_bit(offline_bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
     found = members(offline_bundle)
-    run_members = {"run/artifact.json", "run/settings.json", "data/00/cold_chain_demo.json"}
+    run_members = {"run/artifact.json", "run/run.rows.jsonl", "run/settings.json", "data/00/cold_chain_demo.json"}
     assert set(found) == {MANIFEST, "README.txt", "environment.json", *run_members}
     assert found["data/00/cold_chain_demo.json"] == COLD_CHAIN_DEMO.read_bytes()  # the data byte for byte
     manifest = json.loads(found[MANIFEST])
@@ -90,18 +89,18 @@ def test_the_same_run_bundles_to_the_same_bytes(offline_bundle: Path, tmp_path: 
 
 def test_a_consistently_changed_score_does_not_reproduce(offline_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A bundle whose claim was edited and its manifest updated to match: the run made again says where it differs."""
-    claimed: dict[str, Any] = json.loads(members(offline_bundle)["run/artifact.json"])
-    first = claimed["results"][0]
+    rows = [json.loads(line) for line in members(offline_bundle)["run/run.rows.jsonl"].splitlines()]
+    first = rows[0]
     first["metrics"]["evidence_coverage"] = 0.123
     first["duration_s"] = 99.0  # a wall-clock field alone would not count
-    edited = (json.dumps(claimed) + "\n").encode()
+    edited = b"".join((json.dumps(row) + "\n").encode() for row in rows)
 
     def change(name: str, data: bytes) -> bytes:
-        if name == "run/artifact.json":
+        if name == "run/run.rows.jsonl":
             return edited
         if name == MANIFEST:
             manifest = json.loads(data)
-            manifest["members"]["run/artifact.json"] = {"sha256": hashlib.sha256(edited).hexdigest(), "bytes": len(edited)}
+            manifest["members"]["run/run.rows.jsonl"] = {"sha256": hashlib.sha256(edited).hexdigest(), "bytes": len(edited)}
             return json.dumps(manifest).encode()
         return data
 
@@ -217,13 +216,15 @@ def test_a_signed_bundle_is_checked_against_the_signers_key(
 
 
 def test_a_secret_in_a_member_refuses_the_bundle(offline_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    artifact = json.loads((offline_bundle.parent / "run.json").read_text())
-    artifact["results"][0]["answer"] = "see http://admin:s3cretPassw0rd@db.internal/ for the logs"  # written unmasked
-    (tmp_path / "run.json").write_text(json.dumps(artifact))
+    shutil.copy(offline_bundle.parent / "run.json", tmp_path / "run.json")
+    rows = (offline_bundle.parent / "run.rows.jsonl").read_text().splitlines()
+    first = json.loads(rows[0])
+    first["answer"] = "see http://admin:s3cretPassw0rd@db.internal/ for the logs"  # written unmasked
+    (tmp_path / "run.rows.jsonl").write_text("\n".join([json.dumps(first), *rows[1:]]) + "\n")
     capsys.readouterr()
     assert lens(["bundle", str(tmp_path / "run.json"), "--out", str(tmp_path / "x.lens.tar.gz")]) == 2
     err = capsys.readouterr().err
-    assert "bundle member run/artifact.json line 1 holds what reads as a secret (" in err and "s3cretPassw0rd" not in err
+    assert "bundle member run/run.rows.jsonl line 1 holds what reads as a secret (" in err and "s3cretPassw0rd" not in err
     assert not (tmp_path / "x.lens.tar.gz").exists()
 
 
@@ -236,9 +237,9 @@ def test_a_run_compared_with_a_baseline_carries_it_and_reproduces_the_comparison
 
     pytest_run("--lens-save=main")
     pytest_run("--lens-baseline=main", "--lens-compare-fail", "--lens-compare-partial", "--lens-json=run.json")
-    assert json.loads((tmp_path / "run.json").read_text())["comparison"]["adapters"][0]["regression"] is not None
+    assert json.loads((tmp_path / "run.json").read_text())["comparison"]["adapters"][0]["regression"] is not None  # the document
     assert lens(["bundle", str(tmp_path / "run.json"), "--out", str(tmp_path / "run.lens.tar.gz"), "--rootdir", str(tmp_path)]) == 0
-    assert "run/baseline.json" in members(tmp_path / "run.lens.tar.gz")
+    assert {"run/baseline/0001_main.json", "run/baseline/0001_main.rows.jsonl"} <= set(members(tmp_path / "run.lens.tar.gz"))
     capsys.readouterr()
     assert lens(["reproduce", str(tmp_path / "run.lens.tar.gz")]) == 0  # the comparison and its gate, again
     assert "reproduced 8 of 8 questions bit for bit" in capsys.readouterr().out

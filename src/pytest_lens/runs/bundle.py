@@ -2,8 +2,9 @@
 
 The members, each listed in ``MANIFEST.json`` with its SHA-256 and size (``lens reproduce`` checks every one):
 
-- ``run/artifact.json``: the run artifact, byte for byte as the run wrote it;
-- ``run/baseline.json``: the ``--lens-baseline`` run it was compared with, if any;
+- ``run/artifact.json`` and ``run/NAME.rows.jsonl``: the run document and its per-question rows, byte for byte as the
+  run wrote them;
+- ``run/baseline/NAME.json`` (and its rows): the ``--lens-baseline`` run it was compared with, if any;
 - ``run/settings.json``: the settings the run is set up again with (its datasets pointing into the bundle, its LLM
   requests answered from the bundle's replies only);
 - ``data/NN/NAME``: each dataset file (or scope directory) the run loaded, byte for byte, with its labels sidecar;
@@ -41,7 +42,7 @@ from pytest_lens.records.results import RunArtifact
 
 __all__ = [
     "ARTIFACT",
-    "BASELINE",
+    "BASELINE_DIR",
     "BUNDLE_FORMAT",
     "BUNDLE_VERSION",
     "MANIFEST",
@@ -58,7 +59,7 @@ BUNDLE_VERSION = 1
 MANIFEST = "MANIFEST.json"
 SIGNATURE = "MANIFEST.json.sig"
 ARTIFACT = "run/artifact.json"
-BASELINE = "run/baseline.json"
+BASELINE_DIR = "run/baseline"
 SETTINGS = "run/settings.json"
 ENVIRONMENT = "environment.json"
 README = "README.txt"
@@ -143,14 +144,16 @@ def bundle_run(
     settings = _bundleable(artifact, artifact_path)
     _remember_keys(artifact)
     members: dict[str, bytes] = {ARTIFACT: artifact_path.read_bytes()}
+    if artifact.rows is not None:  # the per-question rows, under the name the document gives them
+        members[f"run/{artifact.rows.file}"] = (artifact_path.parent / artifact.rows.file).read_bytes()
     data_members, datasets = _data(artifact, settings, rootdir)
     members.update(data_members)
     replies, without_reply = _replies(artifact, settings, cache_path, rootdir)
     members.update(replies)
     baseline = _baseline(artifact, baseline_path, rootdir)
-    if baseline is not None:
-        members[BASELINE] = baseline
-    members[SETTINGS] = _json(_reproduction_settings(settings, datasets, baseline is not None))
+    members.update(baseline)
+    reference = next((name for name in baseline if not name.endswith(".rows.jsonl")), None)
+    members[SETTINGS] = _json(_reproduction_settings(settings, datasets, reference))
     members[ENVIRONMENT] = _json(_environment(artifact))
     name = artifact_path.name.removesuffix(".json") + ".lens.tar.gz"
     members[README] = _README.format(name=name).encode("utf-8")
@@ -271,13 +274,13 @@ def _replies(
     return members, [key for key in keys if key not in entries]
 
 
-def _baseline(artifact: RunArtifact, given: Path | None, rootdir: Path) -> bytes | None:
-    """The ``--lens-baseline`` run's artifact, checked to be the one the run was compared with."""
+def _baseline(artifact: RunArtifact, given: Path | None, rootdir: Path) -> dict[str, bytes]:
+    """``run/baseline/NAME`` (and its rows): the ``--lens-baseline`` run, checked to be the one the run was compared with."""
     info = artifact.comparison.baseline if artifact.comparison is not None else None
     if info is None:
         info = next((c.baseline for c in artifact.suite_comparisons.values()), None)
     if info is None:
-        return None
+        return {}
     from pytest_lens.runs.storage import SavedRunError, load_run
 
     recorded = Path(info.path)
@@ -290,14 +293,17 @@ def _baseline(artifact: RunArtifact, given: Path | None, rootdir: Path) -> bytes
         raise BundleError(
             f"{path} is not the baseline the run was compared with ({info.name}, saved {info.created}; this one {baseline.created})"
         )
-    return path.read_bytes()
+    found = {f"{BASELINE_DIR}/{path.name}": path.read_bytes()}
+    if baseline.rows is not None:
+        found[f"{BASELINE_DIR}/{baseline.rows.file}"] = (path.parent / baseline.rows.file).read_bytes()
+    return found
 
 
-def _reproduction_settings(settings: Mapping[str, Any], datasets: list[str], has_baseline: bool) -> dict[str, Any]:
+def _reproduction_settings(settings: Mapping[str, Any], datasets: list[str], baseline: str | None) -> dict[str, Any]:
     """The run's settings, its files pointing into the bundle and its LLM requests answered from the bundle only."""
     found = dict(settings)
     found["datasets"] = datasets
-    found["baseline"] = BASELINE if has_baseline else None
+    found["baseline"] = baseline
     found["storage"] = ".lens"
     llm = dict(found.get("llm") or {})
     llm["cache_path"] = CACHE_FILE

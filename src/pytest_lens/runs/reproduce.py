@@ -263,20 +263,22 @@ def _offline(workdir: Path) -> Iterator[None]:
 def _place_baseline(bundled_baseline: Path, bundled: RunArtifact, storage: Path) -> str:
     """The ``--lens-baseline`` reference under which the bundled baseline is found by the name the run found it by.
 
-    A saved run (``0001_main``) goes into the reproduction's run storage, a file (``main.json``) beside it: its
-    comparison and gate lines then name it as the bundled run's do.
+    A saved run (``0001_main``) goes into the reproduction's run storage, a file (``main.json``) beside it, each with
+    its rows: its comparison and gate lines then name it as the bundled run's do.
     """
+    from pytest_lens.runs.storage import load_run
+
     info = bundled.comparison.baseline if bundled.comparison is not None else None
     info = info or next((c.baseline for c in bundled.suite_comparisons.values()), None)
-    name = info.name if info is not None else "baseline"
-    if name.endswith(".json"):
-        target = storage.parent / "baselines" / name
-        reference = str(target)
-    else:
-        target, reference = storage / "bundle" / f"{name}.json", name
+    name = info.name if info is not None else bundled_baseline.name
+    saved = not name.endswith(".json")
+    target = storage / "bundle" / bundled_baseline.name if saved else storage.parent / "baselines" / name
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(bundled_baseline.read_bytes())
-    return reference
+    rows = load_run(bundled_baseline).rows
+    if rows is not None:
+        (target.parent / rows.file).write_bytes((bundled_baseline.parent / rows.file).read_bytes())
+    return name if saved else str(target)
 
 
 def _inside(root: Path, entry: str) -> str:
