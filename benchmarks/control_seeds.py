@@ -3,8 +3,8 @@
 The random memory draws from ``(seed, query)`` and the ``shuffled`` mutant permutes from ``(seed,
 query, ...)``, so one run's row (``--lens-seed``, 42 by default) is one draw. For seeds 0..N-1 this
 computes what ``--lens-controls`` would (the offline agent's first search, ``limit=10``, scored as the
-headline: ``0.5 x first-search nDCG@10 + 0.5 x first-search MRR`` per question; one-sided Wilcoxon
-signed-rank for a drop, control - bm25, paired by question) and prints, per control, the mean score
+headline: ``0.5 x first-search nDCG@10 + 0.5 x first-search MRR`` per question; the gate's one-sided paired
+t-test of the mean drop, control - bm25, paired by question, one scope: the questions are the units) and prints, per control, the mean score
 over seeds, how many seeds give p < 0.05, the median p, and seed 42's draw. bm25's own ranking is the
 same for every seed.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from lens_fixtures.adapters.bm25 import BM25Adapter
 from lens_fixtures.adapters.random_memory import RandomAdapter
 from pytest_lens.analysis.format import format_table
-from pytest_lens.analysis.stats import signed_rank_test
+from pytest_lens.analysis.inference import Mean, jackknife
 from pytest_lens.controls.mutants import Shuffled
 from pytest_lens.datasets.loader import load_datasets
 from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS
@@ -35,6 +35,13 @@ def headline(ranked: list[str], required: list[str], stored: set[str]) -> float:
     """The retrieval score of one first search."""
     found = retrieval_metrics(RetrievalEvidence(searches=[ranked], required=required, stored=stored, cited=[], grounded=[]))
     return sum(weight * found[name] for name, weight in RETRIEVAL_SCORE_WEIGHTS.items())
+
+
+def drop_p(differences: list[float]) -> float:
+    """The gate's one-sided p-value for a drop: the paired t-test of the mean difference (questions as units)."""
+    mean = Mean(differences)
+    found = jackknife(len(differences), mean, without=mean.without)
+    return 1.0 if found is None else found.p_value("less")
 
 
 def main() -> None:
@@ -76,9 +83,7 @@ def main() -> None:
     bm25_mean = sum(bm25_scores) / len(bm25_scores)
     for name, per_seed in controls.items():
         means = [sum(scores) / len(scores) for scores in per_seed]
-        p_values = [
-            signed_rank_test([c - b for c, b in zip(scores, bm25_scores, strict=True)], alternative="less").p_value for scores in per_seed
-        ]
+        p_values = [drop_p([c - b for c, b in zip(scores, bm25_scores, strict=True)]) for scores in per_seed]
         run_seed = f"{means[RUN_SEED]:.3f}, p {p_values[RUN_SEED]:.3f}" if len(means) > RUN_SEED else "-"
         rows.append(
             [

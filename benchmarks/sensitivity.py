@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from pytest_lens.analysis.format import METRIC_LABELS, format_delta, format_estimate, format_p, format_table
-from pytest_lens.analysis.run import analyze_run, pair_results, paired_tests
+from pytest_lens.analysis.run import analyze_run, clusters_for, pair_results, paired_tests
 from pytest_lens.analysis.sensitivity import sensitivity
 from pytest_lens.records.results import QuestionResult, RunArtifact
 from pytest_lens.reports.render import sensitivity_lines
@@ -64,7 +64,9 @@ def measure(label: str, datasets: list[str], workdir: Path) -> list[QuestionResu
     if controlled.sensitivity is not None:
         print("\n".join(sensitivity_lines(controlled.sensitivity)))
     # The same controls judged by the paper's composite (tier-1 only without a judge): what it can and cannot see.
-    composite = sensitivity(controlled.results, DEFAULT_WEIGHTS, DEFAULT_GATES, metric="composite (tier-1 only)")
+    lens = [r for r in controlled.results if r.control is None]
+    clusters = clusters_for(lens)  # the run's own units (--lens-bootstrap=auto), as the run's table has them
+    composite = sensitivity(controlled.results, DEFAULT_WEIGHTS, DEFAULT_GATES, metric="composite (tier-1 only)", clusters=clusters)
     if composite is not None:
         print("\n".join(sensitivity_lines(composite)))
     return [r for r in controlled.results + plain.results if r.control is None or r.control.kind != "mutant"]
@@ -75,8 +77,9 @@ def means(label: str, results: list[QuestionResult]) -> None:
     # Compared like any adapter here: the controls' marks would keep them out of the statistics' pairs.
     kept = [r.model_copy(update={"control": None}) for r in results if r.adapter in ORDER and r.skipped is None]
     headline = retrieval_headline()
-    scored = analyze_run(kept, headline.weights, headline.gates, seed=42, score=headline.name)
-    paper = analyze_run(kept, DEFAULT_WEIGHTS, DEFAULT_GATES, seed=42)
+    clusters = clusters_for(kept)  # the run's own units: scopes with 5 or more of them
+    scored = analyze_run(kept, headline.weights, headline.gates, seed=42, score=headline.name, clusters=clusters)
+    paper = analyze_run(kept, DEFAULT_WEIGHTS, DEFAULT_GATES, seed=42, clusters=clusters)
     adapters = [a for a in ORDER if a in scored.adapters]
     print(f"\n{label}: {headline.description}")
     rows = [
@@ -102,7 +105,7 @@ def means(label: str, results: list[QuestionResult]) -> None:
         if not pairs:
             continue
         for name, weights, gates in (("retrieval score", headline.weights, headline.gates), ("composite", DEFAULT_WEIGHTS, DEFAULT_GATES)):
-            test, _ = paired_tests(pairs, weights, gates, alternative="greater", seed=42)
+            test, _ = paired_tests(pairs, weights, gates, alternative="greater", seed=42, clusters=clusters)
             tests.append(
                 [
                     f"random vs {adapter}",

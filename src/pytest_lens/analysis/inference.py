@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_POWER",
     "Alternative",
+    "Mean",
     "StudentT",
     "jackknife",
     "minimum_detectable_effect",
@@ -108,6 +109,34 @@ class StudentT:
     def mde(self, alpha: float, power: float = DEFAULT_POWER, *, two_sided: bool = False) -> float:
         """The smallest true change this test detects at ``alpha`` with probability ``power`` (see the module notes)."""
         return minimum_detectable_effect(self.se, alpha=alpha, power=power, two_sided=two_sided, df=self.df)
+
+
+class Mean:
+    """The mean of ``values`` as a :func:`jackknife` statistic: over rows of indices padded with ``len(values)``, or without units."""
+
+    def __init__(self, values: Sequence[float]) -> None:
+        import numpy as np
+
+        self.values = np.asarray(values, dtype=np.float64)
+        self._data = np.append(self.values, 0.0)
+        self._real = np.append(np.ones(self.values.size), 0.0)
+
+    def __call__(self, indices: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The mean of each row (the padding ignored)."""
+        import numpy as np
+
+        with np.errstate(invalid="ignore", divide="ignore"):
+            found: NDArray[np.float64] = self._data[indices].sum(axis=-1) / self._real[indices].sum(axis=-1)
+        return found
+
+    def without(self, units: NDArray[np.intp], deleted: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The mean without each unit of ``deleted`` in turn."""
+        import numpy as np
+
+        sums, counts = np.bincount(units, weights=self.values), np.bincount(units)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            found: NDArray[np.float64] = (self.values.sum() - sums[deleted]) / (self.values.size - counts[deleted])
+        return found
 
 
 def minimum_detectable_effect(

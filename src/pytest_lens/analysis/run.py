@@ -9,7 +9,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Literal
 
 from pytest_lens.analysis import stats
-from pytest_lens.analysis.inference import StudentT, jackknife, minimum_detectable_effect, unit_count
+from pytest_lens.analysis.inference import Mean, StudentT, jackknife, minimum_detectable_effect, unit_count
 from pytest_lens.analysis.resample import CompositeResampler
 from pytest_lens.analysis.summary import metric_means, summary_key
 from pytest_lens.records.results import QuestionResult
@@ -220,7 +220,7 @@ def adapter_statistics(
     for name in resampler.names:
         present = [r for r in results if name in r.metrics]
         values = [r.metrics[name] for r in present]
-        mean = _Mean(values)
+        mean = Mean(values)
         spread = infer(
             len(values), mean, units=units_of(present), two_stage=two_stage, seed=seed, resamples=resamples, without=mean.without
         )
@@ -244,34 +244,6 @@ def adapter_statistics(
         metrics=metric_estimates,
         by_type=type_estimates,
     )
-
-
-class _Mean:
-    """The mean of ``values`` as a statistic: over rows of indices padded with ``len(values)``, or without units."""
-
-    def __init__(self, values: Sequence[float]) -> None:
-        import numpy as np
-
-        self.values = np.asarray(values, dtype=np.float64)
-        self._data = np.append(self.values, 0.0)
-        self._real = np.append(np.ones(self.values.size), 0.0)
-
-    def __call__(self, indices: NDArray[np.intp]) -> NDArray[np.float64]:
-        """The mean of each row (the padding ignored)."""
-        import numpy as np
-
-        with np.errstate(invalid="ignore", divide="ignore"):
-            found: NDArray[np.float64] = self._data[indices].sum(axis=-1) / self._real[indices].sum(axis=-1)
-        return found
-
-    def without(self, units: NDArray[np.intp], deleted: NDArray[np.intp]) -> NDArray[np.float64]:
-        """The mean without each unit of ``deleted`` in turn."""
-        import numpy as np
-
-        sums, counts = np.bincount(units, weights=self.values), np.bincount(units)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            found: NDArray[np.float64] = (self.values.sum() - sums[deleted]) / (self.values.size - counts[deleted])
-        return found
 
 
 def pair_results(
@@ -361,7 +333,7 @@ def _metric_tests(
     for name in names:
         both = [(a, a.metrics[name], b.metrics[name]) for a, b in pairs if name in a.metrics and name in b.metrics]
         metric_diffs = [y - x for _, x, y in both]
-        mean = _Mean(metric_diffs)
+        mean = Mean(metric_diffs)
         found = fit(len(both), mean, units=None if clusters is None else [clusters(a) for a, _, _ in both], without=mean.without)
         metric_tests.append(
             _paired_test(
