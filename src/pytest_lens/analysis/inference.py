@@ -133,9 +133,12 @@ class Mean:
         """The mean without each unit of ``deleted`` in turn."""
         import numpy as np
 
-        sums, counts = np.bincount(units, weights=self.values), np.bincount(units)
+        sums = np.zeros(int(units.max()) + 1, dtype=np.longdouble)  # extended precision: see CompositeResampler.without
+        np.add.at(sums, units, self.values.astype(np.longdouble))
+        counts = np.bincount(units)
         with np.errstate(invalid="ignore", divide="ignore"):
-            found: NDArray[np.float64] = (self.values.sum() - sums[deleted]) / (self.values.size - counts[deleted])
+            left = (sums.sum() - sums[deleted]).astype(np.float64)
+            found: NDArray[np.float64] = left / (self.values.size - counts[deleted])
         return found
 
 

@@ -104,11 +104,13 @@ class CompositeResampler:
             keep = np.arange(self.n)
             return np.array([self._composite_with_group_metrics(keep[units != unit]) for unit in deleted])
         count = int(units.max()) + 1 if units.size else 0
-        sums = np.zeros((count, len(self.names)))
+        # Sums in extended precision: the total less a unit must come out as the sum of the questions left (a mean
+        # of 0.25 and 0.75 is 0.5, not 0.49999999999999994, which a gate at 0.5 would zero).
+        sums = np.zeros((count, len(self.names)), dtype=np.longdouble)
         present = np.zeros((count, len(self.names)))
-        np.add.at(sums, units, self._filled[: self.n])
+        np.add.at(sums, units, self._filled[: self.n].astype(np.longdouble))
         np.add.at(present, units, self._present[: self.n])
-        left_sums = sums.sum(axis=0)[None, :] - sums[deleted]
+        left_sums = (sums.sum(axis=0)[None, :] - sums[deleted]).astype(np.float64)
         left_counts = present.sum(axis=0)[None, :] - present[deleted]
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(left_counts > 0, left_sums / np.maximum(left_counts, 1), np.nan)
