@@ -29,6 +29,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pytest_lens.records.results import ListRows, QuestionResult, RunArtifact
+from pytest_lens.runs.storage import load_run, write_run
 from pytest_process import pytest_command
 from rates import wilson
 
@@ -46,14 +48,14 @@ def generate(seed: int, out: Path) -> Path:
     return target
 
 
-def run(datasets: list[Path], adapters: list[str], artifact: Path, workdir: Path) -> dict:  # type: ignore[type-arg]
-    """One ``pytest -m lens`` run; its artifact as JSON."""
+def run(datasets: list[Path], adapters: list[str], artifact: Path, workdir: Path) -> RunArtifact:
+    """One ``pytest -m lens`` run; its artifact (the run document and its rows file)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     command = pytest_command("-m", "lens", *adapters, *(f"--lens-dataset={d}" for d in datasets), f"--lens-json={artifact}")
     done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, check=False)
     if not artifact.exists():
         raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
-    return json.loads(artifact.read_text(encoding="utf-8"))
+    return load_run(artifact)
 
 
 def degraded(p: float, seeds: dict[str, int]) -> list[str]:
@@ -67,11 +69,11 @@ def degraded(p: float, seeds: dict[str, int]) -> list[str]:
     return options
 
 
-def cut(document: dict, label: str, path: Path) -> Path:  # type: ignore[type-arg]
+def cut(artifact: RunArtifact, label: str, path: Path) -> Path:
     """The artifact with only ``label``'s questions (a comparison of one adapter: no Holm across others)."""
-    kept = {**document, "results": [r for r in document["results"] if r["adapter"] == label]}
-    kept["summary"] = {key: value for key, value in document["summary"].items() if key == label}
-    path.write_text(json.dumps(kept), encoding="utf-8")
+    results = [r for r in artifact.results if r.adapter == label]
+    summary = {key: value for key, value in artifact.summary.items() if key == label}
+    write_run(path, artifact.model_copy(update={"results": ListRows(results), "summary": summary}))
     return path
 
 
@@ -99,9 +101,9 @@ def aa_set(seed: int, p: float, out: Path) -> dict:  # type: ignore[type-arg]
             status, text = compare(before, after, "--bootstrap", mode)
             row = next((r for r in text.splitlines() if r.startswith(f"{label} ")), "")
             line["pairs"][f"{label}/{mode}"] = {"failed": status == 1, "improvement": row.rstrip().endswith("improvement")}
-    for document in (first, second):
-        pairs = (document.get("statistics") or {}).get("pairs", [])
-        line["tables"].append(any(pair["composite"]["p_adjusted"] < 0.05 for pair in pairs))
+    for artifact in (first, second):
+        pairs = artifact.statistics.pairs if artifact.statistics is not None else []
+        line["tables"].append(any(pair.composite.p_adjusted < 0.05 for pair in pairs))
     return line
 
 
@@ -120,7 +122,8 @@ def report(out: Path) -> None:
 
 def pool(sets: int, first_seed: int, out: Path) -> None:
     """``clean``, ``top`` and ``rnd`` BM25 on ``sets`` x 6 fresh scopes, one run per 10 sets, joined in DIR/pool.json."""
-    results, document = [], None
+    results: list[QuestionResult] = []
+    artifact: RunArtifact | None = None
     adapters = [
         "--lens-adapter=clean=bm25",
         *(f"--lens-adapter={label}={WRAPPER}" for label in ("top", "rnd")),
@@ -130,15 +133,15 @@ def pool(sets: int, first_seed: int, out: Path) -> None:
     for start in range(first_seed, first_seed + sets, 10):
         chunk = out / "pool" / f"{start}.json"
         if chunk.exists():
-            document = json.loads(chunk.read_text(encoding="utf-8"))
+            artifact = load_run(chunk)
         else:
             scopes = [generate(seed, out) for seed in range(start, min(start + 10, first_seed + sets))]
             chunk.parent.mkdir(parents=True, exist_ok=True)
-            document = run(scopes, adapters, chunk, chunk.parent)
-        results += document["results"]
+            artifact = run(scopes, adapters, chunk, chunk.parent)
+        results += list(artifact.results)
         print(f"  pool: seeds {start}..{start + 9}: {len(results)} results", file=sys.stderr, flush=True)
-    assert document is not None
-    (out / "pool.json").write_text(json.dumps({**document, "results": results}), encoding="utf-8")
+    assert artifact is not None
+    write_run(out / "pool.json", artifact.model_copy(update={"results": ListRows(results)}))
 
 
 def main() -> int:

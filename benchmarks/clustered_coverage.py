@@ -37,6 +37,7 @@ from pytest_lens.analysis.run import adapter_statistics, analyze_run, pair_resul
 from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import LENS, QuestionResult, RunArtifact
 from pytest_lens.records.statistics import BaselineInfo
+from pytest_lens.runs.storage import load_run
 from pytest_lens.scoring.composite import composite
 from pytest_lens.scoring.headline import recorded_headline
 from rates import wilson
@@ -99,7 +100,7 @@ def synthetic(scopes: int, replicates: int, seed: int) -> dict[str, list[bool]]:
 
 def load_pool(path: Path) -> tuple[dict[str, dict[str, dict[str, QuestionResult]]], dict[str, float], list]:  # type: ignore[type-arg]
     """Per scope, per label (clean, top, rnd), each question's result (headline metrics only); weights and gates."""
-    artifact = RunArtifact.model_validate_json(path.read_text(encoding="utf-8"))
+    artifact = load_run(path)
     _, weights, gates = recorded_headline(artifact.run)
     names = [name for name, weight in weights.items() if weight > 0]
     pool: dict[str, dict[str, dict[str, QuestionResult]]] = defaultdict(lambda: defaultdict(dict))
@@ -164,7 +165,7 @@ def from_pool(pool: dict, weights: dict[str, float], gates: list, scopes: int, r
 
 
 def widths(path: Path) -> None:
-    artifact = RunArtifact.model_validate_json(path.read_text(encoding="utf-8"))
+    artifact = load_run(path)
     score, weights, gates = recorded_headline(artifact.run)
     results = [r for r in artifact.results if r.suite == LENS and r.measured and r.control is None]
     plain = analyze_run(results, weights, gates, score=score)

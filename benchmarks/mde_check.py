@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from pytest_lens.analysis.run import pair_results, paired_tests, scope_of
-from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.records.results import QuestionResult
+from pytest_lens.runs.storage import load_run
 from pytest_lens.scoring.composite import HardGate
 from pytest_lens.scoring.headline import recorded_headline
 from rates import wilson
@@ -103,7 +104,7 @@ def main() -> int:
     parser.add_argument("--scopes", type=int, default=None, help="scopes per drawn benchmark (default: the run's)")
     parser.add_argument("--margin", type=float, default=None, help="also: pass rates of --lens-margin=M at drops 0, M/2, M, 1.5M")
     args = parser.parse_args()
-    artifact = RunArtifact.model_validate_json(args.run.read_text(encoding="utf-8"))
+    artifact = load_run(args.run)
     _, recorded_weights, recorded_gates = recorded_headline(artifact.run)
     weights, gates = dict(recorded_weights), list(recorded_gates)
     mutant_label = args.mutant or f"{args.adapter}/shuffled"

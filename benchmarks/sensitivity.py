@@ -33,6 +33,7 @@ from pytest_lens.analysis.run import analyze_run, clusters_for, pair_results, pa
 from pytest_lens.analysis.sensitivity import sensitivity
 from pytest_lens.records.results import QuestionResult, RunArtifact
 from pytest_lens.reports.render import sensitivity_lines
+from pytest_lens.runs.storage import load_run
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
 from pytest_lens.scoring.headline import retrieval_headline
 from shared_data import SHARED
@@ -51,7 +52,7 @@ def run(args: list[str], workdir: Path, name: str) -> RunArtifact:
     if proc.returncode not in (0, 1) or not artifact.exists():
         raise SystemExit(f"run {name} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
     print(f"  ({name}: {time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    return RunArtifact.model_validate_json(artifact.read_text())
+    return load_run(artifact)  # the run document and its rows file
 
 
 def measure(label: str, datasets: list[str], workdir: Path) -> list[QuestionResult]:
