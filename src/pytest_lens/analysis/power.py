@@ -13,7 +13,13 @@ The sample size of a paired comparison (Miller 2024, "Adding Error Bars to Evals
   the whole variance is treated as between questions (more repetitions then change nothing).
 - **Scopes.** Questions of one scope move together; with intra-scope correlation ``rho`` and ``m`` questions
   per scope, ``n`` independent questions are worth ``n * (1 + (m - 1) rho)`` clustered ones (the design
-  effect). Scopes are counted at the run's ``m`` questions each.
+  effect). Scopes are counted at the run's ``m`` questions each, and as the gate tests them: with 5 or more
+  scopes its test is referred to t(scopes - 1), so the scopes needed are the fewest G with
+  ``(t_(G-1, 1-alpha) + t_(G-1, power))^2 * Var(d) * deff / (G m) <= delta^2`` (a few more than the normal
+  approximation's, when they are few).
+
+The drop the run detects as it stands uses the multiplier of the gate's own test (Bloom 1995): t(scopes - 1) when
+the run has 5 or more scopes of several questions, else t(questions - 1).
 """
 
 from __future__ import annotations
@@ -24,8 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from pytest_lens.analysis.inference import t_quantile
 from pytest_lens.analysis.repetitions import variance_split
-from pytest_lens.analysis.run import question_composite
+from pytest_lens.analysis.run import MIN_CLUSTERS, question_composite
 from pytest_lens.records.results import QuestionResult
 from pytest_lens.scoring.composite import HardGate
 
@@ -132,7 +139,8 @@ def plan_power(
         for r in sorted({*REPETITIONS, reps}):
             independent = max(1, math.ceil(factor * variance(r) / delta**2))
             clustered = max(1, math.ceil(independent * effect))
-            rows.append(PowerRow(r, round(variance(r), 6), independent, clustered, math.ceil(clustered / per_scope)))
+            needed = _scopes_needed(variance(r) * effect, per_scope, delta, alpha, power, math.ceil(clustered / per_scope))
+            rows.append(PowerRow(r, round(variance(r), 6), independent, clustered, needed))
         key = adapter if len({b for _, b in _groups(results)}) == 1 else f"{adapter}@{budget}"
         plans.append(
             PowerPlan(
@@ -147,11 +155,25 @@ def plan_power(
                 within=within,
                 between=round(between, 6),
                 rho=None if rho is None else round(rho, 6),
-                current_mde=math.sqrt(factor * variance(reps) * effect / len(differences)),
+                current_mde=_multiplier(alpha, power, scopes - 1 if scopes >= MIN_CLUSTERS and per_scope > 1 else len(differences) - 1)
+                * math.sqrt(variance(reps) * effect / len(differences)),
                 rows=rows,
             )
         )
     return plans
+
+
+def _multiplier(alpha: float, power: float, df: int) -> float:
+    """``t_(df, 1-alpha) + t_(df, power)``: the standard errors a one-sided t-test's minimum detectable effect spans."""
+    return t_quantile(1 - alpha, df) + t_quantile(power, df)
+
+
+def _scopes_needed(variance: float, per_scope: float, delta: float, alpha: float, power: float, start: int) -> int:
+    """The fewest scopes of ``per_scope`` questions whose t(G-1) test detects ``delta`` (``variance``: per question, deff in)."""
+    scopes = max(2, start)
+    while _multiplier(alpha, power, scopes - 1) ** 2 * variance / (scopes * per_scope) > delta**2:
+        scopes += 1
+    return scopes
 
 
 def _intra_scope_correlation(values: Mapping[tuple[str, str], float]) -> float:

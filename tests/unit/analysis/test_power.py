@@ -4,6 +4,7 @@ import math
 from statistics import NormalDist, variance
 
 import pytest
+from scipy import stats as sps
 
 from pytest_lens.analysis.power import plan_power
 from pytest_lens.analysis.run import question_composite
@@ -29,7 +30,9 @@ def test_without_a_baseline_the_questions_needed_follow_millers_formula_for_two_
     expected = math.ceil(FACTOR * 2 * variance(scores) / 0.05**2)
     assert plan.rows[0].independent == expected and not plan.paired
     assert plan.rows[0].clustered == expected  # one scope: no design effect
-    assert plan.current_mde == pytest.approx(math.sqrt(FACTOR * 2 * variance(scores) / len(scores)), rel=1e-4)
+    # As run, the gate's own test: one scope, so the paired t-test over the 20 questions (Bloom's t multiplier).
+    multiplier = sps.t.ppf(0.95, 19) + sps.t.ppf(0.8, 19)
+    assert plan.current_mde == pytest.approx(multiplier * math.sqrt(2 * variance(scores) / len(scores)), rel=1e-4)
     # A larger difference needs fewer questions, a quarter as many for twice the difference.
     (coarse,) = plan_power(run, DEFAULT_WEIGHTS, DEFAULT_GATES, delta=0.1)
     assert coarse.rows[0].independent == math.ceil(FACTOR * 2 * variance(scores) / 0.1**2) < expected
@@ -52,7 +55,13 @@ def test_scopes_that_move_together_need_more_questions_and_the_plan_counts_scope
     assert plan.rho is not None and plan.rho > 0.9
     row = plan.rows[0]
     assert row.clustered > 5 * row.independent
-    assert row.scopes == math.ceil(row.clustered / 6)
+    # Scopes as the gate tests them, against t(scopes - 1): the fewest that reach the drop, more than the normal
+    # approximation's ceil(clustered / 6) when they are few.
+    def reaches(scopes: int) -> bool:
+        multiplier = sps.t.ppf(0.95, scopes - 1) + sps.t.ppf(0.8, scopes - 1)
+        return multiplier**2 * row.variance * plan.design_effect / (scopes * 6) <= 0.05**2
+
+    assert row.scopes >= math.ceil(row.clustered / 6) and reaches(row.scopes) and not reaches(row.scopes - 1)
 
 
 def test_paired_with_a_baseline_uses_the_observed_differences() -> None:
