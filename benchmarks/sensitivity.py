@@ -70,7 +70,7 @@ def measure(label: str, datasets: list[str], workdir: Path) -> list[QuestionResu
     composite = sensitivity(controlled.results, DEFAULT_WEIGHTS, DEFAULT_GATES, metric="composite (tier-1 only)", clusters=clusters)
     if composite is not None:
         print("\n".join(sensitivity_lines(composite)))
-    return [r for r in controlled.results + plain.results if r.control is None or r.control.kind != "mutant"]
+    return [r for r in [*controlled.results, *plain.results] if r.control is None or r.control.kind != "mutant"]
 
 
 def means(label: str, results: list[QuestionResult]) -> None:
