@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from lens_fixtures.adapters.interfaces.mcp_memory import MCPServerError, read_target
 from pytest_lens.contract.registry import AdapterLoadError, load_adapter_class
+from pytest_lens.llm.api_keys import mask_secrets
 from tests.interfaces.servers import memory_server_command, require
 
 require("mcp", "'pytest-lens[mcp]'")
@@ -126,3 +128,116 @@ def test_a_config_file_with_several_servers_must_name_one(tmp_path: Path) -> Non
     with pytest.raises(AdapterLoadError, match=r"name one server as .*servers.json#NAME \(servers: a, b\)"):
         read_target(str(path))
     assert read_target(f"{path}#b").command == "y"
+
+
+# -- hostile servers and config files (issue 46) --------------------------------------------------------------
+
+HOSTILE = Path(__file__).with_name("hostile_mcp.py")
+
+
+def hostile(mode: str, tmp_path: Path, *args: str, env: dict[str, str] | None = None, **options: object) -> object:
+    """The adapter over ``hostile_mcp.py MODE`` (a real process speaking JSON-RPC over stdio), from a config file."""
+    path = tmp_path / f"{mode}.json"
+    path.write_text(json.dumps({"command": sys.executable, "args": [str(HOSTILE), mode, *args], "env": env or {}}))
+    return make(str(path), tmp_path, **options)
+
+
+def failures(adapter: object, calls: int = 3) -> list[tuple[str, float]]:
+    """What each of ``calls`` ingest calls raised, and how long it took."""
+    found = []
+    for index in range(calls):
+        started = time.monotonic()
+        with pytest.raises(MCPServerError) as caught:
+            adapter.ingest(f"ep_{index}", "s", "2024-03-01T09:00:00", "freezer 3")  # type: ignore[attr-defined]
+        found.append((str(caught.value), time.monotonic() - started))
+    return found
+
+
+def test_a_server_that_exits_mid_scope_is_described_once_then_refused_at_once(tmp_path: Path) -> None:
+    # On main every later call said the whole story again, and one that exited at start restarted it on every call.
+    secrets = {"MEMORY_SERVICE_TOKEN": "svc-token-0123456789"}
+    adapter = hostile("exit-after-initialize", tmp_path, "--password", "hunter2-secret", env=secrets)
+    try:
+        adapter.reset("s")  # type: ignore[attr-defined]
+        (first, _), *later = failures(adapter)
+    finally:
+        adapter.close()  # type: ignore[attr-defined]
+    assert "create_entities failed" in first and "it exited with status 7" in first and "stderr (last 20 lines):" in first
+    assert mask_secrets(first).count("***") >= 2 and "svc-token-0123456789" not in mask_secrets(first)
+    assert "hunter2-secret" not in mask_secrets(first)  # the stderr quoted both; every output masks them
+    for message, seconds in later:
+        assert message.endswith("is down (it exited with status 7); not started again in this scope") and seconds < 1
+
+
+def test_a_server_that_exits_at_start_is_not_started_again_in_the_scope(tmp_path: Path) -> None:
+    adapter = hostile("exit-at-start", tmp_path, timeout=20)
+    started = time.monotonic()
+    with pytest.raises(MCPServerError) as caught:
+        adapter.reset("s")  # type: ignore[attr-defined]
+    assert "it exited with status 3" in str(caught.value) and "hostile: cannot open the memory store" in str(caught.value)
+    assert "ExceptionGroup" not in str(caught.value) and time.monotonic() - started < 15
+    for message, seconds in failures(adapter):
+        assert message.startswith("not started again in this scope: the server failed to start (MCP server ") and seconds < 1
+    assert len(list((tmp_path / "storage").glob("scope-*"))) == 1  # one start, not one per call
+
+
+def test_a_server_flooding_stdout_costs_one_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # On main: every one of 200,000 lines logged a library traceback (555 MB of output from an 8-question run).
+    adapter = hostile("flood", tmp_path, timeout=10)
+    try:
+        adapter.reset("s")  # type: ignore[attr-defined]
+        (first, seconds), (second, _) = failures(adapter, 2)
+    finally:
+        adapter.close()  # type: ignore[attr-defined]
+    assert "it sent a line that is not a JSON-RPC message: 'this is not JSON-RPC, line after line'" in first and seconds < 10
+    assert second.endswith(
+        "is down (it sent a line that is not JSON-RPC: 'this is not JSON-RPC, line after line'); not started again in this scope"
+    )
+    assert len(caplog.records) <= 2 and len(caplog.text) < 20_000
+
+
+def test_a_malformed_search_reply_is_named_not_a_key_error(tmp_path: Path) -> None:
+    # On main: KeyError: 0 (an entity's observations an object, read as a list).
+    adapter = hostile("malformed", tmp_path)
+    try:
+        adapter.reset("s")  # type: ignore[attr-defined]
+        adapter.ingest("ep_1", "s", "2024-03-01T09:00:00", "freezer 3 alarm")  # type: ignore[attr-defined]
+        with pytest.raises(MCPServerError) as caught:
+            adapter.search("freezer")  # type: ignore[attr-defined]
+    finally:
+        adapter.close()  # type: ignore[attr-defined]
+    assert "search_nodes answered an entity that is not {name, entityType, observations: [text, ...]}: {'name': 'ep_1'" in str(caught.value)
+
+
+def test_a_silent_server_fails_its_start_once_per_scope(tmp_path: Path) -> None:
+    adapter = hostile("silent", tmp_path, timeout=2)
+    started = time.monotonic()
+    with pytest.raises(MCPServerError, match="did not answer initialize within 2 s"):
+        adapter.reset("s")  # type: ignore[attr-defined]
+    assert time.monotonic() - started < 12
+    assert all(seconds < 1 for _, seconds in failures(adapter))
+    adapter.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply (over 200 levels)"),  # on main: RecursionError
+        ('{"command": "x", "tools": ["a"]}', "'tools' must map create, search, open to tool names, got ['a']"),  # TypeError
+        ('{"command": "x", "entity_type": 5}', "'entity_type' must be a string, got 5"),
+    ],
+    ids=["nested", "tools_list", "entity_type"],
+)
+def test_a_bad_config_file_is_one_line_naming_the_file_and_the_field(tmp_path: Path, document: str, message: str) -> None:
+    path = tmp_path / "server.json"
+    path.write_text(document)
+    with pytest.raises(AdapterLoadError) as caught:
+        read_target(str(path))
+    assert str(path) in str(caught.value) and message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_command_line_with_a_key_is_labelled_by_its_scheme(pytester: pytest.Pytester) -> None:
+    from pytest_lens.plugin.options import read_settings
+
+    settings = read_settings(pytester.parseconfig("--lens-adapter=mcp:npx -y server --api-key=sk-lens-0123456789abcdef"))
+    assert [spec.label for spec in settings.adapters] == ["mcp"]

@@ -24,7 +24,7 @@ import base64
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -38,6 +38,7 @@ __all__ = [
     "mask_secrets",
     "masked_options",
     "read_api_key",
+    "remember_arguments",
     "remember_options",
     "remember_secret",
     "remember_url",
@@ -70,9 +71,12 @@ _HEADER = re.compile(
 _SCHEME = re.compile(r"(?P<head>(?:Bearer|Basic)\s+)(?P<value>(?=[\w.~+/=-]*[\d.~+/=_-])[\w.~+/=-]{8,})")
 #: ``api_key=...``, ``"api_key": "..."``, ``access_token='...'``: names no data would use for anything else, and a
 #: value with a letter in it (``invalid_password: 1411`` and ``/auth: 152300`` are a dataset's counters, not secrets).
-_KEY_NAMES = r"api[_-]?key|apikey|(?:access|secret|private)[_-]?key|client[_-]?secret|(?:access|auth|refresh|bearer|api)[_-]?token"
+_KEY_NAMES = (
+    r"api[_-]?key|apikey|(?:access|secret|private)[_-]?key|client[_-]?secret|[a-z0-9]+[_-]token|"
+    r"(?:^|[^a-z0-9])(?:token|secret|password|passwd)"
+)
 #: Where a pair can be: each anchor is found by plain string search, then the name around it is checked.
-_KEY_ANCHORS = ("key", "secret", "token")
+_KEY_ANCHORS = ("key", "secret", "token", "password", "passwd")
 _PAIR_NAME = re.compile(rf"(?:{_KEY_NAMES})$")
 _PAIR_VALUE = re.compile(
     r"[\"']?\s*[=:]\s*[\"']?(?!(?:basic|bearer|token|digest)\s|\*{3})(?P<value>(?=[^\s\"'&,;)}\]<>\\]*[A-Za-z])[^\s\"'&,;)}\]<>\\]{8,})",
@@ -134,6 +138,25 @@ def remember_options(options: Mapping[str, Any]) -> None:
                 remember_url(text)
 
 
+def remember_arguments(words: Sequence[str]) -> None:
+    """Remember the secrets of a command line: the values of flags named like secrets and the secrets of URLs in it.
+
+    ``--api-key=X``, ``--password X``, ``-token X`` (the next word when the flag has no ``=``).
+    """
+    for index, word in enumerate(words):
+        if "://" in word:
+            remember_url(word.partition("=")[2] if word.startswith("-") and "=" in word else word)
+        if not word.startswith("-"):
+            continue
+        name, sep, value = word.lstrip("-").partition("=")
+        if not looks_secret(name):
+            continue
+        if sep:
+            remember_secret(value)
+        elif index + 1 < len(words) and not words[index + 1].startswith("-"):
+            remember_secret(words[index + 1])
+
+
 def masked_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """Adapter options as reports record them: options named like secrets are :data:`MASK`, the rest :func:`mask_data`."""
     return {name: MASK if looks_secret(name) and value is not None else mask_data(value) for name, value in options.items()}
@@ -186,7 +209,7 @@ def _mask(text: str, known: list[str]) -> str:
         text = _HEADER.sub(_masked, text)
     if "Bearer " in text or "Basic " in text:
         text = _SCHEME.sub(_masked, text)
-    if "key" in lowered or "secret" in lowered or "token" in lowered:
+    if "key" in lowered or "secret" in lowered or "token" in lowered or "passw" in lowered:
         text = _mask_pairs(text, lowered)
     if "sk-" not in text:
         return text

@@ -251,5 +251,12 @@ def _adapter_specs(texts: list[str], option_texts: list[str]) -> tuple[AdapterSp
 
 
 def _default_label(target: str) -> str:
-    """A registered name labels itself; ``pkg.mod:Class`` is labelled ``Class``."""
+    """A registered name labels itself; ``pkg.mod:Class`` is labelled ``Class``; ``scheme:COMMAND LINE`` is ``scheme``.
+
+    A command line (``mcp:npx server --api-key=X``) never becomes the label: labels are in every test id, line and
+    file of the run, and its arguments may hold a secret.
+    """
+    scheme, colon, rest = target.partition(":")
+    if colon and any(character.isspace() for character in rest.strip()):
+        return scheme
     return target.rpartition(":")[2].rpartition(".")[2] if ":" in target else target

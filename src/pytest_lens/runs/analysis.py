@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_lens.analysis.gates import GateCheck, GatePolicy, check_gates
 from pytest_lens.analysis.repetitions import collapse_repetitions, repetition_variance, summarize_repeated
 from pytest_lens.analysis.summary import mark_not_comparable, not_measured_counts, summarize
-from pytest_lens.llm.api_keys import mask_data, masked_options
+from pytest_lens.llm.api_keys import mask_data, mask_secrets, masked_options
 from pytest_lens.llm.settings import display_url
 from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.records.card import SelectedQuestion
@@ -321,7 +321,7 @@ class RunAnalysis:
         agent, judge = setup.agent, setup.judge
         extra: dict[str, Any] = {"merged_from": self.merged_from} if self.merged_from else {}
         if self.part is not None:
-            extra.update(self.part.identity(self.ledger))
+            extra.update(mask_data(self.part.identity(self.ledger)))  # the shard's settings and paths: no secret in them
         identity = RunIdentity(
             agent=AgentIdentity(name=agent.name, description=agent.description),
             judge=AgentIdentity(name=judge.name, description=judge.description) if judge is not None else None,
@@ -329,7 +329,7 @@ class RunAnalysis:
             llm=self._llm_identity(),
             budgets=[vars(budget) for budget in setup.budgets],
             adapters=[
-                {"label": s.label, "target": s.target, "options": masked_options(s.options)}
+                {"label": s.label, "target": mask_secrets(s.target), "options": masked_options(s.options)}
                 | ({"control": vars(s.control)} if s.control else {})
                 for s in setup.adapter_specs
             ],

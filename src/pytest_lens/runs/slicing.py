@@ -152,8 +152,21 @@ def _plain(value: Any) -> Any:
 
 
 def settings_record(settings: LensSettings) -> dict[str, Any]:
-    """What a run measures and how it gates, as JSON data (the per-process fields of :data:`OWN_FIELDS` left out)."""
-    return {f.name: _plain(getattr(settings, f.name)) for f in fields(settings) if f.name not in OWN_FIELDS}
+    """What a run measures and how it gates, as JSON data (the per-process fields of :data:`OWN_FIELDS` left out).
+
+    Written into the shard's artifact, so its secrets are masked as the run's other records are: adapter options
+    named like secrets, the endpoint's user-info and key-like query parameters, and every known key anywhere.
+    Shards masked alike still compare equal, and the fan-in needs none of them (it sends no request).
+    """
+    from pytest_lens.llm.api_keys import mask_data, mask_secrets, masked_options
+
+    record = {f.name: _plain(getattr(settings, f.name)) for f in fields(settings) if f.name not in OWN_FIELDS}
+    for adapter in record["adapters"]:
+        adapter["options"] = masked_options(adapter["options"])
+    if record["llm"].get("base_url"):
+        record["llm"]["base_url"] = mask_secrets(record["llm"]["base_url"])
+    masked: dict[str, Any] = mask_data(record)
+    return masked
 
 
 def _digest(data: Any) -> str:

@@ -33,6 +33,7 @@ import shlex
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,14 +96,16 @@ def read_target(rest: str, import_paths: Sequence[Path] = ()) -> ServerConfig:
         raise AdapterLoadError(f"cannot read the MCP server command line {rest!r}: {exc}") from None
     if not words:
         raise AdapterLoadError("the MCP server command line is empty")
-    return ServerConfig(command=words[0], args=tuple(words[1:]))
+    return _remembered(ServerConfig(command=words[0], args=tuple(words[1:])))
 
 
 def _config_from_file(path: Path, name: str) -> ServerConfig:
+    from pytest_lens.datasets.json_document import JsonDocumentError, read_input, read_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AdapterLoadError(f"cannot read MCP config {path}: {exc}") from None
+        data = read_json(read_input(path))  # a regular file, bounded; nesting past 200 levels an error, not a RecursionError
+    except (OSError, JsonDocumentError) as exc:
+        raise AdapterLoadError(f"cannot read MCP config {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if not isinstance(data, dict):
         raise AdapterLoadError(f"MCP config {path}: expected a JSON object, got {type(data).__name__}")
     servers = data.get("mcpServers")
@@ -125,22 +128,49 @@ def _config_from_file(path: Path, name: str) -> ServerConfig:
         raise AdapterLoadError(f"MCP config {path}: 'args' must be a list of strings")
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise AdapterLoadError(f"MCP config {path}: 'env' must map names to strings")
-    tools = {**DEFAULT_TOOLS, **data.get("tools", {})}
+    renamed = data.get("tools", {})
+    if not isinstance(renamed, dict):
+        raise AdapterLoadError(f"MCP config {path}: 'tools' must map {', '.join(DEFAULT_TOOLS)} to tool names, got {_shown(renamed)}")
+    tools = {**DEFAULT_TOOLS, **renamed}
     unknown_roles = sorted(set(tools) - set(DEFAULT_TOOLS))
     if unknown_roles or not all(isinstance(v, str) and v for v in tools.values()):
-        raise AdapterLoadError(f"MCP config {path}: 'tools' maps {', '.join(DEFAULT_TOOLS)} to tool names (got {data.get('tools')!r})")
-    return ServerConfig(
-        command=command,
-        args=tuple(args),
-        env=env,
-        tools=tools,
-        memory_file_env=str(data.get("memory_file_env", "MEMORY_FILE_PATH")),
-        entity_type=str(data.get("entity_type", "episode")),
+        raise AdapterLoadError(f"MCP config {path}: 'tools' maps {', '.join(DEFAULT_TOOLS)} to tool names (got {_shown(renamed)})")
+    for key in ("memory_file_env", "entity_type"):
+        if not isinstance(data.get(key, ""), str):
+            raise AdapterLoadError(f"MCP config {path}: {key!r} must be a string, got {_shown(data[key])}")
+    return _remembered(
+        ServerConfig(
+            command=command,
+            args=tuple(args),
+            env=env,
+            tools=tools,
+            memory_file_env=data.get("memory_file_env", "MEMORY_FILE_PATH"),
+            entity_type=data.get("entity_type", "episode"),
+        )
     )
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _remembered(config: ServerConfig) -> ServerConfig:
+    """``config``, its secrets remembered so that every output masks them: env values named like secrets, secret flags."""
+    from pytest_lens.llm.api_keys import remember_arguments, remember_options
+
+    remember_options(config.env)
+    remember_arguments([config.command, *config.args])
+    return config
+
+
 class MCPServer:
-    """One stdio server process and its client session, driven from a private event loop thread."""
+    """One stdio server process and its client session, driven from a private event loop thread.
+
+    What the server did is said at the first call it fails, once: its exit status and the tail of its stderr, or
+    the first line it wrote that is not a JSON-RPC message (the session is ended there, so a server flooding its
+    stdout costs one line, not one library traceback per line). Later calls say it is down in one short line.
+    """
 
     def __init__(self, config: ServerConfig, env: Mapping[str, str], log_path: Path, timeout: float) -> None:
         self.config = config
@@ -153,20 +183,31 @@ class MCPServer:
         self._stop: asyncio.Event | None = None
         self._served: concurrent.futures.Future[None] | None = None
         self.tools: dict[str, Any] = {}
+        #: The first line the server wrote that is not JSON-RPC (the session ends there).
+        self._malformed: str | None = None
+        #: Why the server cannot be used any more (``None`` while it can): said in full once, then in short.
+        self.down: str | None = None
 
     def start(self) -> None:
-        """Start the server and open the session; :class:`MCPServerError` with the exit status and stderr when it fails."""
+        """Start the server and open the session; :class:`MCPServerError` with the exit status and stderr when it fails.
+
+        Bounded by the adapter's ``timeout``, and sooner when the server exits meanwhile.
+        """
         self._thread.start()
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._served = asyncio.run_coroutine_threadsafe(self._serve(ready), self._loop)
-        try:
-            ready.result(timeout=self._timeout + 10)
-        except concurrent.futures.TimeoutError:
+        if not self._wait(ready, self._timeout):
+            message = self._describe(f"did not answer initialize within {self._timeout:g} s")  # before it is stopped
             self.close()
-            raise MCPServerError(self._describe(f"did not answer initialize within {self._timeout:g} s")) from None
+            raise MCPServerError(message) from None
+        try:
+            ready.result(timeout=0)
+        except concurrent.futures.CancelledError:  # it exited (or wrote garbage) while starting
+            self.close()
+            raise MCPServerError(self._fail("ended before it answered initialize")) from None
         except Exception as exc:
             self.close()
-            raise MCPServerError(self._describe(f"{type(exc).__name__}: {exc}")) from None
+            raise MCPServerError(self._fail(_problem(exc))) from None
         missing = sorted(set(self.config.tools.values()) - set(self.tools))
         if missing:
             self.close()
@@ -175,6 +216,19 @@ class MCPServer:
                 f"MCP server {self.config.command_line!r} offers no tool {', '.join(map(repr, missing))} (mapped as {roles}); "
                 f"it offers: {', '.join(sorted(self.tools)) or 'no tools'}. Map the roles to its tools with a config file's 'tools'."
             )
+
+    def _wait(self, future: concurrent.futures.Future[Any], timeout: float) -> bool:
+        """Wait for ``future`` up to ``timeout`` seconds, or until the server exited; whether it is done."""
+        end = time.monotonic() + timeout
+        while not future.done():
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            concurrent.futures.wait([future], timeout=min(left, 0.25))
+            if not future.done() and (self._exit_status() is not None or self._malformed is not None):
+                future.cancel()
+                return True
+        return True
 
     async def _serve(self, ready: concurrent.futures.Future[None]) -> None:
         from mcp import ClientSession, StdioServerParameters
@@ -189,7 +243,8 @@ class MCPServer:
             with self._log_path.open("w", encoding="utf-8") as errlog:
                 async with (
                     stdio_client(params, errlog=errlog) as (read, write),
-                    ClientSession(read, write, read_timeout_seconds=self._timeout) as session,
+                    self._guarded(read) as checked,
+                    ClientSession(checked, write, read_timeout_seconds=self._timeout) as session,
                 ):
                     await session.initialize()
                     listed = await session.list_tools()
@@ -203,18 +258,44 @@ class MCPServer:
             if not isinstance(exc, Exception):
                 raise
 
+    @contextlib.asynccontextmanager
+    async def _guarded(self, read: Any) -> Any:
+        """``read`` (what the transport parsed), ended at the first line that is not a JSON-RPC message."""
+        import anyio
+
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def forward() -> None:
+            async with send:
+                async for item in read:
+                    if isinstance(item, Exception):
+                        self._malformed = _malformed_line(item)
+                        return  # the transport's next line waits for a reader that is gone: it reads no more
+                    await send.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(forward)
+            try:
+                yield receive
+            finally:
+                group.cancel_scope.cancel()
+
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """Call ``tool``; its structured result (or its text read as JSON). A tool error raises :class:`MCPServerError`."""
+        if self.down is not None:
+            raise MCPServerError(f"MCP server {self.config.command_line!r} is down ({self.down}); not started again in this scope")
         if self._session is None:
-            raise MCPServerError(self._describe("is not running"))
+            raise MCPServerError(self._fail("is not running"))
         future = asyncio.run_coroutine_threadsafe(self._session.call_tool(tool, arguments), self._loop)
-        try:
-            result = future.result(timeout=self._timeout)
-        except concurrent.futures.TimeoutError:
+        if not self._wait(future, self._timeout):
             future.cancel()
             raise MCPServerError(self._describe(f"did not answer {tool} within {self._timeout:g} s")) from None
+        try:
+            result = future.result(timeout=0)
+        except concurrent.futures.CancelledError:
+            raise MCPServerError(self._fail(f"ended during {tool}")) from None
         except Exception as exc:
-            raise MCPServerError(self._describe(f"{tool} failed: {type(exc).__name__}: {exc}")) from None
+            raise MCPServerError(self._fail(f"{tool} failed: {_problem(exc)}")) from None
         text = "".join(getattr(part, "text", "") for part in getattr(result, "content", []) or [])
         if getattr(result, "isError", False) or getattr(result, "is_error", False):
             raise MCPServerError(f"MCP server {self.config.command_line!r}: tool {tool} returned an error: {text[:500]}")
@@ -240,17 +321,56 @@ class MCPServer:
             self._loop.close()
         self._session = None
 
+    def _fail(self, what: str) -> str:
+        """The full description of a failure (:meth:`_describe`); when the server exited or sent garbage, it is down."""
+        if self._malformed is None:
+            with contextlib.suppress(OSError):  # the shell writes the status line a moment after the server exited
+                end = time.monotonic() + 1.0
+                while self._exit_status() is None and time.monotonic() < end:
+                    time.sleep(0.05)
+        status = self._exit_status()
+        if self._malformed is not None:
+            self.down = f"it sent a line that is not JSON-RPC: {self._malformed!r}"
+            what = f"{what}: it sent a line that is not a JSON-RPC message: {self._malformed!r}"
+        elif status is not None:
+            self.down = f"it exited with status {status}"
+        return self._describe(what)
+
+    def _log_lines(self) -> list[str]:
+        try:
+            with self._log_path.open("rb") as log:  # the tail only: a server may write megabytes to stderr
+                log.seek(0, 2)
+                log.seek(max(0, log.tell() - 64 * 1024))
+                return log.read().decode("utf-8", errors="replace").splitlines()
+        except OSError:
+            return []
+
+    def _exit_status(self) -> str | None:
+        return next((line.split(":", 1)[1].strip() for line in reversed(self._log_lines()) if line.startswith(_STATUS)), None)
+
     def _describe(self, what: str) -> str:
         """``what`` happened, with the command, its exit status (when it exited) and the tail of its stderr."""
-        try:
-            lines = self._log_path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            lines = []
+        lines = self._log_lines()
         status = next((line.split(":", 1)[1].strip() for line in reversed(lines) if line.startswith(_STATUS)), None)
-        stderr = [line for line in lines if not line.startswith(_STATUS)][-STDERR_TAIL:]
+        stderr = [line[:500] for line in lines if not line.startswith(_STATUS)][-STDERR_TAIL:]
         exited = f"; it exited with status {status}" if status is not None else ""
         tail = "\n".join(f"    {line}" for line in stderr) if stderr else "    (nothing)"
         return f"MCP server {self.config.command_line!r} {what}{exited}\n  stderr (last {STDERR_TAIL} lines):\n{tail}"
+
+
+def _problem(exc: BaseException) -> str:
+    """``Type: message`` of ``exc``, or of the one exception an exception group holds (anyio's task groups wrap them)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _malformed_line(exc: Exception) -> str:
+    """The line the server wrote that the transport could not parse (its start), from the parse error."""
+    errors = getattr(exc, "errors", None)
+    found = errors()[0].get("input") if callable(errors) and errors() else None
+    text = found if isinstance(found, str) else str(exc)
+    return text[:200]
 
 
 class MCPMemoryAdapter(InterfaceAdapter):
@@ -289,14 +409,23 @@ class MCPMemoryAdapter(InterfaceAdapter):
         self._max_results = max_results
         self._server: MCPServer | None = None
         self._directory: Path | None = None
+        #: Why this scope's server could not be started: every later call of the scope says so at once, unstarted.
+        self._start_failed: str | None = None
 
     def _running(self) -> MCPServer:
+        if self._start_failed is not None:
+            raise MCPServerError(self._start_failed)
         if self._server is None:
             directory = self._root / f"scope-{next(self._scopes)}"
             directory.mkdir(parents=True, exist_ok=True)
             env = {self._config.memory_file_env: str(directory / "memory.jsonl")} if self._config.memory_file_env else {}
             server = MCPServer(self._config, env, directory / "stderr.log", self._timeout)
-            server.start()
+            try:
+                server.start()
+            except MCPServerError as exc:
+                first = str(exc).splitlines()[0]
+                self._start_failed = f"not started again in this scope: the server failed to start ({first})"
+                raise
             self._server = server
         return self._server
 
@@ -305,6 +434,7 @@ class MCPMemoryAdapter(InterfaceAdapter):
         if self._server is not None:
             self._server.close()
             self._server = None
+        self._start_failed = None
         self._running()
 
     def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
@@ -312,10 +442,23 @@ class MCPMemoryAdapter(InterfaceAdapter):
         entity = {"name": episode_id, "entityType": self._config.entity_type, "observations": [text, f"timestamp: {timestamp}"]}
         self._running().call(self._config.tools["create"], {"entities": [entity]})
 
-    def _search_tool(self, query: str) -> list[dict[str, Any]]:
-        found = self._running().call(self._config.tools["search"], {"query": query})
+    def _entities(self, tool: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+        """The entities ``tool`` answers, each checked: a name, observations that are a list of strings."""
+        found = self._running().call(self._config.tools[tool], arguments)
         entities = found.get("entities", []) if isinstance(found, dict) else []
-        return [entity for entity in entities if isinstance(entity, dict) and isinstance(entity.get("name"), str)]
+        if not isinstance(entities, list):
+            raise MCPServerError(f"{self._config.tools[tool]} answered 'entities' that are not a list: {_shown(entities)}")
+        for entity in entities:
+            observations = entity.get("observations", []) if isinstance(entity, dict) else None
+            if not isinstance(observations, list) or not all(isinstance(o, str) for o in observations):
+                raise MCPServerError(
+                    f"MCP server {self._config.command_line!r}: {self._config.tools[tool]} answered an entity that is not "
+                    f"{{name, entityType, observations: [text, ...]}}: {_shown(entity)}"
+                )
+        return [entity for entity in entities if isinstance(entity.get("name"), str)]
+
+    def _search_tool(self, query: str) -> list[dict[str, Any]]:
+        return self._entities("search", {"query": query})
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
         """Entities the server matches, best first (see the module docstring for ``query_mode``)."""
@@ -352,10 +495,8 @@ class MCPMemoryAdapter(InterfaceAdapter):
 
     def retrieve(self, ref_id: str) -> Document | None:
         """``open_nodes([ref_id])``: the entity's first observation, the episode's text."""
-        found = self._running().call(self._config.tools["open"], {"names": [ref_id]})
-        entities = found.get("entities", []) if isinstance(found, dict) else []
-        for entity in entities:
-            if isinstance(entity, dict) and entity.get("name") == ref_id:
+        for entity in self._entities("open", {"names": [ref_id]}):
+            if entity.get("name") == ref_id:
                 return Document(ref_id=ref_id, text=_text(entity), metadata=self._metadata(entity))
         return None
 
