@@ -20,6 +20,13 @@ from tests.support import COLD_CHAIN_DEMO
 SECRET = "sk-lens-echoed-4c1d2e3f5a6b7c8d"
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}", "-k", "q01 or q02")
 OUTPUTS = ("--lens-json=out.json", "--junitxml=junit.xml", "--lens-html=report.html", "--lens-save=keyed")
+#: What OUTPUTS write: the run document, its rows (the streamed artifact), JUnit XML, the HTML report.
+ARTIFACTS = ("out.json", "out.rows.jsonl", "junit.xml", "report.html")
+
+
+def artifact_text(pytester: pytest.Pytester) -> str:
+    """The run artifact as text: its document and its rows file."""
+    return (pytester.path / "out.json").read_text() + (pytester.path / "out.rows.jsonl").read_text()
 
 
 def echoing_server(only: str) -> OpenAITestServer:
@@ -39,13 +46,13 @@ def assert_key_nowhere(pytester: pytest.Pytester, result: pytest.RunResult, serv
     assert refusals and {r.authorization for r in refusals} == {f"Bearer {SECRET}"}  # the key was sent, and echoed back
     printed = "\n".join(result.outlines + result.errlines)
     assert SECRET not in printed
-    written = [pytester.path / name for name in ("out.json", "junit.xml", "report.html")]
+    written = [pytester.path / name for name in ARTIFACTS]
     written += [path for path in (pytester.path / ".lens").rglob("*") if path.is_file()]
-    assert all(path.is_file() for path in written[:3])
+    assert all(path.is_file() for path in written[: len(ARTIFACTS)])
     for path in written:
         assert SECRET.encode() not in path.read_bytes(), path
     # The error itself is reported, masked (the judge's in the artifact; the others' in the output too).
-    assert b"invalid api key (request headers: Authorization: Bearer ***)" in (pytester.path / "out.json").read_bytes()
+    assert "invalid api key (request headers: Authorization: Bearer ***)" in artifact_text(pytester)
 
 
 @pytest.mark.parametrize("refused", ["agent", "judge"])
@@ -140,7 +147,7 @@ class LeakyAdapter(BM25Adapter):
 
 def assert_secrets_nowhere(pytester: pytest.Pytester, result: pytest.RunResult, secrets: tuple[str, ...], cache_dir: Path) -> None:
     printed = "\n".join(result.outlines + result.errlines)
-    written = [pytester.path / name for name in ("out.json", "junit.xml", "report.html")]
+    written = [pytester.path / name for name in ARTIFACTS]
     assert all(path.is_file() for path in written)
     written += [path for root in (pytester.path / ".lens", cache_dir) for path in root.rglob("*") if path.is_file()]
     assert any(path.name == "llm-cache.sqlite" for path in written)
@@ -174,7 +181,7 @@ def test_secret_in_artifacts_user_info_options_and_quoted_keys_are_masked_everyw
     assert server.count(kind="agent", status=200) >= 1  # the user-info URL reached the server
     assert result.parseoutcomes()["failed"] >= 1  # the first search's error quoting the option's key fails its question
     assert_secrets_nowhere(pytester, result, (SECRET, URL_PASSWORD, OPTION_KEY), cache_dir)
-    artifact = (pytester.path / "out.json").read_text()
+    artifact = artifact_text(pytester)
     assert "login refused for key ***" in artifact and "Sure, the key is *** and ***." in artifact
     assert '"api_key": "***"' in artifact
 
@@ -243,5 +250,5 @@ def test_secret_in_artifacts_an_embedding_endpoints_user_info_query_and_basic_he
     assert "embedding endpoint http://***@127.0.0.1" in printed
     for secret in (URL_PASSWORD, QUERY_KEY, basic):
         assert secret not in printed, secret
-        for name in ("out.json", "junit.xml", "report.html"):
+        for name in ARTIFACTS:
             assert secret.encode() not in (pytester.path / name).read_bytes(), (secret, name)

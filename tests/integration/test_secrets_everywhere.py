@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from lens_fixtures.openai_server import OpenAITestServer
+from pytest_lens.records.rows import read_artifact_json
 from tests.support import COLD_CHAIN_DEMO
 
 pytest.importorskip("mcp")
@@ -66,6 +67,13 @@ def mcp_config(path: Path, mode: str) -> Path:
     return path
 
 
+def run_logged(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``command``; its terminal output (stdout and stderr) is kept in ``log``, one more file the run wrote."""
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=600)
+    log.write_text(done.stdout + done.stderr)
+    return done
+
+
 def test_no_secret_in_any_file_a_sharded_resumed_merged_run_writes(tmp_path: Path) -> None:
     (tmp_path / "keyed_memory.py").write_text(KEYED_MEMORY)
     inputs = {
@@ -97,43 +105,24 @@ def test_no_secret_in_any_file_a_sharded_resumed_merged_run_writes(tmp_path: Pat
         for index in (1, 2):
             for attempt in ("first", "resumed"):
                 name = f"shard{index}-{attempt}"
-                done = subprocess.run(
-                    [
-                        *(sys.executable, "-m", "pytest", *run, f"--lens-shard={index}/2", "-rA", "-v"),
-                        *(
-                            f"--lens-json={out / f'shard{index}.json'}",
-                            f"--lens-html={out / f'{name}.html'}",
-                            f"--junitxml={out / f'{name}.xml'}",
-                        ),
-                    ],
-                    cwd=tmp_path,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                    timeout=600,
-                )
-                (out / f"{name}.terminal.txt").write_text(done.stdout + done.stderr)
+                command = [sys.executable, "-m", "pytest", *run, f"--lens-shard={index}/2", "-rA", "-v"]
+                outputs = [
+                    f"--lens-json={out / f'shard{index}.json'}",
+                    f"--lens-html={out / f'{name}.html'}",
+                    f"--junitxml={out / f'{name}.xml'}",
+                ]
+                done = run_logged([*command, *outputs], tmp_path, env, out / f"{name}.terminal.txt")
                 assert "INTERNALERROR" not in done.stdout + done.stderr, done.stdout[-3000:]
-    merged = subprocess.run(
-        [
-            *(str(Path(sys.executable).with_name("lens")), "merge", str(out / "shard1.json"), str(out / "shard2.json")),
-            *("--out", str(out / "merged.json"), "--html", str(out / "merged.html")),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    (out / "merge.terminal.txt").write_text(merged.stdout + merged.stderr)
+    lens = str(Path(sys.executable).with_name("lens"))
+    shards = [str(out / "shard1.json"), str(out / "shard2.json")]
+    merge = [lens, "merge", *shards, "--out", str(out / "merged.json"), "--html", str(out / "merged.html")]
+    merged = run_logged(merge, tmp_path, env, out / "merge.terminal.txt")
     assert merged.returncode == 1, merged.stdout[-3000:] + merged.stderr  # the failing adapters fail the run, as a single run
     written = sorted(path for path in tmp_path.rglob("*") if path.is_file() and path not in inputs)
     kinds = {path.suffix for path in written}
-    assert {".json", ".html", ".xml", ".txt", ".sqlite"} <= kinds and len(list((out / "kept").glob("*.json"))) >= 3
+    assert {".json", ".jsonl", ".html", ".xml", ".txt", ".sqlite"} <= kinds and len(list((out / "kept").glob("*.json"))) >= 3
     # The secrets did reach the run: the faults quote them (masked), the agent's requests went to the URL.
-    merged_text = (out / "merged.json").read_text()
+    merged_text = json.dumps(read_artifact_json(out / "merged.json"))
     assert "backend refused service_token=***" in merged_text and '\\"MEMORY_SERVICE_TOKEN\\": \\"***\\"' in merged_text
     assert "--password ***" in merged_text and server.requests
     found = {

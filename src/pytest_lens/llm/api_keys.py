@@ -6,12 +6,13 @@ and the embedding cache's keys) passes what it writes through it, or through :fu
 applies it to every string of a JSON value. It replaces with :data:`MASK`:
 
 - every key it knows: the values of :data:`KNOWN_KEY_ENVS`, the keys read through :func:`read_api_key`
-  and the values handed to :func:`remember_secret` (adapter options whose names look like secrets, the
-  password and secret query parameters of every endpoint URL, and the ``Basic`` credentials they make);
+  and the values handed to :func:`remember_secret` (adapter options and environment entries whose names look
+  like secrets, the values of command-line flags named like secrets (:func:`remember_arguments`), the password
+  and secret query parameters of every endpoint URL, and the ``Basic`` credentials they make);
 - what looks like a secret wherever it appears: the user-info of a URL (``http://user:***@host``), query
   parameters named like keys (``?api_key=***``), ``Authorization`` headers and ``Bearer``/``Basic``
   credentials, ``name=value`` and ``"name": "value"`` pairs whose name looks like a secret
-  (``api_key``, ``token``, ``password``, ...), and OpenAI-style ``sk-...`` keys.
+  (``api_key``, any ``*_token``, ``password``, ``secret``, ...), and OpenAI-style ``sk-...`` keys.
 
 Servers and proxies echo requests in their error bodies, ``Authorization: Bearer <key>`` included, and a
 model may quote a key it was shown: both are masked on the way out. The caches are keyed on

@@ -20,6 +20,7 @@ from pytest_lens.llm.api_keys import (
     mask_secrets,
     masked_options,
     read_api_key,
+    remember_arguments,
     remember_options,
     remember_url,
 )
@@ -28,16 +29,31 @@ KEY = "sk-lens-table-7f3a9b2c4d5e6f70"
 PASSWORD = "hunter2-lens-pw"
 OPTION_KEY = "mem-opt-9d8c7b6a"
 QUOTED = "zq-quoted-key-5512aa"
+SERVICE_TOKEN = "svc-token-77aa88bb"
+ARGUMENT_PASSWORD = "arg-pw-31f0c2"
+ARGUMENT_KEY = "arg-key-c0ffee11"
 BASIC = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
 
 # (where the secret enters, how it is remembered (or None: recognised by its shape), the text it reaches, the secret, what stays)
 SECRET_TABLE: list[tuple[str, str | None, str, str, str]] = [
     ("env key echoed by a server", "env", f"HTTP 401: invalid api key (Authorization: Bearer {KEY})", KEY, "HTTP 401: invalid api key"),
     ("env key quoted by a model", "env", f"The key you gave me was {KEY}.", KEY, "The key you gave me was"),
-    ("base URL query api_key", None, f"agent: scripted at http://127.0.0.1:8000/v1?api_key={KEY}", KEY, "http://127.0.0.1:8000/v1?api_key="),
+    (
+        "base URL query api_key",
+        None,
+        f"agent: scripted at http://127.0.0.1:8000/v1?api_key={KEY}",
+        KEY,
+        "http://127.0.0.1:8000/v1?api_key=",
+    ),
     ("base URL query key", None, f"http://127.0.0.1:8000/v1?model=x&key={KEY}&b=1", KEY, "?model=x&key=***&b=1"),
     ("base URL query token (HTML-escaped)", None, f"http://h/v1?a=1&amp;access_token={KEY}", KEY, "?a=1&amp;access_token="),
-    ("base URL user-info", None, f"embedding endpoint http://alice:{PASSWORD}@127.0.0.1:9/v1 failed", PASSWORD, "http://***@127.0.0.1:9/v1"),
+    (
+        "base URL user-info",
+        None,
+        f"embedding endpoint http://alice:{PASSWORD}@127.0.0.1:9/v1 failed",
+        PASSWORD,
+        "http://***@127.0.0.1:9/v1",
+    ),
     ("base URL token as user name", None, f"https://{KEY}@gateway.example/v1", KEY, "https://***@gateway.example/v1"),
     ("Basic header of the user-info", None, f"(request headers: Authorization: Basic {BASIC})", BASIC, "Authorization: Basic ***"),
     ("Basic credential, remembered", "url", f"echoed {BASIC} back", BASIC, "echoed"),
@@ -50,6 +66,17 @@ SECRET_TABLE: list[tuple[str, str | None, str, str, str]] = [
     ("adapter option value, remembered", "option", f"adapter said: login with {OPTION_KEY} failed", OPTION_KEY, "login with"),
     ("JSON field password, remembered", "url", json.dumps({"db_password": PASSWORD, "n": 3}), PASSWORD, '"n": 3'),
     ("OpenAI-style key a model quotes", None, f"Sure! Use sk-proj-{'A1b2C3d4' * 3} for that.", f"sk-proj-{'A1b2C3d4' * 3}", "Sure! Use"),
+    # Issue 46: an MCP server's stderr quoting its environment, and its command line's secret flags.
+    ("any *_TOKEN pair", None, f'refused {{"MEMORY_SERVICE_TOKEN": "{SERVICE_TOKEN}"}}', SERVICE_TOKEN, '"MEMORY_SERVICE_TOKEN": "***"'),
+    ("password: pair", None, "login failed, password: Tr0ub4dor-horse", "Tr0ub4dor-horse", "login failed, password: ***"),
+    (
+        "--password V, remembered",
+        "arguments",
+        f"server --password {ARGUMENT_PASSWORD} exited",
+        ARGUMENT_PASSWORD,
+        "server --password *** exited",
+    ),
+    ("--api-key=V, remembered", "arguments", f"npx srv --api-key={ARGUMENT_KEY}", ARGUMENT_KEY, "npx srv --api-key=***"),
 ]
 
 # Text that resembles a secret's surroundings and must be left alone.
@@ -65,6 +92,7 @@ KEPT = [
     "- /auth: REQUESTS 152300 | p50: 28ms",
     "- /authn_failures: REQUESTS N/A | invalid_password: 1411 | mfa_challenge_failed: 382",
     "- pool-auth: active 120 | idle 30",
+    "prompt tokens: 1234567890; input_token: 12345678",
 ]
 
 
@@ -74,6 +102,7 @@ def remembered(monkeypatch: pytest.MonkeyPatch) -> None:
     read_api_key("TABLE_KEY_ENV")
     remember_url(f"http://alice:{PASSWORD}@127.0.0.1:9/v1")
     remember_options({"service_token": OPTION_KEY, "top_k": 5})
+    remember_arguments(["server", "--password", ARGUMENT_PASSWORD, f"--api-key={ARGUMENT_KEY}", "--verbose"])
 
 
 @pytest.mark.parametrize(("entry", "how", "text", "secret", "kept"), SECRET_TABLE, ids=[row[0] for row in SECRET_TABLE])
