@@ -20,7 +20,7 @@ from pytest_lens.records.cases import LensCase
 from pytest_lens.records.options import parse_recorded, parse_shard
 from pytest_lens.records.results import RunArtifact
 from pytest_lens.records.settings import LensSettings
-from pytest_lens.runs.owed import ItemKey, OwedError, ShardAccount, check_accounts
+from pytest_lens.runs.owed import ItemKey, OwedError, ShardAccount, check_accounts, check_same_split
 from pytest_lens.runs.report import RunOutcome
 from pytest_lens.runs.session import LensSession
 from pytest_lens.runs.setup import LensConfigError, open_run
@@ -104,6 +104,11 @@ def check_shards(shards: Sequence[tuple[str, RunArtifact]]) -> dict[str, Any]:
         _same(f"setting {key!r}", [(name, found.get(key)) for name, found in settings])
     for name, artifact in shards[1:]:
         _same("datasets (path and sha256)", [(shards[0][0], _data(shards[0][1])), (name, _data(artifact))])
+    partitions = [(name, record.get("partition")) for name, record in records]
+    try:  # before the groups are compared: a split of its own is why a shard's groups overlap its siblings'
+        check_same_split([(name, found) for name, found in partitions if isinstance(found, dict)])
+    except OwedError as exc:
+        raise ShardError(str(exc)) from None
     owner: dict[str, str] = {}
     for name, record in records:
         for unit in record.get("units", []):

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ItemKey", "OwedError", "ShardAccount", "check_accounts", "describe_selection"]
+__all__ = ["ItemKey", "OwedError", "ShardAccount", "check_accounts", "check_same_split", "describe_selection"]
 
 #: A question's answer: (adapter, scope, budget, question, repetition).
 ItemKey = tuple[str, str, str, str, int]
@@ -69,22 +69,27 @@ def _by_group(keys: Iterable[ItemKey]) -> str:
     return "; ".join(parts)
 
 
-def _partition(account: ShardAccount) -> str:
-    durations = account.partition.get("durations")
+def _partition(partition: Mapping[str, Any]) -> str:
+    durations = partition.get("durations")
     if isinstance(durations, Mapping):
         return f"by the durations of {durations.get('path')} (sha256 {str(durations.get('sha256'))[:12]})"
     return "by estimated cost (no --lens-shard-durations)"
 
 
-def _check_partition(accounts: Sequence[ShardAccount], expected: Mapping[str, int] | None) -> None:
-    """The same split in every shard, and each shard's groups those the split gives it."""
-    first = accounts[0]
-    for account in accounts[1:]:
-        if account.partition.get("digest") != first.partition.get("digest"):
+def check_same_split(named: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+    """Every shard's record of the split (``run.shard.partition``, by shard name) is the first's."""
+    first_name, first = named[0]
+    for name, partition in named[1:]:
+        if partition.get("digest") != first.get("digest"):
             raise OwedError(
-                f"the shards were split differently: {first.name} {_partition(first)}, {account.name} {_partition(account)}; "
+                f"the shards were split differently: {first_name} {_partition(first)}, {name} {_partition(partition)}; "
                 "their stream groups overlap or leave some out: run every shard with the same --lens-shard-durations (or none)"
             )
+
+
+def _check_partition(accounts: Sequence[ShardAccount], expected: Mapping[str, int] | None) -> None:
+    """The same split in every shard, and each shard's groups those the split gives it."""
+    check_same_split([(account.name, account.partition) for account in accounts])
     if expected is None:
         return
     for account in accounts:
