@@ -29,6 +29,7 @@ __all__ = [
     "FileRows",
     "ItemKey",
     "RowError",
+    "RowSpan",
     "RowWriter",
     "problems",
     "read_artifact_json",
@@ -44,6 +45,9 @@ MAX_ROW_BYTES = 64 << 20
 
 #: A row's identity: (adapter, scope, budget, question, repetition).
 ItemKey = tuple[str, str, str, str, int]
+
+#: Where a row's bytes are: (file, offset, length with its newline).
+RowSpan = tuple[Path, int, int]
 
 
 class RowError(ValueError):
@@ -127,13 +131,19 @@ class FileRows(ResultRows):
 
     def lines(self) -> Iterator[bytes]:
         """Every row as the file holds it."""
-        return (line for _, line in self._lines())
+        return (line for _, _, line in self._lines())
+
+    def scored_spans(self) -> Iterator[tuple[QuestionResult, RowSpan]]:
+        """Every row without its transcript, with where its bytes are in the file (to copy it without parsing it whole)."""
+        spans: list[RowSpan] = []
+        for result in self._read(_scored, spans):
+            yield result, spans[-1]
 
     def pick(self, positions: Collection[int]) -> dict[int, QuestionResult]:
         """The rows at ``positions``, read whole (the other lines are skipped, not parsed)."""
         wanted = set(positions)
         found: dict[int, QuestionResult] = {}
-        for number, line in self._lines():
+        for number, _, line in self._lines():
             if number - 1 in wanted:
                 try:
                     found[number - 1] = _full(line)
@@ -141,9 +151,11 @@ class FileRows(ResultRows):
                     raise RowError(f"{self.path}:{number}: not a pytest-lens result row ({problems(exc, '(row)')})") from None
         return found
 
-    def _read(self, parse: Callable[[bytes], QuestionResult]) -> Iterator[QuestionResult]:
+    def _read(self, parse: Callable[[bytes], QuestionResult], spans: list[RowSpan] | None = None) -> Iterator[QuestionResult]:
         seen: dict[ItemKey, int] = {}
-        for number, line in self._lines():
+        for number, start, line in self._lines():
+            if spans is not None:
+                spans.append((self.path, start, len(line) + 1))
             try:
                 result = parse(line)
             except ValidationError as exc:
@@ -157,7 +169,8 @@ class FileRows(ResultRows):
                 raise RowError(f"{self.path}:{number}: duplicates line {earlier} ({shown}); a run has one row per answer")
             yield result
 
-    def _lines(self) -> Iterator[tuple[int, bytes]]:
+    def _lines(self) -> Iterator[tuple[int, int, bytes]]:
+        """``(number, start, row)``: each complete row's line number, offset in the file and bytes (no newline)."""
         try:
             regular_file(self.path)  # never a device, a pipe or a directory
             file = open(self.path, "rb")  # noqa: SIM115 - closed by the with below, once the generator ends
@@ -165,7 +178,7 @@ class FileRows(ResultRows):
             raise RowError(f"cannot read the run's rows: {exc}") from None
         except OSError as exc:
             raise RowError(f"{self.path}: cannot read the run's rows ({exc.strerror or exc})") from None
-        rows = 0
+        rows = start = 0
         with file:
             while line := file.readline(MAX_ROW_BYTES + 1):
                 if len(line) > MAX_ROW_BYTES:
@@ -175,7 +188,8 @@ class FileRows(ResultRows):
                         raise RowError(f"{self.path}:{rows + 1}: the last row is cut short; the file is damaged")
                     break
                 rows += 1
-                yield rows, line.rstrip(b"\r\n")
+                yield rows, start, line[:-1]
+                start += len(line)
         if self.declared is not None and rows != self.declared:
             raise RowError(f"{self.path}: {rows} rows, the run document says {self.declared}; the file is damaged or not this run's")
 
@@ -203,51 +217,62 @@ def write_rows(path: Path, lines: Iterator[bytes]) -> RowsFile:
 class RowWriter:
     """A run's rows file while the run runs: every recorded result appended and flushed, then put in case order.
 
-    A result recorded again for the same answer (a watchdog's rescue, a rerun) replaces the earlier one when the file
-    is put in order; until then both lines are in the file.
+    A row can also be given by where it already is (:meth:`refer`: a shard's rows file, in ``lens merge``): it is copied,
+    never parsed again, when the rows are put in order. A result recorded again for the same answer (a watchdog's
+    rescue, a rerun) replaces the earlier one then; until then both lines are in the file.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[bytes] | None = open(path, "wb")  # noqa: SIM115 - closed by finish()
+        self._file: IO[bytes] | None = None
         self._digest = hashlib.sha256()
-        #: Each recorded row's key, start and length in the file, in the order written.
-        self._rows: list[tuple[ItemKey, int, int]] = []
+        #: Each recorded row's key and where its bytes are (this file's own rows included), in the order recorded.
+        self._rows: list[tuple[ItemKey, RowSpan]] = []
         self._end = 0
         self._finished: RowsFile | None = None
 
     @property
     def keys(self) -> set[ItemKey]:
-        """The answers written so far."""
-        return {key for key, _, _ in self._rows}
+        """The answers recorded so far."""
+        return {key for key, _ in self._rows}
+
+    def open(self) -> None:
+        """Create the file (empty): from now on a killed run leaves every row written in it."""
+        if self._finished is not None:
+            raise ValueError(f"{self.path}: the rows were put in order already; a result recorded now would be lost")
+        if self._file is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "wb")  # noqa: SIM115 - closed by finish() or close()
 
     def write(self, result: QuestionResult) -> None:
         """Append ``result``'s row and flush it to the operating system (a killed process keeps it)."""
-        if self._file is None:
-            raise ValueError(f"{self.path}: the rows were put in order already; a result recorded now would be lost")
+        self.open()
+        assert self._file is not None
         data = result.model_dump_json().encode("utf-8") + b"\n"
         self._file.write(data)
         self._file.flush()
         self._digest.update(data)
-        self._rows.append((result.item_key, self._end, len(data)))
+        self._rows.append((result.item_key, (self.path, self._end, len(data))))
         self._end += len(data)
 
+    def refer(self, key: ItemKey, span: RowSpan) -> None:
+        """Record the row of ``key`` as the bytes at ``span`` of another file, copied when the rows are put in order."""
+        if self._finished is not None:
+            raise ValueError(f"{self.path}: the rows were put in order already; a result recorded now would be lost")
+        self._rows.append((key, span))
+
     def finish(self, position: Callable[[ItemKey], Any]) -> RowsFile:
-        """Close the file, rewritten in the order of ``position`` (a sort key of an item) if it is not in it already."""
+        """Close the file, written in the order of ``position`` (a sort key of an item) unless it is so already."""
         if self._finished is not None:
             return self._finished
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        latest = {key: (start, length) for key, start, length in self._rows}
+        self.close()
+        latest = {key: span for key, span in self._rows}
         ordered = sorted(latest, key=position)
-        in_order = len(latest) == len(self._rows) and ordered == [key for key, _, _ in self._rows]
-        if in_order:
+        in_place = self._end > 0 and all(span[0] == self.path for _, span in self._rows)  # every row this file's own
+        if in_place and len(latest) == len(self._rows) and ordered == [key for key, _ in self._rows]:
             self._finished = RowsFile(file=self.path.name, count=len(self._rows), sha256=self._digest.hexdigest())
         else:
-            with open(self.path, "rb") as source:
-                self._finished = write_rows(self.path, _copied(source, [latest[key] for key in ordered]))
+            self._finished = write_rows(self.path, _copied([latest[key] for key in ordered]))
         return self._finished
 
     def close(self) -> None:
@@ -264,8 +289,16 @@ class RowWriter:
             self.path.unlink(missing_ok=True)
 
 
-def _copied(source: IO[bytes], spans: list[tuple[int, int]]) -> Iterator[bytes]:
-    """The rows at ``spans`` (start, length) of ``source``, in that order, without their newlines."""
-    for start, length in spans:
-        source.seek(start)
-        yield source.read(length).rstrip(b"\n")
+def _copied(spans: list[RowSpan]) -> Iterator[bytes]:
+    """The rows at ``spans``, in that order, without their newlines (each file opened once)."""
+    with contextlib.ExitStack() as stack:
+        files: dict[Path, IO[bytes]] = {}
+        for path, start, length in spans:
+            source = files.get(path)
+            if source is None:
+                source = files[path] = stack.enter_context(open(path, "rb"))
+            source.seek(start)
+            data = source.read(length)
+            if len(data) != length or not data.endswith(b"\n"):
+                raise RowError(f"{path}: the row at byte {start} changed since it was read; the file was written meanwhile")
+            yield data[:-1]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_lens import __version__
-from pytest_lens.records.results import ListRows, RunArtifact
+from pytest_lens.records.results import ResultRows, RunArtifact
 from pytest_lens.runs.analysis import RunAnalysis
 from pytest_lens.runs.evidence import collect_evidence
 from pytest_lens.runs.storage import SavedRunError, commit_info, machine_info, write_run
@@ -32,8 +32,8 @@ INTERRUPTED = (
 )
 
 
-def build_artifact(analysis: RunAnalysis, *, statistics: bool = True) -> RunArtifact:
-    """The ``--lens-json`` document of ``analysis``'s results.
+def build_artifact(analysis: RunAnalysis, results: ResultRows, *, statistics: bool = True) -> RunArtifact:
+    """The ``--lens-json`` document of ``analysis``'s results, and ``results``: its rows, whole.
 
     Without ``statistics``: no statistics, comparison or verdict (nothing imports numpy; see :data:`PENDING`).
     """
@@ -54,7 +54,7 @@ def build_artifact(analysis: RunAnalysis, *, statistics: bool = True) -> RunArti
         pytest_lens_version=__version__,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         run=analysis.identity,
-        results=ListRows(analysis.ordered_results),
+        results=results,
         summary=analysis.summaries,
         incomplete=analysis.incomplete,
         dataset_warnings=analysis.warnings,

@@ -11,14 +11,15 @@ run's pytest would have had: 1 when the verdict fails or a question failed its t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_lens.records.cases import LensCase
 from pytest_lens.records.options import parse_recorded, parse_shard
-from pytest_lens.records.results import RunArtifact
+from pytest_lens.records.results import QuestionResult, RunArtifact
+from pytest_lens.records.rows import FileRows, RowError, RowSpan
 from pytest_lens.records.settings import LensSettings
 from pytest_lens.runs.owed import ItemKey, OwedError, ShardAccount, check_accounts, check_same_split
 from pytest_lens.runs.report import RunOutcome
@@ -181,7 +182,7 @@ def _missing(name: str, shard: Mapping[str, Any]) -> list[tuple[ItemKey, str | N
     return found
 
 
-def _account(name: str, artifact: RunArtifact) -> ShardAccount:
+def _account(name: str, artifact: RunArtifact, keys: Iterable[ItemKey]) -> ShardAccount:
     shard = _shard_of(name, artifact)
     units = _entries(name, shard, "units")
     selection = _entries(name, shard, "selection")
@@ -194,7 +195,7 @@ def _account(name: str, artifact: RunArtifact) -> ShardAccount:
         name,
         int(shard["index"]),
         frozenset(units),
-        (result.item_key for result in artifact.results),
+        keys,
         missing=[key for key, _ in _missing(name, shard)],
         not_selected=[_key(name, "not_selected", entry) for entry in _entries(name, shard, "not_selected")],
         selection=tuple(selection),
@@ -202,12 +203,15 @@ def _account(name: str, artifact: RunArtifact) -> ShardAccount:
     )
 
 
-def check_owed(shards: Sequence[tuple[str, RunArtifact]], cases: Sequence[LensCase], total: int) -> None:
+def check_owed(
+    shards: Sequence[tuple[str, RunArtifact]], cases: Sequence[LensCase], total: int, keys: Mapping[str, Iterable[ItemKey]]
+) -> None:
     """Every question of the run (``cases``, as this checkout has them) once in the shards, as each owed it.
 
-    :class:`ShardError` naming the shard, the group and the questions (see :mod:`pytest_lens.runs.owed`).
+    ``keys``: each shard's results' item keys, by shard name. :class:`ShardError` naming the shard, the group and the
+    questions (see :mod:`pytest_lens.runs.owed`).
     """
-    accounts = [_account(name, artifact) for name, artifact in shards]
+    accounts = [_account(name, artifact, keys[name]) for name, artifact in shards]
     units = units_of(cases)
     run_units = {unit.name: [case.item_key for case in unit.cases] for unit in units}
     by_estimate = all(account.partition.get("durations") is None for account in accounts)
@@ -215,6 +219,21 @@ def check_owed(shards: Sequence[tuple[str, RunArtifact]], cases: Sequence[LensCa
         check_accounts(accounts, run_units, assign_shards(units, total) if by_estimate else None)
     except OwedError as exc:
         raise ShardError(str(exc)) from None
+
+
+def _rows_of(name: str, artifact: RunArtifact) -> list[tuple[QuestionResult, RowSpan | None]]:
+    """A shard's rows, read without their transcripts, each with where its bytes are (``None``: inline in an old artifact).
+
+    The merged run's rows file is these bytes copied, never a row parsed whole and written again: 10^5 rows of
+    7 kB are read at the cost of their scores (see docs/performance.md).
+    """
+    found = artifact.results
+    try:
+        if isinstance(found, FileRows):
+            return list(found.scored_spans())
+        return [(result, None) for result in found]
+    except RowError as exc:
+        raise ShardError(f"{name}: {exc}") from None
 
 
 def merge_shards(
@@ -247,14 +266,16 @@ def merge_shards(
             shards_sha = str(recorded[dataset.path])[:12]
             raise ShardError(f"dataset {dataset.path} changed since the shards ran (sha256 {dataset.sha256[:12]}, shards: {shards_sha})")
     session.merged_from = [name for name, _ in shards]
-    check_owed(shards, session.cases, int(record["total"]))
+    rows = {name: _rows_of(name, artifact) for name, artifact in shards}  # each shard's rows file read once
+    keys = {name: [result.item_key for result, _ in found] for name, found in rows.items()}
+    check_owed(shards, session.cases, int(record["total"]), keys)
     cases = {case.item_key: case for case in session.cases}
     ledger = session.ledger
     for name, artifact in shards:
         shard = _shard_of(name, artifact)
-        for result in artifact.results:
+        for result, source in rows[name]:
             ledger.expect([cases[result.item_key]])
-            session.record(result)
+            session.record(result, source)
         for key, worker in _missing(name, shard):
             ledger.expect([cases[key]])
             if worker is not None:

@@ -8,6 +8,7 @@ document) and :mod:`~pytest_lens.runs.report` (what is shown, and the one outcom
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,8 +21,17 @@ from pytest_lens.llm.api_keys import mask_data
 from pytest_lens.llm.stats import LLMCounts, counting
 from pytest_lens.records.card import refusing
 from pytest_lens.records.options import ACCEPT_UNLIKE, BASELINE
-from pytest_lens.records.results import AdapterFault, AdapterSummary, QuestionResult, RowsFile, RunArtifact
-from pytest_lens.records.rows import RowWriter, rows_path, write_rows
+from pytest_lens.records.results import (
+    AdapterFault,
+    AdapterSummary,
+    ListRows,
+    QuestionResult,
+    ResultRows,
+    RowsFile,
+    RunArtifact,
+    ScoredResult,
+)
+from pytest_lens.records.rows import FileRows, RowSpan, RowWriter, rows_path, write_rows
 from pytest_lens.reports.terminal import LensReport, Verdict
 from pytest_lens.runs.analysis import RunAnalysis
 from pytest_lens.runs.artifact import INTERRUPTED, build_artifact, save_run
@@ -85,6 +95,8 @@ class LensSession:
         #: ``--lens-json``: the rows file, written as results are recorded (``None`` before the first, or once it failed).
         self._rows: RowWriter | None = None
         self._rows_failed = False
+        #: Whether a result was recorded without its transcript (``lens merge``): then the rows are read back from the file.
+        self._scored = False
         #: Rows files written whole, with the ledger version they hold (the document is written twice: once before
         #: the statistics, once whole).
         self._rows_written: dict[Path, tuple[int, RowsFile]] = {}
@@ -277,13 +289,16 @@ class LensSession:
         if self._rescue is not None:
             self._rescue.expect(cases)
 
-    def record(self, result: QuestionResult) -> None:
+    def record(self, result: QuestionResult, source: RowSpan | None = None) -> None:
         """Keep one question's result (one answer of it, with ``--lens-repeat``); ``--lens-resume`` keeps each finished unit.
 
         With ``--lens-json`` its row is written to the rows file at once: a run that is killed keeps every row recorded.
+        ``source``: where the row's bytes already are (``lens merge``: a shard's rows file); they are copied as they are
+        when the rows are put in order, and ``result`` may be the row read without its transcript.
         """
         self.ledger.record(result)
-        self._write_row(result)
+        self._scored = self._scored or isinstance(result, ScoredResult)
+        self._write_row(result, source)
         if self._rescue is not None:
             self._rescue.record(result)
         if self.slice is not None:
@@ -301,18 +316,27 @@ class LensSession:
             return
         try:
             self._rows = RowWriter(rows_path(path))
-            first = build_artifact(self.analysis, statistics=False).model_copy(update={"pending": INTERRUPTED})
+            self._rows.open()
+            first = build_artifact(self.analysis, ListRows(()), statistics=False).model_copy(update={"pending": INTERRUPTED})
             write_document(path, first, RowsFile(file=self._rows.path.name))
         except OSError:
             self._give_up_rows()
 
-    def _write_row(self, result: QuestionResult) -> None:
-        """Append ``result`` to the ``--lens-json`` rows file (:meth:`open_rows` first)."""
+    def _write_row(self, result: QuestionResult, source: RowSpan | None) -> None:
+        """Append ``result`` to the ``--lens-json`` rows file (:meth:`open_rows` first), or, with ``source``, refer to it."""
+        path = _under(self.settings.rootdir, self.settings.json_path)
+        if path is None or self._rows_failed:
+            return
+        if self._rows is None and source is not None:  # lens merge: rows copied from where they are, at the end
+            self._rows = RowWriter(rows_path(path))
         self.open_rows()
         if self._rows is None:
             return
         try:
-            self._rows.write(result)
+            if source is None:
+                self._rows.write(result)
+            else:
+                self._rows.refer(result.item_key, source)
         except OSError:
             self._give_up_rows()
 
@@ -366,14 +390,29 @@ class LensSession:
         """
         analysis = self.analysis
         if not statistics:
-            return build_artifact(analysis, statistics=False)
+            return build_artifact(analysis, self.whole_rows(), statistics=False)
         if self._artifact is None:
-            self._artifact = build_artifact(analysis)
+            self._artifact = build_artifact(analysis, self.whole_rows())
         return self._artifact
+
+    def whole_rows(self) -> ResultRows:
+        """The run's rows, whole, in case order.
+
+        The results recorded; or, when they were recorded without their transcripts (``lens merge``), the rows file
+        written from where they were (:meth:`rows_file` comes first).
+        """
+        if not self._scored:
+            return ListRows(self.analysis.ordered_results)
+        written = [(target, rows) for target, (version, rows) in self._rows_written.items() if version == self.ledger.version]
+        if not written:
+            raise ValueError("the rows of a run recorded without transcripts are read from its rows file: write it first")
+        target, rows = written[0]
+        return FileRows(target, rows.count)
 
     def write_artifact(self, path: Path, *, statistics: bool = True) -> None:
         """Write the rows and the run document (``statistics=False``: the copy written before them, see :meth:`artifact`)."""
-        write_document(path, self.artifact(statistics=statistics), self.rows_file(path))
+        rows = self.rows_file(path)
+        write_document(path, self.artifact(statistics=statistics), rows)
 
     def rows_file(self, path: Path) -> RowsFile:
         """The rows of the run document at ``path``, written; :class:`OutputError` when they cannot be.
@@ -390,6 +429,8 @@ class LensSession:
             # A signal can land between recording a result and writing its row: then the results are written again.
             if writer is not None and writer.path == target and writer.keys == self.ledger.results.keys():
                 rows = writer.finish(self.ledger.position)
+            elif self._scored:  # results read without their transcripts cannot be written again
+                raise OSError(errno.EIO, "rows recorded without their transcripts were not all given where to copy them from")
             else:
                 if writer is not None and writer.path == target:
                     writer.close()
