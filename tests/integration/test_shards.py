@@ -100,6 +100,30 @@ def test_three_shards_merged_are_the_single_run(
     assert "LENS verdict: FAIL - null@8k: hard gate evidence_grounding" in merged.out and "lens merge: exit status 1" in merged.out
 
 
+def test_the_merged_rows_are_the_shards_bytes_and_an_old_single_file_shard_merges_alike(
+    tmp_path: Path,
+    single_run: tuple[dict[str, Any], int],
+    three_shards: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The fan-in reads each shard's rows without their transcripts and copies their bytes into the merged rows file,
+    # in the run's case order; a shard written before rows streamed (one file, results inline) is read whole.
+    reference, _ = single_run
+    for name in ("shard1.json", "shard1.rows.jsonl", "shard3.json", "shard3.rows.jsonl"):
+        shutil.copy(three_shards / name, tmp_path / name)
+    old = read_artifact_json(three_shards / "shard2.json")
+    del old["rows"]
+    (tmp_path / "shard2.json").write_text(json.dumps({**old, "schema_version": 1}))
+    monkeypatch.chdir(tmp_path)  # the fan-in's checkout: not a git work tree, as the shards' was not
+    status = lens_main(["merge", *(str(tmp_path / f"shard{index}.json") for index in (1, 2, 3)), "--out", str(tmp_path / "run.json")])
+    assert status == 1, capsys.readouterr()
+    assert comparable(read_artifact_json(tmp_path / "run.json")) == comparable(reference)
+    merged = (tmp_path / "run.rows.jsonl").read_bytes().splitlines()
+    copied = {line for index in (1, 3) for line in (three_shards / f"shard{index}.rows.jsonl").read_bytes().splitlines()}
+    assert len(merged) == len(reference["results"]) and copied <= set(merged)  # shards 1 and 3's rows, byte for byte
+
+
 # -- refusals ----------------------------------------------------------------------------------------
 
 
