@@ -1,19 +1,25 @@
 """Time the run statistics and the baseline comparison as runs grow (prints a table; not a test).
 
     python benchmarks/bench_statistics.py
+    python benchmarks/bench_statistics.py --sizes 2400 33334 --bootstrap plain clustered two-stage --repeats 1
 
-Synthetic per-question metrics (seeded); three adapters so the pairwise tests and Kendall's W run too.
+Synthetic per-question metrics (seeded); three adapters so the pairwise tests and Kendall's W run too; a question's
+scope is its index modulo ``--scopes`` (so 33,334 questions per adapter, 10^5 in all, fall in 1,000 scopes by default).
+Each ``--bootstrap`` mode is the run's own: ``clustered`` and ``two-stage`` resample (or leave out) whole scopes, as
+``--lens-bootstrap`` does; the comparison with a baseline includes the minimum detectable effect of each pair.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 
 from pytest_lens.analysis.baseline import compare_with_baseline
-from pytest_lens.analysis.run import analyze_run
+from pytest_lens.analysis.run import analyze_run, clusters_for
 from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.results import QuestionResult, RunArtifact
 from pytest_lens.records.statistics import BaselineInfo
@@ -53,16 +59,26 @@ def median_seconds(action: object, repeats: int = 3) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[24, 120, 720, 2400], help="questions per adapter")
+    parser.add_argument("--scopes", type=int, default=1000, help="scopes the questions fall in (at most one per question)")
+    parser.add_argument("--bootstrap", nargs="+", default=["plain"], choices=("plain", "clustered", "two-stage"))
+    parser.add_argument("--repeats", type=int, default=3, help="timings per cell (median)")
+    args = parser.parse_args()
     rng = np.random.default_rng(42)
-    print(f"{'questions/adapter':>18} {'adapters':>8} {'analyze_run s':>14} {'vs baseline s':>14}")
-    for n in (24, 120, 720, 2400):
-        runs = {name: synthetic(name, n, rng) for name in ("a", "b", "c")}
+    print(f"{'questions/adapter':>18} {'adapters':>8} {'scopes':>7} {'mode':>10} {'analyze_run s':>14} {'vs baseline s':>14}")
+    for n in args.sizes:
+        scopes = min(n, args.scopes)
+        runs = {name: synthetic(name, n, rng, scopes) for name in ("a", "b", "c")}
         results = [r for group in runs.values() for r in group]
-        baseline = RunArtifact(pytest_lens_version="0", created="", run={}, results=synthetic("a", n, rng), summary={})
+        baseline = RunArtifact(pytest_lens_version="0", created="", run={}, results=synthetic("a", n, rng, scopes), summary={})
         info = BaselineInfo(name="base", path="-", created="")
-        analyze = median_seconds(lambda: analyze_run(results, DEFAULT_WEIGHTS, DEFAULT_GATES))  # noqa: B023
-        compare = median_seconds(lambda: compare_with_baseline(runs["a"], RunIdentity(), baseline, info, DEFAULT_WEIGHTS, DEFAULT_GATES))  # noqa: B023
-        print(f"{n:>18} {3:>8} {analyze:>14.3f} {compare:>14.3f}")
+        for mode in args.bootstrap:
+            clusters = clusters_for(results, mode)
+            analyze = median_seconds(partial(analyze_run, results, DEFAULT_WEIGHTS, DEFAULT_GATES, clusters=clusters), args.repeats)
+            against = partial(compare_with_baseline, runs["a"], RunIdentity(), baseline, info, DEFAULT_WEIGHTS, DEFAULT_GATES)
+            compare = median_seconds(partial(against, clusters=clusters), args.repeats)
+            print(f"{n:>18} {3:>8} {scopes:>7} {mode:>10} {analyze:>14.3f} {compare:>14.3f}")
 
 
 if __name__ == "__main__":

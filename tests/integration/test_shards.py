@@ -116,12 +116,18 @@ def test_the_merged_rows_are_the_shards_bytes_and_an_old_single_file_shard_merge
     del old["rows"]
     (tmp_path / "shard2.json").write_text(json.dumps({**old, "schema_version": 1}))
     monkeypatch.chdir(tmp_path)  # the fan-in's checkout: not a git work tree, as the shards' was not
-    status = lens_main(["merge", *(str(tmp_path / f"shard{index}.json") for index in (1, 2, 3)), "--out", str(tmp_path / "run.json")])
+    shards = [str(tmp_path / f"shard{index}.json") for index in (1, 2, 3)]
+    status = lens_main(["merge", *shards, "--out", "run.json", "--html", "report.html", "--save", "merged"])
     assert status == 1, capsys.readouterr()
     assert comparable(read_artifact_json(tmp_path / "run.json")) == comparable(reference)
     merged = (tmp_path / "run.rows.jsonl").read_bytes().splitlines()
     copied = {line for index in (1, 3) for line in (three_shards / f"shard{index}.rows.jsonl").read_bytes().splitlines()}
     assert len(merged) == len(reference["results"]) and copied <= set(merged)  # shards 1 and 3's rows, byte for byte
+    # The report and the saved run hold the whole rows (read back from the merged file), not the ones read to compute.
+    (saved,) = (tmp_path / ".lens").glob("*/0001_merged.json")
+    assert saved.with_name("0001_merged.rows.jsonl").read_bytes().splitlines() == merged
+    views = json.loads((tmp_path / "report.html").read_text().split('id="lens-transcripts">')[1].split("</script>")[0])
+    assert len(views) == len(merged) and all(view["prompt"] and view["calls"] for view in views)
 
 
 # -- refusals ----------------------------------------------------------------------------------------
