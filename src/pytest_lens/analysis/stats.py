@@ -70,6 +70,8 @@ __all__ = [
 #: Bootstrap resamples (``--lens-bootstrap=two-stage``): the Monte Carlo error of its standard error is then about 1.6%.
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
+#: Index cells one batch of clustered resamples holds (rows x their padded width): about 32 MB of indices.
+_BATCH_CELLS = 1 << 22
 #: Above this many changed questions scipy's normal approximation is used even with ties.
 _PERMUTATION_MAX_N = 50
 _PERMUTATION_RESAMPLES = 9999
@@ -139,39 +141,30 @@ def _clustered_values(
     members = np.split(np.argsort(codes, kind="stable"), np.cumsum(sizes)[:-1])  # each cluster's indices, ascending
     width = int(sizes.max()) * len(members)
     rng = np.random.default_rng(seed)
-    step = batch or resamples
+    # Rows of resampled indices are built a batch at a time, so a run of 10^5 questions holds a few of them, not 2,000.
+    step = batch or max(1, min(resamples, _BATCH_CELLS // max(width, 1)))
     values = []
     # Each cluster's members in a row of their own, padded with n: stage one takes whole rows of it.
     table = np.full((len(members), int(sizes.max())), n, dtype=np.intp)
     for code, member in enumerate(members):
         table[code, : member.size] = member
+    within = np.arange(table.shape[1])
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
         chosen = rng.integers(0, len(members), size=(rows, len(members)))
+        # The drawn clusters' places in the row, in the order drawn, packed from the left; the rest is padding.
+        drawn = sizes[chosen]
+        starts = np.cumsum(drawn, axis=1) - drawn
+        keep = within[None, None, :] < drawn[:, :, None]
+        row_of = np.broadcast_to(np.arange(rows)[:, None, None], keep.shape)[keep]
+        columns = (starts[:, :, None] + within[None, None, :])[keep]
+        if two_stage:  # each place a draw with replacement from its cluster's own observations
+            codes = np.broadcast_to(chosen[:, :, None], keep.shape)[keep]
+            picked = table[codes, rng.integers(0, sizes[codes])]
+        else:  # the drawn cluster's observations themselves
+            picked = table[chosen][keep]
         indices = np.full((rows, width), n, dtype=np.intp)
-        if not two_stage:
-            # The drawn clusters' questions in the order drawn, packed from the left (as stage two's loop writes them).
-            drawn = sizes[chosen]
-            starts = np.cumsum(drawn, axis=1) - drawn
-            within = np.arange(table.shape[1])
-            keep = within[None, None, :] < drawn[:, :, None]
-            row_of = np.broadcast_to(np.arange(rows)[:, None, None], keep.shape)
-            indices[row_of[keep], (starts[:, :, None] + within[None, None, :])[keep]] = table[chosen][keep]
-            values.append(np.asarray(statistic(indices), dtype=np.float64))
-            continue
-        # Stage two: each drawn cluster's own size of draws with replacement, written into the row from the left;
-        # the rest of the row stays padding. (The draws' order is the random stream's: kept as it was.)
-        offsets = np.zeros(rows, dtype=np.intp)
-        for slot in range(len(members)):
-            for code in range(len(members)):
-                picked = np.flatnonzero(chosen[:, slot] == code)
-                if picked.size == 0:
-                    continue
-                size = int(sizes[code])
-                draws = members[code][rng.integers(0, size, size=(picked.size, size))]
-                columns = offsets[picked][:, None] + np.arange(size)[None, :]
-                indices[picked[:, None], columns] = draws
-                offsets[picked] += size
+        indices[row_of, columns] = picked
         values.append(np.asarray(statistic(indices), dtype=np.float64))
     return np.concatenate(values)
 
