@@ -11,6 +11,15 @@ identical (answer, citations, tool calls, metrics, composite, LLM counts; timing
     python benchmarks/llm_throughput.py                          # 300 ms, concurrency 8, bm25
     python benchmarks/llm_throughput.py --latency-ms 0 300 --repeat 3 --judge
     python benchmarks/llm_throughput.py --offline                # also the offline agent (no server), serial vs concurrent
+    python benchmarks/llm_throughput.py --occupancy --bundled --slots 8 --judge   # how busy an 8-slot server is kept
+
+``--occupancy`` measures instead how busy the run keeps a server that generates ``--slots`` completions at once, each
+holding its slot for ``--latency-ms`` (llama.cpp's ``-np N`` with a model of that speed): the run's requests
+x latency / slots is the server's floor, and floor / the time from the first request to the last is its
+occupancy once answering starts. It says where the rest goes: before the first request (start-up, the first
+stream's ingestion), between requests (slot-seconds idle while answering, by what was running: agent turns, judge
+calls, or nothing of that scope), and after the last (summary, statistics, artifact). ``--bundled`` runs the six
+bundled scopes (the generator's V1-style scopes) instead of ``--dataset``.
 
 With ``--repeat`` the two modes alternate and the medians are shown. The machine may be shared:
 quote ratios measured in one invocation, with the load averages printed beside them. "cpu s" is the
@@ -36,6 +45,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,7 +75,7 @@ class Run:
 def lens_command(args: argparse.Namespace, workdir: Path, base_url: str | None, concurrency: int, name: str) -> list[str]:
     command = pytest_command(
         f"--lens-adapter={args.adapter}",
-        f"--lens-dataset={args.dataset}",
+        *(f"--lens-dataset={dataset}" for dataset in args.datasets),
         f"--lens-budget={args.budget}",
         f"--lens-concurrency={concurrency}",
         f"--lens-json={workdir / name}.json",
@@ -159,6 +169,45 @@ def measure(args: argparse.Namespace, server: Any, label: str) -> list[tuple[str
     return rows
 
 
+def occupancy(args: argparse.Namespace) -> None:
+    """``--occupancy``: one concurrent run against a server of ``--slots`` slots, and where its slots idle."""
+    from lens_fixtures.openai_server import Fault, OpenAITestServer
+
+    latency = args.latency_ms[0] / 1000
+    slow = Fault("slow", delay_s=latency, permanent=True)  # every completion holds its slot for the latency
+    with OpenAITestServer(slots=args.slots, faults=[slow]) as server, tempfile.TemporaryDirectory(prefix="lens-busy-") as tmp:
+        workdir = Path(tmp)
+        command = lens_command(args, workdir, server.base_url, args.concurrency, "busy")
+        load_before = os.getloadavg()
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False, env=ENV)
+        ended = time.perf_counter()
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        spans = server.served_spans()
+        kinds = [r.kind for r in server.requests if r.path == "/v1/chat/completions" and r.status == 200]
+    first, last = min(a for a, _ in spans), max(b for _, b in spans)
+    floor = len(spans) * latency / args.slots
+    window = last - first
+    idle = args.slots * window - sum(b - a for a, b in spans)
+    print(
+        f"occupancy: {len(spans)} completions ({', '.join(f'{kind} {n}' for kind, n in sorted(Counter(kinds).items()))}) x "
+        f"{latency * 1000:g} ms / {args.slots} slots = floor {floor:.1f} s"
+    )
+    print(f"load average {_load(load_before)} before, {_load(os.getloadavg())} after, on {os.cpu_count()} CPU(s)")
+    print(f"  command wall {ended - started:.1f} s: floor / wall = {floor / (ended - started):.2f}")
+    print(f"  before the first request (start-up, first ingestion): {first - started:.1f} s")
+    print(f"  answering, first request to last: {window:.1f} s: floor / that = {floor / window:.2f} (slot-seconds idle {idle:.1f})")
+    print(f"  after the last request (summary, statistics, artifact, exit): {ended - last:.1f} s")
+    print("  busy slots over the answering window (each column a tenth of it):")
+    tenth = window / 10
+    cells = []
+    for index in range(10):
+        a, b = first + index * tenth, first + (index + 1) * tenth
+        cells.append(sum(max(0.0, min(y, b) - max(x, a)) for x, y in spans) / tenth)
+    print("    " + " ".join(f"{cell:4.1f}" for cell in cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--latency-ms", type=float, nargs="+", default=[300.0], help="added to every completion (default 300)")
@@ -170,10 +219,21 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs per mode; medians are shown (default 1)")
     parser.add_argument("--judge", action="store_true", help="also judge with the LLM judge (offline judge for --offline)")
     parser.add_argument("--offline", action="store_true", help="also time the offline agent (no LLM) serial vs concurrent")
+    parser.add_argument("--occupancy", action="store_true", help="how busy the run keeps a server of --slots slots (see above)")
+    parser.add_argument("--slots", type=int, default=8, help="--occupancy: completions the server generates at once (default 8)")
+    parser.add_argument("--bundled", action="store_true", help="the six bundled scopes instead of --dataset")
     args = parser.parse_args()
-    if not args.dataset.exists():
+    if args.bundled:
+        from pytest_lens.datasets.bundled import bundled_dataset_paths
+
+        args.datasets = [Path(path) for path in bundled_dataset_paths()]
+    elif not args.dataset.exists():
         raise SystemExit(f"no dataset at {args.dataset}: pass --dataset PATH")
-    args.dataset = args.dataset.resolve()
+    else:
+        args.datasets = [args.dataset.resolve()]
+    if args.occupancy:
+        occupancy(args)
+        return
 
     from lens_fixtures.openai_server import OpenAITestServer
 
@@ -196,7 +256,7 @@ def main() -> None:
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
     judge = "; LLM judge" if args.judge else ""
     print(
-        f"dataset: {args.dataset.name}; adapter {args.adapter}; budget {args.budget}{judge}; "
+        f"dataset: {', '.join(dataset.name for dataset in args.datasets)}; adapter {args.adapter}; budget {args.budget}{judge}; "
         f"{args.repeat} run(s) per mode (medians); request cache off; wall = the whole pytest command, pytest s = its session, "
         "cpu s = its user + system CPU time"
     )

@@ -242,6 +242,11 @@ class OpenAITestServer:
             seen.add(key)
         return repeated
 
+    def served_spans(self) -> list[tuple[float, float]]:
+        """When each chat completion held a slot (``time.perf_counter()`` seconds), in the order they ended (``slots`` servers)."""
+        with self._lock:
+            return list(self._served)
+
     def busy_fraction(self, start: float, end: float) -> float:
         """Share of ``start``..``end`` (``time.perf_counter()`` seconds) in which at least one slot was generating."""
         if end <= start:
