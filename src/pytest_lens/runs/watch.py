@@ -31,6 +31,21 @@ SETTINGS = "settings.pickle"
 JOURNAL = "journal.jsonl"
 
 
+def _without_secrets(settings: LensSettings) -> LensSettings:
+    """``settings`` as the rescue needs them, its secrets masked: a file left behind (a killed run) holds no key.
+
+    The rescue writes the run's outputs from the journal and sends no request: it needs neither the adapters'
+    secret options (only their names are checked) nor the endpoint's credentials.
+    """
+    from dataclasses import replace
+
+    from pytest_lens.llm.api_keys import mask_secrets, masked_options
+
+    adapters = tuple(replace(spec, options=masked_options(spec.options)) for spec in settings.adapters)
+    llm = replace(settings.llm, base_url=mask_secrets(settings.llm.base_url)) if settings.llm.base_url else settings.llm
+    return replace(settings, adapters=adapters, llm=llm)
+
+
 class RunRescue:
     """The run's side: the watcher process and the journal it rescues the run from."""
 
@@ -52,7 +67,7 @@ class RunRescue:
         try:
             if rescue:
                 with (directory / SETTINGS).open("wb") as file:
-                    pickle.dump(settings, file)
+                    pickle.dump(_without_secrets(settings), file)
             paths = [str(Path(entry).resolve()) for entry in sys.path if entry and Path(entry).is_dir()]
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
             command = [sys.executable, "-m", "pytest_lens.runs.rescue", str(os.getpid()), str(directory), "rescue" if rescue else "kill"]

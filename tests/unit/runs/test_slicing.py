@@ -166,3 +166,29 @@ def test_recorded_settings_are_checked_as_the_options_are(tmp_path: Path, field:
     with pytest.raises(ShardError) as refused:
         settings_from_record(record, rootdir=tmp_path, invocation_dir=tmp_path)
     assert str(refused.value).startswith("the shards' settings cannot be used: ") and message in str(refused.value)
+
+
+def test_the_watchdogs_settings_file_holds_no_secret_and_still_opens_the_run(tmp_path: Path) -> None:
+    import pickle
+
+    from pytest_lens.llm.settings import LLMSettings
+    from pytest_lens.runs.session import LensSession
+    from pytest_lens.runs.watch import _without_secrets
+
+    secret = "wd-SECRET-0123456789"
+    (tmp_path / "keyed.py").write_text(
+        "from lens_fixtures.adapters.bm25 import BM25Adapter\n\n\n"
+        "class Keyed(BM25Adapter):\n"
+        "    def __init__(self, storage_dir=None, *, api_key=''):\n"
+        "        super().__init__(storage_dir)\n"
+    )
+    settings = _settings(
+        tmp_path,
+        adapters=(AdapterSpec("bm25", "bm25"), AdapterSpec("k", "keyed:Keyed", {"api_key": secret})),
+        llm=LLMSettings(base_url=f"http://lens:{secret}@127.0.0.1:9/v1?api_key={secret}x"),
+    )
+    kept = pickle.dumps(_without_secrets(settings))
+    assert secret.encode() not in kept
+    again = pickle.loads(kept)
+    assert again.adapters[1].options == {"api_key": "***"} and again.llm.base_url == "http://***@127.0.0.1:9/v1?api_key=***"
+    LensSession.open(again).close()  # what the rescue does first
