@@ -204,3 +204,12 @@ def test_the_overview_shows_the_comparability_card(example_run: RunArtifact) -> 
     # A run written before cards gets one derived from what it recorded, and says so.
     old = example_run.model_copy(update={"run": example_run.run.model_copy(update={"card": None})})
     assert "Derived from a run written before cards" in render_report(old)
+
+
+def test_the_verdict_line_says_when_an_unlike_baseline_was_accepted(example_run: RunArtifact) -> None:
+    assert example_run.verdict is not None
+    outcome = "FAIL" if example_run.verdict.exit_code else "PASS"
+    note = "compared with an unlike baseline 0001_main, accepted by --lens-accept-unlike=judge: judge differs: this run none"
+    noted = example_run.model_copy(update={"verdict": example_run.verdict.model_copy(update={"notes": [note]})})
+    assert f"LENS verdict: {outcome} [{note}]</p>" in render_report(noted)
+    assert f"LENS verdict: {outcome}</p>" in render_report(example_run)
