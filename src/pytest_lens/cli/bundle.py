@@ -124,7 +124,7 @@ def _reproduce(args: argparse.Namespace, workdir: Path) -> int:
         return 0
     print(f"running {len(bundled.results)} questions again, offline, with {_adapters(bundled)} (LLM replies from the bundle only) ...")
     try:
-        reproduced, replies = run_again(opened, workdir, rootdir=args.rootdir.resolve())
+        reproduced, replies = run_again(opened, workdir, rootdir=args.rootdir.resolve(), progress=_progress())
     except BundleError as exc:
         print(f"lens reproduce: {exc}", file=sys.stderr)
         return 2
@@ -143,6 +143,13 @@ def _reproduce(args: argparse.Namespace, workdir: Path) -> int:
     if args.keep is not None:
         print(f"  (the run made again: {workdir / 'reproduced.json'})")
     return 1
+
+
+def _progress() -> Any:
+    """Ingestion progress lines on stderr (a scope's first line, then one every 10 s while it goes on)."""
+    from pytest_lens.progress import Progress
+
+    return Progress(lambda line: print(line, file=sys.stderr, flush=True), interval_s=10.0)
 
 
 def _adapters(artifact: Any) -> str:

@@ -197,6 +197,8 @@ def _bundleable(artifact: RunArtifact, path: Path) -> dict[str, Any]:
         raise BundleError(f"{path} is the copy written before the run's statistics and verdict: the run did not finish")
     if not artifact.results:
         raise BundleError(f"{path}: the run has no result to reproduce")
+    if artifact.incomplete:
+        raise BundleError(f"{path}: the run is incomplete ({artifact.incomplete[0]}): bundle a run that ran to the end")
     return dict(artifact.run.settings)
 
 
