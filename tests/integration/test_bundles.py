@@ -228,6 +228,17 @@ def test_a_secret_in_a_member_refuses_the_bundle(offline_bundle: Path, tmp_path:
     assert not (tmp_path / "x.lens.tar.gz").exists()
 
 
+def test_an_incomplete_run_is_not_bundled(offline_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = json.loads((offline_bundle.parent / "run.json").read_text())
+    document["incomplete"] = ["incomplete: 3 questions missing from groups bm25/cold_chain_demo (interrupted)"]
+    (tmp_path / "run.json").write_text(json.dumps(document))
+    shutil.copy(offline_bundle.parent / "run.rows.jsonl", tmp_path / "run.rows.jsonl")
+    capsys.readouterr()
+    assert lens(["bundle", str(tmp_path / "run.json"), "--out", str(tmp_path / "x.lens.tar.gz")]) == 2
+    assert "the run is incomplete (incomplete: 3 questions missing" in capsys.readouterr().err
+    assert not (tmp_path / "x.lens.tar.gz").exists()
+
+
 def test_a_run_compared_with_a_baseline_carries_it_and_reproduces_the_comparison(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
