@@ -49,6 +49,7 @@ def artifact(path: Path) -> dict[str, Any]:
     loaded: dict[str, Any] = comparable(read_artifact_json(path))
     for volatile in ("machine", "commit"):
         loaded.pop(volatile, None)
+    loaded["run"].pop("settings")  # the invocation's own settings (concurrency, cache file and mode) differ by design
     return loaded
 
 
