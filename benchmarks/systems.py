@@ -9,7 +9,7 @@ For each system (null, bm25, sqlite-hybrid, compaction, graphrag-light, hierarch
 letta and letta-memorize by default) it first streams the slice in-process through a fresh adapter on the run's endpoint and request cache,
 timing every ``ingest`` (and the final ``prepare``, where graphrag-light builds its graph) and a
 search for each question; then one ``pytest`` LENS run of every system together on the same cache
-gives the headline, composite and metric means with their bootstrap CIs. LLM use at ingestion is the
+gives the headline, composite and metric means with their 95% t intervals. LLM use at ingestion is the
 adapters' own ``lens_stats`` (extraction and summary calls and tokens); at answering, the agent's and
 judge's requests and the agent's tokens, from the run's artifact.
 
