@@ -158,6 +158,9 @@ def test_an_llm_run_bundles_without_its_secrets_and_reproduces_from_its_replies_
     assert sent > 8 * 3  # agent turns, judgments, baselines
     assert server.requests[0].query == f"api_key={SECRETS['query']}" and server.requests[0].authorization  # the secrets were used
     bundle = pytester.path / "llm.lens.tar.gz"
+    elsewhere = pytester.mkdir("elsewhere")  # the cache is where the run's settings say, under the directory it ran in
+    assert lens(["bundle", str(pytester.path / "run.json"), "--out", str(bundle), "--rootdir", str(elsewhere)]) == 2
+    assert f"its request cache {elsewhere}/.lens/llm-cache.sqlite is not there: run lens bundle in the" in capsys.readouterr().err
     assert lens(["bundle", str(pytester.path / "run.json"), "--out", str(bundle)]) == 0
 
     # No secret in any member, by value or by the masking's own reading; every request the run made, and nothing else.

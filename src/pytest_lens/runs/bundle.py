@@ -258,7 +258,8 @@ def _replies(
     path = cache_path or (recorded if recorded.is_absolute() else rootdir / recorded)
     if not path.is_file():
         raise BundleError(
-            f"the run made {len(keys)} LLM request(s) and its request cache {path} is not there: give it with --cache PATH"
+            f"the run made {len(keys)} LLM request(s) and its request cache {path} is not there: run lens bundle in the "
+            "directory the run ran in (or pass --rootdir DIR), or give the cache with --cache PATH"
         )
     cache = RequestCache(path, "replay")
     try:
