@@ -12,7 +12,9 @@ from tests.integration.test_baseline_gating import needle_dataset
 from tests.support import assert_answered
 
 NO_CACHE = ("-p", "no:cacheprovider")
-CONTROLS = ["null", "random", "bm25/top2", "bm25/reversed", "bm25/shuffled", "bm25/half-random", "bm25/stale", "bm25/cut200"]
+CONTROLS = ["null", "random", "oracle", "bm25/top2", "bm25/reversed", "bm25/shuffled", "bm25/half-random", "bm25/stale", "bm25/cut200"]
+#: The sensitivity table's rows: every control but the oracle, which is a ceiling, not a degradation.
+SENSITIVITY = [label for label in CONTROLS if label != "oracle"]
 
 
 @pytest.fixture
@@ -23,19 +25,19 @@ def needles(pytester: pytest.Pytester) -> str:
 
 def _table(text: str) -> dict[str, str]:
     """Sensitivity rows by control label."""
-    lines = text.split("sensitivity (--lens-controls)", 1)[1].splitlines()
+    lines = text.split("sensitivity (--lens-controls)", 1)[1].split("floor and ceiling (", 1)[0].splitlines()
     return {line.split()[1]: line for line in lines[2:] if line.startswith("bm25 ")}
 
 
 def test_controls_run_beside_the_adapter_never_gate_and_the_table_lists_each(pytester: pytest.Pytester, needles: str) -> None:
     result = pytester.runpytest("--lens-adapter=bm25", options.CONTROLS, needles, "--lens-json=run.json", *NO_CACHE)
-    assert_answered(result, 12 * 9)
+    assert_answered(result, 12 * 10)
     assert result.ret == pytest.ExitCode.OK  # null is gated, but controls never decide the verdict
     text = result.stdout.str()
     assert "lens: adapters bm25, " + ", ".join(CONTROLS) + ";" in text
     result.stdout.fnmatch_lines(["null * 12 * 0.000 * control (gated: evidence_grounding 0.000 < 0.5)", "*LENS verdict: PASS"])
     rows = _table(text)
-    assert list(rows) == CONTROLS
+    assert list(rows) == SENSITIVITY
     assert rows["null"].endswith(" detected") and "stores nothing" in rows["null"]
     # The headline is the retrieval score. The needle is BM25's first hit: keeping two results still ranks it first.
     assert "NOT detected (no question changed)" in rows["bm25/top2"] and "0▼ 0▲" in rows["bm25/top2"]
@@ -45,9 +47,9 @@ def test_controls_run_beside_the_adapter_never_gate_and_the_table_lists_each(pyt
     artifact = read_artifact_json(pytester.path / "run.json")
     sensitivity = artifact["sensitivity"]
     assert sensitivity["metric"] == "retrieval_score" and sensitivity["alpha"] == 0.05
-    assert [row["control"] for row in sensitivity["rows"]] == CONTROLS
+    assert [row["control"] for row in sensitivity["rows"]] == SENSITIVITY
     assert {row["control"]: row["detected"] for row in sensitivity["rows"]} == {
-        label: rows[label].endswith(" detected") for label in CONTROLS
+        label: rows[label].endswith(" detected") for label in SENSITIVITY
     }
     top2 = next(row for row in sensitivity["rows"] if row["control"] == "bm25/top2")
     assert (top2["kind"], top2["mutant"], top2["test"]["alternative"]) == ("mutant", "top2", "less")
@@ -57,6 +59,41 @@ def test_controls_run_beside_the_adapter_never_gate_and_the_table_lists_each(pyt
     assert [(p["first"], p["second"]) for p in artifact["statistics"]["pairs"]] == []  # controls join no pair
     labelled = {entry["label"]: entry.get("control") for entry in artifact["run"]["adapters"]}
     assert labelled["bm25"] is None and labelled["random"] == {"kind": "random", "of": None, "mutant": None}
+
+
+def test_the_oracle_is_the_ceiling_and_each_adapter_stands_between_floor_and_ceiling(pytester: pytest.Pytester, needles: str) -> None:
+    args = ("--lens-adapter=bm25", options.CONTROLS, f"{options.MUTANTS}=reversed", needles, "--lens-json=run.json", *NO_CACHE)
+    result = pytester.runpytest(*args)
+    assert_answered(result, 12 * 5)
+    result.stdout.fnmatch_lines(
+        [
+            "floor and ceiling (retrieval_score): floor random 16k 0.*; ceiling oracle 16k 1.000 (the required evidence ranked first*",
+            "adapter *n *score *share of range [[]CI[]] *memory losses",
+            "bm25 *12 *1.000 *1.000 [[]1.000, 1.000[]] *0",
+            "bm25/reversed *12 *0.000 *",
+            "agent or answer-key suspects: none (the oracle scores 0.5 or more on all 12 questions)",
+        ]
+    )
+    ceiling = read_artifact_json(pytester.path / "run.json")["ceiling"]
+    assert (ceiling["oracle"], ceiling["floor"], ceiling["oracle_scores"]) == ("oracle", "random", {"16k": 1.0})
+    rows = {row["adapter"]: row for row in ceiling["rows"]}
+    assert list(rows) == ["bm25", "null", "bm25/reversed"]  # the floor is not a row of its own (its share is 0)
+    # A measurement that can fail: the reversed mutant loses every needle the oracle finds; bm25 loses none.
+    assert rows["bm25/reversed"]["memory_losses"] == 12 and rows["bm25"]["memory_losses"] == 0
+    assert rows["bm25/reversed"]["share"]["value"] < 0 < rows["bm25"]["share"]["value"]
+    assert ceiling["suspects"] == []
+
+
+def test_the_oracle_alone_is_a_control_and_its_views_see_each_questions_evidence_first(pytester: pytest.Pytester, needles: str) -> None:
+    result = pytester.runpytest("--lens-adapter=bm25", "--lens-adapter=oracle", needles, "--lens-json=run.json", *NO_CACHE)
+    assert_answered(result, 12 * 2)
+    result.stdout.fnmatch_lines(["floor and ceiling (retrieval_score): floor 0 (no random or null control ran*"])
+    artifact = read_artifact_json(pytester.path / "run.json")
+    assert artifact["summary"]["oracle"]["control"] == {"kind": "oracle", "of": None, "mutant": None}
+    assert artifact["statistics"]["pairs"] == []  # a ceiling is paired with no one
+    for r in (r for r in artifact["results"] if r["adapter"] == "oracle"):
+        first = r["tool_calls"][1]  # after memory_capabilities
+        assert first["name"] == "memory_search" and first["returned_refs"][: len(r["required_refs"])] == r["required_refs"]
 
 
 def test_the_controls_are_no_ones_baseline(pytester: pytest.Pytester, needles: str) -> None:
@@ -75,7 +112,7 @@ def test_the_table_is_the_same_under_xdist(pytester: pytest.Pytester, needles: s
     args = ("--lens-adapter=bm25", options.CONTROLS, f"{options.MUTANTS}=top2,cut200", needles, *NO_CACHE)
     assert pytester.runpytest(*args, "--lens-json=serial.json").ret == 0
     parallel = pytester.runpytest("-n", "2", *args, "--lens-json=parallel.json")
-    assert_answered(parallel, 12 * 5)
+    assert_answered(parallel, 12 * 6)
     sensitivity: list[Any] = [read_artifact_json(pytester.path / f"{name}.json")["sensitivity"] for name in ("serial", "parallel")]
     assert sensitivity[0] == sensitivity[1]
     assert [row["control"] for row in sensitivity[1]["rows"]] == ["null", "random", "bm25/top2", "bm25/cut200"]

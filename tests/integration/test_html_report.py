@@ -31,7 +31,10 @@ def test_html_report_and_worst_questions(pytester: pytest.Pytester) -> None:
             "html report: out/report.html (* MB, * s)",
             "",
             "worst questions (transcripts: open out/report.html; lens show run.json ID (or --worst 6)):",
-            "  bm25: every question scored 1.000",
+            "  bm25:",  # ranked by the headline (the retrieval score): its least well ranked evidence first
+            "    0.452 ok     bm25-cold_chain_demo-cp010-ccd_q02_distractor_resistance  *first_search_mrr 0.33",
+            "*",
+            "*",
             "  null:",
             "    0.000 gated  null-cold_chain_demo-cp*  evidence_grounding 0.000 < 0.5",
         ]

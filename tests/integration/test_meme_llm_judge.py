@@ -61,9 +61,12 @@ def test_record_then_replay_gives_identical_meme_tables_without_any_request(pyte
     assert record.ret == replay.ret == pytest.ExitCode.OK
     section = meme_section(record.stdout.str())
     assert section == meme_section(replay.stdout.str())
-    assert section[2].endswith(
+    agent = next(line for line in section if line.startswith("  agent: "))
+    assert agent.endswith(
         "; judge: llm (scripted at " + base_url + "; MEME per-task prompts, JSON verdicts at temperature 0; ER by substring match)"
     )
+    # The suite's answers are judged by a model: its own score heads the section, the retrieval score beside it.
+    assert section[1].startswith("  headline: MEME overall = ") and section[2].startswith("  beside it: retrieval = ")
     record.stdout.fnmatch_lines(
         [
             "agent: offline *; judge: meme llm (see each suite's section)",

@@ -16,7 +16,7 @@ def test_meme_suite_runs_offline_and_prints_its_section_with_the_trivial_pass_br
     result.stdout.fnmatch_lines(
         [
             "MEME: multi-entity and evolving memory [suite meme]",
-            "adapter *n *score *ER *Agg *Tr *Del *Cas *Abs *before*",
+            "adapter *n *retrieval score *MEME overall *ER *Agg *Tr *Del *Cas *Abs *before*",
             "bm25 *52 *",
             "trivial-pass filter*",
             "adapter *task *n *real *trivial *knew_but_failed *never_knew *raw pass *credited *no before",
@@ -41,7 +41,7 @@ def test_mab_suite_runs_offline_and_prints_its_section(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(
         [
             "MemoryAgentBench: accurate retrieval, test-time learning, long-range understanding, conflict resolution [[]suite mab[]]",
-            "adapter *n *score *AR *TTL *LRU *CR *CR strict *SubEM *EM *recall*",
+            "adapter *n *retrieval score *MAB overall *AR *TTL *LRU *CR *CR strict *SubEM *EM *recall*",
             "bm25 *21 *",
             "accurate_retrieval *6 *",
             "conflict_resolution *6 *",
@@ -94,7 +94,9 @@ def test_real_locomo_conversation_runs_directly_and_reports_evidence_coverage(py
         f"{ADAPTER}=bm25", f"{DATASET}={locomo_path}", "-k", "conv-30", f"{JSON}=out.json", "-p", "no:cacheprovider"
     )
     result.assert_outcomes(passed=105)
-    result.stdout.fnmatch_lines(["LoCoMo: very long-term conversational memory (imported) [suite locomo]", "adapter *F1 *ev.coverage*"])
+    result.stdout.fnmatch_lines(
+        ["LoCoMo: very long-term conversational memory (imported) [suite locomo]", "adapter *retrieval score *LoCoMo F1 *ev.coverage*"]
+    )
     summary = read_artifact_json(pytester.path / "out.json")["suite_summaries"]["locomo"]["bm25"]
     assert summary["n_questions"] == 105
     assert 0.0 < summary["metrics"]["evidence_coverage"] <= 1.0
@@ -102,17 +104,24 @@ def test_real_locomo_conversation_runs_directly_and_reports_evidence_coverage(py
 
 def test_suite_sections_show_score_cis_and_compare_adapters(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(
-        f"{ADAPTER}=bm25", f"{ADAPTER}=null", f"{SUITE}=meme", f"{SUITE}=mab", f"{JSON}=out.json", "-p", "no:cacheprovider"
+        f"{ADAPTER}=bm25",
+        f"{ADAPTER}=null",
+        f"{SUITE}=meme",
+        f"{SUITE}=mab",
+        f"{JSON}=out.json",
+        "-p",
+        "no:cacheprovider",
+        "--lens-headline=composite",  # each suite's own score heads its section
     )
     result.assert_outcomes(passed=146)
     result.stdout.fnmatch_lines(
         [
             "MEME: multi-entity and evolving memory [[]suite meme[]]",
-            "adapter *n *score [[]95% CI[]] *ER *Agg*",
+            "adapter *n *score [[]95% CI[]] *retrieval *ER *Agg*",
             "adapters compared (paired by question; two-sided paired t-test over * questions (t(*)) of the mean difference, "
             "Holm over 1 pair(s)*",
             "MemoryAgentBench: *",
-            "adapter *n *score [[]95% CI[]] *AR *TTL*",
+            "adapter *n *score [[]95% CI[]] *retrieval *AR *TTL*",
             "bm25 *21 *0.667 [[]0.*, 0.*[]] *1.000 *",
             "bm25 vs null *21 *0.667 *0.000 *-0.667 [[]*[]] *",
         ]
@@ -129,14 +138,54 @@ def test_suite_sections_show_score_cis_and_compare_adapters(pytester: pytest.Pyt
     assert artifact["suite_statistics"]["meme"]["pairs"][0]["composite"]["n_pairs"] == 32
 
 
+def test_offline_suite_sections_are_headed_by_the_retrieval_score(pytester: pytest.Pytester) -> None:
+    """Under the offline agent the suite's own score (answer text) cannot tell a memory from chance; the retrieval score can."""
+    result = pytester.runpytest(f"{ADAPTER}=bm25", f"{ADAPTER}=random", f"{SUITE}=mab", f"{JSON}=out.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=42)
+    result.stdout.fnmatch_lines(
+        [
+            "MemoryAgentBench: * [[]suite mab[]]",
+            "  headline: retrieval score = 0.5 x first-search nDCG@10 + 0.5 x first-search MRR*",
+            "  beside it: MAB overall = mean over competencies*",
+            "adapter *n *retrieval score [[]95% CI[]] *MAB overall *AR *TTL*",
+            "retrieval score / MAB overall by question type:",
+            "bm25 vs random *21 *random lower",
+            "worst questions *",
+            "  mab:bm25:",
+        ]
+    )
+    artifact = read_artifact_json(pytester.path / "out.json")
+    assert artifact["run"]["suite_headlines"]["mab"]["name"] == "retrieval_score"
+    summaries, statistics = artifact["suite_summaries"]["mab"], artifact["suite_statistics"]["mab"]
+    assert statistics["score"] == "retrieval_score"
+    for adapter in ("bm25", "random"):
+        assert summaries[adapter]["headline_name"] == "retrieval_score"
+        assert statistics["adapters"][adapter]["composite"]["value"] == pytest.approx(summaries[adapter]["headline"], abs=1e-6)
+    bm25, chance = summaries["bm25"]["headline"], summaries["random"]["headline"]
+    assert chance < bm25 - 0.15  # MAB's scopes hold few episodes: chance is high, and still well below bm25
+    # The paired test is of the headline: its per-question deltas are retrieval scores.
+    (pair,) = statistics["pairs"]
+    assert pair["composite"]["delta"]["value"] == pytest.approx(chance - bm25, abs=1e-6)
+    # The worst questions are ranked by the headline: the first listed is bm25's lowest retrieval score.
+    lines = result.stdout.lines
+    first = lines[lines.index("  mab:bm25:") + 1].split()
+    lowest = min(
+        0.5 * r["metrics"]["first_search_ndcg@10"] + 0.5 * r["metrics"]["first_search_mrr"]
+        for r in artifact["results"]
+        if r["adapter"] == "bm25"
+    )
+    assert float(first[0]) == pytest.approx(lowest, abs=5e-4)
+
+
 DEGRADED_BM25 = "bm25=lens_fixtures.adapters.degraded:DropsBestBM25Adapter"
 
 
 def test_a_suite_regression_against_the_saved_baseline_fails_the_run(pytester: pytest.Pytester) -> None:
     from pytest_lens.cli.main import main
 
-    common = (f"{SUITE}=mab", "-p", "no:cacheprovider", "--lens-compare-fail")
-    saved = pytester.runpytest(f"{ADAPTER}=bm25", f"{SUITE}=mab", "-p", "no:cacheprovider", "--lens-save=main", f"{JSON}=healthy.json")
+    own = "--lens-headline=composite"  # MemoryAgentBench's own score heads its section
+    common = (f"{SUITE}=mab", "-p", "no:cacheprovider", "--lens-compare-fail", own)
+    saved = pytester.runpytest(f"{ADAPTER}=bm25", f"{SUITE}=mab", "-p", "no:cacheprovider", "--lens-save=main", f"{JSON}=healthy.json", own)
     assert saved.ret == pytest.ExitCode.OK
 
     healthy = pytester.runpytest(f"{ADAPTER}=bm25", "--lens-baseline=main", *common)

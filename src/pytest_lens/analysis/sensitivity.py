@@ -103,5 +103,7 @@ def sensitivity(
 
 
 def _beside(role: ControlRole, adapter: str) -> bool:
-    """The control memories stand beside every adapter; a mutant beside the adapter it degrades."""
+    """The floors stand beside every adapter; a mutant beside the adapter it degrades; the oracle is no degradation."""
+    if role.kind == "oracle":
+        return False
     return role.kind != "mutant" or role.of == adapter

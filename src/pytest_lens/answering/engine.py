@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_lens.agents.base import Agent, AgentQuestion
 from pytest_lens.citations import parse_citations
 from pytest_lens.contract.adapter import CapabilityManifest
+from pytest_lens.controls.plan import is_oracle
 from pytest_lens.datasets.models import KeyFact
 from pytest_lens.execution.bridge import RefAliases, ToolBridge
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
@@ -31,7 +32,7 @@ from pytest_lens.text import normalize
 if TYPE_CHECKING:
     from pytest_lens.datasets.loader import LoadedScope
 
-__all__ = ["AnsweredCase", "answer_case", "run_case", "score_case", "skipped_result"]
+__all__ = ["AnsweredCase", "answer_case", "available_required", "run_case", "score_case", "skipped_result"]
 
 
 def run_case(
@@ -121,6 +122,10 @@ def _answer_case(
         if abandoned not in faults:
             faults.append(abandoned)
         caller = None
+    if caller is not None and is_oracle(caller.adapter):
+        # The ceiling control: the harness, never the agent, tells its view which evidence this question requires.
+        required = available_required(case)
+        caller = caller.scoped(lambda memory: memory.lens_oracle_view(required))
     if caller is not None:
         try:
             manifest = caller.capabilities()
@@ -146,6 +151,19 @@ def _answer_case(
     return AnsweredCase(case, agent, started, answer_text, agent_error, faults, tracker, bridge, synthetic, not_measured)
 
 
+def available_required(case: LensCase) -> list[str]:
+    """The question's required evidence stored by its checkpoint, in the dataset's order.
+
+    Evidence that arrives after the checkpoint (a dataset defect) cannot be demanded.
+    """
+    scope = case.scope
+    return [
+        ref
+        for ref in case.question.ground_truth.required_evidence_refs
+        if (position := scope.position(ref)) is not None and position <= case.checkpoint
+    ]
+
+
 def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[str, int]) -> QuestionResult:
     """Score an answered case (mechanical metrics, then ``scoring``'s scorers, then the composite); touches no adapter."""
     case, bridge, tracker = answered.case, answered.bridge, answered.tracker
@@ -157,12 +175,7 @@ def score_case(answered: AnsweredCase, scoring: Scoring, adapter_stats: Mapping[
     cited = list(dict.fromkeys(resolve(ref) for ref in citations))
     returned = bridge.returned_refs if bridge is not None else []
     aliases = _aliases_used(bridge, citations) if bridge is not None else {}
-    # Evidence that arrives after the checkpoint (a dataset defect) cannot be demanded.
-    required = [
-        ref
-        for ref in question.ground_truth.required_evidence_refs
-        if (position := scope.position(ref)) is not None and position <= case.checkpoint
-    ]
+    required = available_required(case)
     # Key facts no available episode prints cannot be matched, only judged: fact_recall leaves them out (absent, not 0).
     key_facts = [fact for fact in question.ground_truth.key_facts if scope.fact_printed(fact, case.checkpoint)]
     stored = scope.available_refs(case.checkpoint)

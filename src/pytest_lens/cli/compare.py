@@ -80,7 +80,6 @@ def compare_runs(
     from pytest_lens.analysis.baseline import compare_with_baseline
     from pytest_lens.analysis.run import clusters_for
     from pytest_lens.records.results import LENS, scored_results
-    from pytest_lens.suites import load_suite
     from pytest_lens.suites.selection import SuiteRun
 
     run = current.run
@@ -106,7 +105,7 @@ def compare_runs(
             margin=margin,
             accepted=accepted,
         )
-    suites = SuiteRun({name: load_suite(name) for name in suite_names})
+    suites = SuiteRun.recorded(suite_names, run)
     found = suites.comparisons(results, run, baseline.artifact, baseline.info, alpha=alpha, max_drop=max_drop, seed=seed, accepted=accepted)
     return lens, found
 
@@ -116,7 +115,6 @@ def run_compare(args: argparse.Namespace) -> int:
     from pytest_lens.analysis.gates import GatePolicy, compare_gate
     from pytest_lens.reports.render import arrows_for, comparison_lines
     from pytest_lens.runs.storage import RunStore, SavedRunError, open_baseline
-    from pytest_lens.suites import load_suite
     from pytest_lens.suites.selection import SuiteRun
 
     try:
@@ -139,7 +137,7 @@ def run_compare(args: argparse.Namespace) -> int:
     lens, found = compare_runs(
         current.artifact, baseline, alpha=alpha, max_drop=max_drop, seed=seed, margin=margin, bootstrap=args.bootstrap, accepted=accepted
     )
-    suites = SuiteRun({name: load_suite(name) for name in found})
+    suites = SuiteRun.recorded(found, current.artifact.run)
     comparisons: list[tuple[str, BaselineComparison]] = [("", lens)] if lens is not None else []
     comparisons.extend((name, comparison) for name, comparison in found.items())
     print(f"{current.info.name} ({current.info.path}) against {baseline.info.name}")
@@ -149,7 +147,7 @@ def run_compare(args: argparse.Namespace) -> int:
     arrows = arrows_for(sys.stdout.encoding)
     for suite, comparison in comparisons:
         if suite:
-            print(f"\nsuite {suite} ({suites.suites[suite].headline}):")
+            print(f"\nsuite {suite} ({suites.describe(suite)}):")
         for line in comparison_lines(comparison, gating=args.fail, arrows=arrows, gate_option="--fail"):
             print(line)
     if not args.fail:

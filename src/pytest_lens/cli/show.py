@@ -39,7 +39,7 @@ def add_show(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "-k", dest="keyword", metavar="EXPR", help="pytest-style keyword expression over test ids, types, budgets and outcomes"
     )
-    parser.add_argument("--worst", type=int, metavar="N", help="the N worst questions per adapter (failed first, then lowest composite)")
+    parser.add_argument("--worst", type=int, metavar="N", help="the N worst questions per adapter (failed first, then lowest headline)")
     parser.add_argument("--episodes", action="store_true", help="also print the full text of every cited or required episode")
     parser.add_argument("--all", action="store_true", help=f"print every matching transcript, even more than {MAX_TRANSCRIPTS}")
     parser.add_argument("--storage", type=Path, default=Path(".lens"), help="directory of saved runs (default: .lens)")
@@ -85,7 +85,7 @@ def run_show(args: argparse.Namespace) -> int:
     if not selected or (len(chosen) > MAX_TRANSCRIPTS and not args.all):
         print(f"{run.info.name}: {len(chosen)} of {len(items)} questions" + (" match" if selected else ""))
         for item in chosen:
-            print(terminal_safe(f"  {item.result.composite:.3f} {item.outcome:<7} {item.test_id}"))
+            print(terminal_safe(f"  {item.headline:.3f} {item.outcome:<7} {item.test_id}"))
         print("show one with: lens show RUN QUESTION (a question id or test id), or narrow with -k EXPR; --all prints every transcript")
         return 0
     width = min(140, shutil.get_terminal_size((100, 24)).columns)

@@ -2,6 +2,10 @@
 
 - ``null`` (stores nothing) and ``random`` (random stored episodes, seeded by ``--lens-seed``):
   the floors every memory is measured against;
+- ``oracle`` (the question's required evidence ranked first, then the stream in order): the ceiling,
+  what the run's agent and answer key make of a perfect memory (:mod:`pytest_lens.analysis.ceiling`).
+  It is the one control that reads ground truth, and only through the harness: the answering
+  engine hands each question's view its required refs (:func:`is_oracle`), the agent sees none;
 - for every adapter of the user's, one mutant per degradation of :data:`~pytest_lens.controls.mutants.MUTANTS`,
   labelled ``<label>/<mutant>`` (e.g. ``bm25/top2``): the same class and options, its search
   degraded the way a bad pull request would.
@@ -15,16 +19,27 @@ the adapter it stands beside.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from pytest_lens.records.settings import AdapterSpec, ControlRole, Mutation
 
-__all__ = ["CONTROL_MEMORIES", "ControlsError", "control_labels", "mutant_label", "mutant_names", "plan_controls"]
+__all__ = [
+    "CONTROL_MEMORIES",
+    "ControlsError",
+    "control_labels",
+    "is_oracle",
+    "mark_oracles",
+    "mutant_label",
+    "mutant_names",
+    "plan_controls",
+]
 
 #: The control memories: label -> adapter class (``random`` gets ``seed=--lens-seed`` unless given one). Named by
 #: module path, not by registered name, so that no other package's entry point can stand in for them.
 CONTROL_MEMORIES: dict[str, str] = {
     "null": "lens_fixtures.adapters.null:NullAdapter",
     "random": "lens_fixtures.adapters.random_memory:RandomAdapter",
+    "oracle": "lens_fixtures.adapters.oracle:OracleAdapter",
 }
 
 
@@ -56,10 +71,10 @@ def plan_controls(
     mutants: Sequence[str] | None = None,
     first_checkpoints: Mapping[str, int] | None = None,
 ) -> tuple[AdapterSpec, ...]:
-    """The user's ``adapters``, then ``null`` and ``random``, then each user adapter's mutants.
+    """The user's ``adapters``, then ``null``, ``random`` and ``oracle``, then each user adapter's mutants.
 
-    A user adapter labelled ``null`` or ``random`` with that same target (registered name or class) *is* the
-    control (it is marked so, not added twice); with another target it is an error.
+    A user adapter labelled ``null``, ``random`` or ``oracle`` with that same target (registered name or class) *is*
+    the control (it is marked so, not added twice); with another target it is an error.
     ``first_checkpoints`` (scope id -> first checkpoint) is where ``stale`` mutants freeze.
     """
     names = mutant_names(mutants)
@@ -75,7 +90,7 @@ def plan_controls(
                 f"name yours apart with LABEL=TARGET"
             )
         user.append(spec)
-    for role in (ControlRole("null"), ControlRole("random")):
+    for role in (ControlRole("null"), ControlRole("random"), ControlRole("oracle")):
         name: str = role.kind
         options = dict(labels[name].options) if name in labels else {}
         if name == "random":
@@ -102,3 +117,24 @@ def plan_controls(
 def control_labels(specs: Iterable[AdapterSpec]) -> dict[str, ControlRole]:
     """Label -> role of the controls among ``specs``."""
     return {spec.label: spec.control for spec in specs if spec.control is not None}
+
+
+def is_oracle(instance: object) -> bool:
+    """Whether ``instance`` is the oracle control itself (its class, not a subclass nor a look-alike).
+
+    Only then does the answering engine hand it a question's required evidence: no user adapter can ask for it.
+    """
+    cls = type(instance)
+    return f"{cls.__module__}:{cls.__qualname__}" == CONTROL_MEMORIES["oracle"]
+
+
+def mark_oracles(adapters: Sequence[AdapterSpec]) -> tuple[AdapterSpec, ...]:
+    """``adapters`` with the oracle (``--lens-adapter=oracle`` without ``--lens-controls``) marked as the control it is.
+
+    A ceiling never gates, pairs or enters a baseline comparison, whoever added it.
+    """
+    target = CONTROL_MEMORIES["oracle"]
+    return tuple(
+        replace(spec, control=ControlRole("oracle")) if spec.control is None and spec.target in ("oracle", target) else spec
+        for spec in adapters
+    )

@@ -132,6 +132,8 @@ class AdapterCaller:
         self.latencies: dict[str, list[float]] = {}
         self._dispatch: Callable[[Callable[[], Any]], Any] | None = None
         self._offload_timeouts = False
+        #: What a :meth:`scoped` view calls instead of the instance (one question's view of it).
+        self._scope: Callable[[Any], Any] | None = None
 
     @classmethod
     def build(cls, make: Callable[[], Any], label: str, timeout_s: float | None = None) -> AdapterCaller:
@@ -171,10 +173,21 @@ class AdapterCaller:
         view._offload_timeouts = True
         return view
 
+    def scoped(self, scope: Callable[[Any], Any]) -> AdapterCaller:
+        """A view calling ``scope(instance)`` instead of the instance, on the same thread and clock.
+
+        The harness's own controls use it: the oracle's instance gives each question a view that knows the
+        question's required evidence (:mod:`pytest_lens.controls.plan`). The view shares everything else.
+        """
+        view = copy.copy(self)
+        view._scope = scope
+        return view
+
     @property
     def adapter(self) -> Any:
-        """The adapter instance called (a fresh one once an abandoned instance was rebuilt)."""
-        return self._instance.current[0]
+        """The adapter instance called (a fresh one once an abandoned instance was rebuilt; a view of it when :meth:`scoped`)."""
+        instance = self._instance.current[0]
+        return instance if self._scope is None else self._scope(instance)
 
     @property
     def _home(self) -> AdapterThread:

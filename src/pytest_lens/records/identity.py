@@ -124,6 +124,9 @@ class RunIdentity(_AsRecorded):
     judge: AgentIdentity | None = None
     #: Per sibling suite, what judged its questions (``name``, ``description``).
     suite_judges: dict[str, dict[str, Any]] | None = None
+    #: Per sibling suite, the headline its section, statistics and worst questions use (``None``, or a suite missing:
+    #: the suite's own score, as every run had before the retrieval score headed suites under the offline agent).
+    suite_headlines: dict[str, RecordedHeadline] | None = None
     #: The LLM endpoint, models and request counts (``None`` without one).
     llm: dict[str, Any] | None = None
     #: Each budget's limits (``pytest_lens.records.budget.Budget``'s fields).

@@ -17,7 +17,14 @@ from pytest_lens.llm.stats import LLMCounts
 from pytest_lens.records.card import ComparabilityCard
 from pytest_lens.records.identity import RunIdentity
 from pytest_lens.records.settings import ControlRole
-from pytest_lens.records.statistics import BaselineComparison, JudgeAgreement, RepetitionVariance, RunStatistics, Sensitivity
+from pytest_lens.records.statistics import (
+    BaselineComparison,
+    Ceiling,
+    JudgeAgreement,
+    RepetitionVariance,
+    RunStatistics,
+    Sensitivity,
+)
 
 __all__ = [
     "ANSWER_CHARS",
@@ -621,6 +628,11 @@ class RunArtifact(_Record):
     verdict: RecordedVerdict | None = None
     #: ``--lens-controls``: what this run can detect, per control of each adapter (the sensitivity table).
     sensitivity: Sensitivity | None = None
+    #: With the oracle control: the LENS headline's floor (random) and ceiling (oracle), each adapter between them, and the
+    #: questions even the oracle fails (``None`` without an oracle).
+    ceiling: Ceiling | None = None
+    #: The same per sibling suite, on the suite's headline.
+    suite_ceilings: dict[str, Ceiling] = Field(default_factory=dict)
     #: With ``--lens-repeat``: per (adapter, budget), the variance of per-answer scores within and between questions.
     repetitions: list[RepetitionVariance] = Field(default_factory=list)
     #: ``--lens-judge-check``: the run's judge against a second judge on a seeded sample of answers.

@@ -16,11 +16,12 @@ __all__ = ["MAX_OPTION_DEPTH", "AdapterSpec", "ControlRole", "LensSettings", "Mu
 class ControlRole:
     """What an adapter added by ``--lens-controls`` stands for (it never gates the run).
 
-    ``null`` and ``random`` are control memories; a ``mutant`` is the user's adapter ``of``
-    with its search degraded the way ``mutant`` names (:mod:`pytest_lens.controls.mutants`).
+    ``null`` and ``random`` are control memories (the floors), ``oracle`` the ceiling (the question's
+    required evidence ranked first); a ``mutant`` is the user's adapter ``of`` with its search degraded
+    the way ``mutant`` names (:mod:`pytest_lens.controls.mutants`).
     """
 
-    kind: Literal["null", "random", "mutant"]
+    kind: Literal["null", "random", "oracle", "mutant"]
     of: str | None = None
     mutant: str | None = None
 

@@ -13,6 +13,8 @@ __all__ = [
     "BaselineAdapterComparison",
     "BaselineComparison",
     "BaselineInfo",
+    "Ceiling",
+    "CeilingRow",
     "ChangeStatus",
     "Estimate",
     "FlippedQuestion",
@@ -24,6 +26,7 @@ __all__ = [
     "ScopeConcordance",
     "Sensitivity",
     "SensitivityRow",
+    "SuspectQuestion",
     "VarianceSplit",
 ]
 
@@ -262,7 +265,7 @@ class SensitivityRow(_Model):
     adapter: str
     control: str
     budget: str
-    kind: Literal["null", "random", "mutant"]
+    kind: Literal["null", "random", "oracle", "mutant"]
     mutant: str | None = None
     #: What the control does, in a few words (``results truncated to 2``).
     degradation: str
@@ -282,6 +285,53 @@ class Sensitivity(_Model):
     metric: str
     alpha: float
     rows: list[SensitivityRow] = Field(default_factory=list)
+
+
+class CeilingRow(_Model):
+    """One adapter between the floor and the oracle's ceiling, on the questions all three scored."""
+
+    adapter: str
+    budget: str
+    #: Questions the adapter, the floor and the oracle all have a headline for.
+    n: int
+    #: The adapter's mean headline over those questions.
+    score: float
+    #: ``(score - floor) / (oracle - floor)``: the share of the achievable range reached, with its bootstrap CI
+    #: (``None`` when the oracle does no better than the floor).
+    share: Estimate | None = None
+    #: Questions the oracle passes and the adapter fails (headline below ``fails_below``): the memory's losses.
+    memory_losses: int = 0
+
+
+class SuspectQuestion(_Model):
+    """A question even the oracle fails: given its required evidence first, the agent (or the answer key) still loses it."""
+
+    scope_id: str
+    question_id: str
+    question_type: str
+    budget: str
+    #: The oracle's headline on it.
+    score: float
+
+
+class Ceiling(_Model):
+    """The floor (random) and the ceiling (oracle) of a run's headline, and each adapter between them."""
+
+    #: The per-question score (the section's headline).
+    metric: str
+    #: The oracle's label, and the floor's (``None``: no random or null control ran; the floor is 0).
+    oracle: str
+    floor: str | None = None
+    #: A question is failed below this headline.
+    fails_below: float
+    rows: list[CeilingRow] = Field(default_factory=list)
+    #: The oracle's mean headline per budget, and the floor's (0 without a floor control).
+    oracle_scores: dict[str, float] = Field(default_factory=dict)
+    floor_scores: dict[str, float] = Field(default_factory=dict)
+    #: Questions the oracle fails: agent or answer-key suspects, apart from every memory's losses.
+    suspects: list[SuspectQuestion] = Field(default_factory=list)
+    #: Questions the oracle was scored on, per budget (how many ``suspects`` are out of).
+    oracle_questions: dict[str, int] = Field(default_factory=dict)
 
 
 class VarianceSplit(_Model):

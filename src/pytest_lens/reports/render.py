@@ -17,6 +17,7 @@ from pytest_lens.records.statistics import (
     POWER,
     BaselineAdapterComparison,
     BaselineComparison,
+    Ceiling,
     PairedTest,
     RunStatistics,
     Sensitivity,
@@ -27,6 +28,7 @@ __all__ = [
     "UNICODE_ARROWS",
     "Arrows",
     "arrows_for",
+    "ceiling_lines",
     "changed_counts",
     "comparison_lines",
     "detectable_lines",
@@ -373,4 +375,38 @@ def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS)
         "  detected: a change doing this to the adapter fails --lens-compare-fail on this data; "
         + (f"not detected ({', '.join(missed)}): it would pass unnoticed" if missed else "every control was detected")
     )
+    return out
+
+
+#: Suspect questions the terminal names (the artifact and the HTML report list them all).
+SHOWN_SUSPECTS = 10
+
+
+def ceiling_lines(ceiling: Ceiling) -> list[str]:
+    """Each adapter between the floor and the oracle's ceiling, then the questions even the oracle fails."""
+    floors = ", ".join(f"{budget} {value:.3f}" for budget, value in ceiling.floor_scores.items())
+    tops = ", ".join(f"{budget} {value:.3f}" for budget, value in ceiling.oracle_scores.items())
+    floor = f"{ceiling.floor} {floors}" if ceiling.floor is not None else "0 (no random or null control ran; --lens-controls adds them)"
+    out = [
+        f"floor and ceiling ({ceiling.metric}): floor {floor}; ceiling {ceiling.oracle} {tops} (the required evidence ranked "
+        f"first, the same agent and budget); share = (adapter - floor) / (oracle - floor) on the questions all three scored, "
+        f"95% CI; memory losses: questions the oracle passes and the adapter fails (below {ceiling.fails_below:g})",
+    ]
+    rows = [
+        [row.adapter, str(row.n), f"{row.score:.3f}", format_estimate(row.share) if row.share is not None else "-", str(row.memory_losses)]
+        for row in ceiling.rows
+    ]
+    out.extend(format_table(["adapter", "n", "score", "share of range [CI]", "memory losses"], rows, [False, True, True, True, True]))
+    asked = sum(ceiling.oracle_questions.values())
+    if not ceiling.suspects:
+        out.append(f"agent or answer-key suspects: none (the oracle scores {ceiling.fails_below:g} or more on all {asked} questions)")
+        return out
+    out.append(
+        f"agent or answer-key suspects: {len(ceiling.suspects)} of {asked} questions the oracle fails although it handed the agent "
+        "their required evidence first (not counted as any memory's loss):"
+    )
+    for suspect in ceiling.suspects[:SHOWN_SUSPECTS]:
+        out.append(f"  {suspect.score:.3f}  {suspect.scope_id} {suspect.question_id} ({suspect.question_type})")
+    if len(ceiling.suspects) > SHOWN_SUSPECTS:
+        out.append(f"  ... and {len(ceiling.suspects) - SHOWN_SUSPECTS} more (the artifact's ceiling.suspects lists them all)")
     return out

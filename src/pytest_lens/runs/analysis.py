@@ -27,10 +27,18 @@ from pytest_lens.reports.terminal import Verdict
 from pytest_lens.runs.ledger import ResultLedger
 from pytest_lens.runs.setup import RunSetup
 from pytest_lens.runs.slicing import settings_record
+from pytest_lens.scoring.headline import QuestionHeadlines
 
 if TYPE_CHECKING:
     from pytest_lens.analysis.run import ScopeClusters
-    from pytest_lens.records.statistics import BaselineComparison, JudgeAgreement, RepetitionVariance, RunStatistics, Sensitivity
+    from pytest_lens.records.statistics import (
+        BaselineComparison,
+        Ceiling,
+        JudgeAgreement,
+        RepetitionVariance,
+        RunStatistics,
+        Sensitivity,
+    )
     from pytest_lens.runs.slicing import RunSlice
 
 __all__ = ["RunAnalysis"]
@@ -187,6 +195,40 @@ class RunAnalysis:
         )
 
     @cached_property
+    def question_headlines(self) -> QuestionHeadlines:
+        """Each question's headline: LENS's, or its sibling suite's."""
+        headline = self.setup.headline
+        return QuestionHeadlines(headline.weights, headline.gates, self.setup.suites.retrieval)
+
+    @cached_property
+    def ceiling(self) -> Ceiling | None:
+        """With the oracle: the LENS headline's floor and ceiling, each adapter between them (``None`` without an oracle)."""
+        if not self._has_oracle or not self.lens_results:
+            return None
+        from pytest_lens.analysis.ceiling import ceiling  # numpy
+
+        return ceiling(self.lens_results, self.question_headlines, metric=self.setup.headline.name, units=self.clusters)
+
+    @cached_property
+    def suite_ceilings(self) -> dict[str, Ceiling]:
+        """With the oracle: per sibling suite, the floor and ceiling of its headline."""
+        if not self._has_oracle:
+            return {}
+        from pytest_lens.analysis.ceiling import ceiling  # numpy
+
+        suites, out = self.setup.suites, {}
+        for name in suites.suites:
+            members = [r for r in self.scored_results if r.suite == name]
+            found = ceiling(members, self.question_headlines, metric=suites.headline(name).name)
+            if found is not None:
+                out[name] = found
+        return out
+
+    @property
+    def _has_oracle(self) -> bool:
+        return any(role.kind == "oracle" for role in self.setup.controls.values())
+
+    @cached_property
     def repetition_variance(self) -> list[RepetitionVariance]:
         """With ``--lens-repeat``: per (adapter, budget), how much of the LENS scores' variance is within questions."""
         lens = [r for r in self.ordered_results if r.suite == LENS]
@@ -320,6 +362,8 @@ class RunAnalysis:
         setup = self.setup
         agent, judge = setup.agent, setup.judge
         extra: dict[str, Any] = {"merged_from": self.merged_from} if self.merged_from else {}
+        if setup.suites.suites:
+            extra["suite_headlines"] = {name: setup.suites.headline(name) for name in setup.suites.suites}
         if self.part is not None:
             extra.update(mask_data(self.part.identity(self.ledger)))  # the shard's settings and paths: no secret in them
         identity = RunIdentity(

@@ -45,6 +45,8 @@ def build_artifact(analysis: RunAnalysis, results: ResultRows, *, statistics: bo
             "suite_comparisons": analysis.suite_comparisons,
             "verdict": analysis.recorded_verdict,
             "sensitivity": analysis.sensitivity,
+            "ceiling": analysis.ceiling,
+            "suite_ceilings": analysis.suite_ceilings,
             "repetitions": analysis.repetition_variance if analysis.setup.settings.repeat > 1 else [],
         }
         if statistics

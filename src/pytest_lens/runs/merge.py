@@ -18,7 +18,6 @@ from pytest_lens.records.results import LENS, ListRows, QuestionResult, Recorded
 from pytest_lens.scoring.composite import DEFAULT_WEIGHTS
 from pytest_lens.scoring.headline import gates_of
 from pytest_lens.scoring.scorer import GroupMetric
-from pytest_lens.suites import load_suite
 from pytest_lens.suites.selection import SuiteRun
 
 __all__ = ["MergeError", "merge_runs"]
@@ -94,7 +93,7 @@ def merge_runs(runs: Sequence[tuple[str, RunArtifact]]) -> RunArtifact:
         group_metrics = (longitudinal_advantage,)
     lens_results = [r for r in results if r.suite == LENS and r.skipped is None]
     summaries = summarize([r for r in results if r.suite == LENS], weights, gates, group_metrics)
-    suites = SuiteRun({name: load_suite(name) for name in dict.fromkeys(r.suite for r in results if r.suite != LENS)})
+    suites = SuiteRun.recorded((r.suite for r in results if r.suite != LENS), run)
     suite_summaries = suites.summaries(results)
     checks = check_gates(
         summaries,

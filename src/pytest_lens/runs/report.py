@@ -71,16 +71,19 @@ class RunReport:
                 alpha=settings.alpha,
                 gating=settings.compare_fail,
                 encoding=encoding,
+                ceilings=analysis.suite_ceilings,
             )
         )
         statistics = analysis.statistics if analysis.lens_results else None
         # The renderer is imported by the summary's warm-up, in the background, while the questions run.
-        from pytest_lens.reports.render import LinesSection, arrows_for, sensitivity_lines, statistics_section
+        from pytest_lens.reports.render import LinesSection, arrows_for, ceiling_lines, sensitivity_lines, statistics_section
 
         if statistics is not None:
             sections.append(statistics_section(statistics, analysis.comparison, settings.alpha, settings.compare_fail, encoding))
         if (found := analysis.sensitivity) is not None and found.rows:
             sections.append(LinesSection(sensitivity_lines(found, arrows_for(encoding))))
+        if (ceiling := analysis.ceiling) is not None:
+            sections.append(LinesSection(ceiling_lines(ceiling)))
         if settings.repeat > 1:
             sections.append(RepetitionSection(analysis.repetition_variance))
         return LensReport(
@@ -204,7 +207,7 @@ class RunReport:
         """
         settings = self.setup.settings
         lengths = {scope.scope_id: ScopeEvidence(episodes=len(scope.stream)) for scope in self.setup.scopes}
-        items = build_transcripts(self.analysis.ordered_results, lengths, self.setup.scoring.gates)
+        items = build_transcripts(self.analysis.ordered_results, lengths, self.setup.scoring.gates, self.analysis.question_headlines)
         return WorstQuestions(
             worst(items, SUMMARY_WORST),
             json_path=settings.json_path if json else None,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pytest_lens.agents import Agent, agent_class
 from pytest_lens.contract.registry import AdapterLoadError, accepts_keyword, load_adapter_class
-from pytest_lens.controls.plan import ControlsError, plan_controls
+from pytest_lens.controls.plan import ControlsError, mark_oracles, plan_controls
 from pytest_lens.datasets.importers import resolve_dataset_path
 from pytest_lens.datasets.loader import DatasetError, LoadedDataset, LoadedScope, load_datasets
 from pytest_lens.extras import MissingExtra, require_extra
@@ -65,7 +65,12 @@ class RunSetup:
             group_metrics=self.group_metrics,
         )
         #: Sibling suites present in the data (MEME, MemoryAgentBench, imported benchmarks), by name.
-        self.suites = SuiteRun.for_datasets(datasets, llm_judge=self.llm.judge_client() if settings.llm.judge == "llm" else None)
+        self.suites = SuiteRun.for_datasets(
+            datasets,
+            llm_judge=self.llm.judge_client() if settings.llm.judge == "llm" else None,
+            headline=settings.headline,
+            llm_agent=settings.agent != "offline",
+        )
         #: The user's adapters, then what ``--lens-controls`` adds (null, random, mutants), each with its own label.
         self.adapter_specs: tuple[AdapterSpec, ...] = self._plan_adapters()
         for spec in self.adapter_specs:  # an adapter's key, or its endpoint's, is masked in whatever quotes it
@@ -120,7 +125,7 @@ class RunSetup:
 
     def _plan_adapters(self) -> tuple[AdapterSpec, ...]:
         if not self.settings.controls:
-            return tuple(self.settings.adapters)
+            return mark_oracles(self.settings.adapters)
         try:
             return plan_controls(
                 self.settings.adapters,

@@ -30,6 +30,14 @@ present, like the paper's composite), so every statistic treats them alike:
   (``--lens-weights``, hard gates).
 
 ``--lens-headline=retrieval|composite`` picks one explicitly.
+
+Sibling suites (LoCoMo, LongMemEval, MEME, MemoryAgentBench) follow the same rule
+(:func:`suite_uses_retrieval`): their own score judges answer text (token F1, SubEM, a
+judge's verdict), which the offline agent's extractive answers cannot earn whatever the memory
+returns (measured on LoCoMo: bm25 0.022, random 0.017). Under the offline agent and a mechanical
+judge their headline is the retrieval score, their own score beside it; with an LLM agent, or an
+LLM judge of the suite's answers, their own score is the headline and the retrieval score stands
+beside it. ``--lens-headline=retrieval`` or ``composite`` (the suite's own score) picks for them too.
 """
 
 from __future__ import annotations
@@ -39,26 +47,33 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pytest_lens.records.identity import RecordedHeadline, RunIdentity
-from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate
+from pytest_lens.records.results import LENS
+from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS, HardGate, composite
 
 if TYPE_CHECKING:
+    from pytest_lens.records.results import QuestionResult
     from pytest_lens.scoring.scorer import GroupMetric
 
 __all__ = [
     "HEADLINE_CHOICES",
+    "RETRIEVAL_SCORE",
     "RETRIEVAL_SCORE_WEIGHTS",
     "Headline",
+    "QuestionHeadlines",
     "choose_headline",
     "composite_headline",
     "composite_label",
     "gates_of",
     "recorded_headline",
     "retrieval_headline",
+    "suite_uses_retrieval",
 ]
 
 HeadlineKind = Literal["auto", "retrieval", "composite"]
 HEADLINE_CHOICES: tuple[HeadlineKind, ...] = ("auto", "retrieval", "composite")
 
+#: The retrieval score's name, as summaries, statistics and artifacts record it.
+RETRIEVAL_SCORE = "retrieval_score"
 #: The retrieval score's weights over per-question metrics (see the module docstring).
 RETRIEVAL_SCORE_WEIGHTS: dict[str, float] = {
     "first_search_ndcg@10": 0.5,
@@ -97,7 +112,7 @@ class Headline:
 def retrieval_headline() -> Headline:
     """The retrieval score (no gates)."""
     return Headline(
-        name="retrieval_score",
+        name=RETRIEVAL_SCORE,
         label="retrieval score",
         weights=dict(RETRIEVAL_SCORE_WEIGHTS),
         description=(
@@ -150,3 +165,46 @@ def recorded_headline(run: RunIdentity) -> tuple[str, Mapping[str, float], Seque
     if headline is not None and headline.name != "composite" and headline.weights is not None:
         return headline.name, headline.weights, gates_of(headline)
     return run.headline_name, run.weights if run.weights is not None else DEFAULT_WEIGHTS, gates_of(run)
+
+
+def suite_uses_retrieval(kind: str, *, answers_by_model: bool) -> bool:
+    """Whether a sibling suite's headline is the retrieval score (else the suite's own score).
+
+    ``kind`` is ``--lens-headline``; ``answers_by_model``: an LLM agent writes the answers, or an LLM judge
+    judges the suite's answers. ``auto`` gives the retrieval score exactly when neither does.
+    """
+    if kind not in HEADLINE_CHOICES:
+        raise ValueError(f"headline must be one of {', '.join(HEADLINE_CHOICES)}, got {kind!r}")
+    return kind == "retrieval" or (kind == "auto" and not answers_by_model)
+
+
+@dataclass(frozen=True)
+class QuestionHeadlines:
+    """Each question's headline score: what its section (LENS, or its sibling suite) ranks and tests it by.
+
+    ``weights`` and ``gates`` are LENS's headline; ``retrieval_suites`` the sibling suites headed by the
+    retrieval score. Another suite's question scores its own composite (the suite's per-question score).
+    """
+
+    weights: Mapping[str, float]
+    gates: Sequence[HardGate] = ()
+    retrieval_suites: frozenset[str] = frozenset()
+
+    @classmethod
+    def of_run(cls, run: RunIdentity) -> QuestionHeadlines:
+        """As a run artifact records them (runs saved before suites recorded a headline: the suites' own scores)."""
+        _, weights, gates = recorded_headline(run)
+        found = run.suite_headlines or {}
+        return cls(weights, tuple(gates), frozenset(name for name, h in found.items() if h.name == RETRIEVAL_SCORE))
+
+    def __call__(self, result: QuestionResult) -> float | None:
+        """The headline of ``result``'s question; ``None`` when it has none of the headline's metrics (no required evidence)."""
+        if result.suite == LENS:
+            weights, gates = self.weights, self.gates
+        elif result.suite in self.retrieval_suites:
+            weights, gates = RETRIEVAL_SCORE_WEIGHTS, ()
+        else:
+            return result.composite
+        if not any(weight > 0 and name in result.metrics for name, weight in weights.items()):
+            return None
+        return composite(result.metrics, weights, gates).value

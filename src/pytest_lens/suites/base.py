@@ -3,6 +3,10 @@
 LENS itself is the built-in suite and keeps its own tables; every other suite's questions flow through
 the same runner, agents, collector and summaries, and are summarised separately here so that no suite
 is scored with another's weights.
+
+A suite's section has one headline, which its CIs, paired tests, baseline comparison, gates and worst
+questions all use: its own score, or the retrieval score
+(:func:`~pytest_lens.scoring.headline.suite_uses_retrieval` says which), the other one beside it.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ from pytest_lens.analysis.format import format_table
 from pytest_lens.analysis.summary import metric_means, summarize, summary_key
 from pytest_lens.records.results import AdapterSummary, GroupSummary, QuestionResult
 from pytest_lens.scoring.composite import HardGate, composite
+from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS, Headline, retrieval_headline
 from pytest_lens.scoring.scorer import GroupMetric, QuestionScorer, Scoring
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient
-    from pytest_lens.records.statistics import BaselineComparison, RunStatistics
+    from pytest_lens.records.statistics import BaselineComparison, Ceiling, RunStatistics
 
 __all__ = [
     "MECHANICAL",
@@ -124,9 +129,20 @@ class Suite:
     statistics_group_metrics: Sequence[GroupMetric] | None = None
     #: The score is a mean over question types (MEME's tasks, MAB's competencies): resample within each type.
     stratify_by_type: bool = False
+    #: The suite's own score, as a column heading (beside the retrieval score, or under it when it is the headline).
+    score_label: str = "score"
 
-    def analysis(self) -> SuiteAnalysis:
-        """How this suite's statistics see its results."""
+    def own_headline(self) -> Headline:
+        """The suite's own score as a headline (its summary weights, gates and run-level metrics)."""
+        return Headline("composite", self.score_label, dict(self.summary_weights), self.gates, tuple(self.group_metrics), self.headline)
+
+    def analysis(self, retrieval: bool = False) -> SuiteAnalysis:
+        """How this suite's statistics see its results: headed by its own score, or by the retrieval score (``retrieval``).
+
+        The retrieval score is the same over every answered question with required evidence, whatever the suite.
+        """
+        if retrieval:
+            return SuiteAnalysis(answered, dict(RETRIEVAL_SCORE_WEIGHTS), dict(RETRIEVAL_SCORE_WEIGHTS), (), ())
         prepare = self.statistics_prepare
         return SuiteAnalysis(
             prepare=answered if prepare is None else lambda results: prepare(answered(results)),
@@ -158,13 +174,34 @@ def group_by_summary_key(results: Sequence[QuestionResult]) -> dict[str, list[Qu
     return dict(groups)
 
 
-def summarize_suite(suite: Suite, results: Sequence[QuestionResult]) -> dict[str, AdapterSummary]:
-    """Per (adapter, budget) summaries of one suite's results, with the suite's weights and metrics."""
-    summaries = summarize(results, suite.summary_weights, suite.gates, suite.group_metrics)
+def summarize_suite(suite: Suite, results: Sequence[QuestionResult], retrieval: bool = False) -> dict[str, AdapterSummary]:
+    """Per (adapter, budget) summaries of one suite's results, with the suite's weights and metrics.
+
+    ``composite`` is the suite's own score; ``headline`` the section's headline (the retrieval score with ``retrieval``,
+    else the suite's own score), per adapter and per question type.
+    """
+    headline = retrieval_headline() if retrieval else None
+    summaries = summarize(results, suite.summary_weights, suite.gates, suite.group_metrics, headline)
     if suite.type_summaries is None:
         return summaries
     groups = group_by_summary_key(results)
-    return {key: s.model_copy(update={"by_type": suite.type_summaries(groups[key])}) for key, s in summaries.items()}
+    out = {}
+    for key, s in summaries.items():
+        by_type = suite.type_summaries(groups[key])
+        if headline is not None:
+            by_type = {t: g.model_copy(update={"headline": _headline_of(g.metrics)}) for t, g in by_type.items()}
+        out[key] = s.model_copy(update={"by_type": by_type})
+    return out
+
+
+#: What the suite's own headline has beside it.
+_RETRIEVAL_BESIDE = (
+    "retrieval = 0.5 x first-search nDCG@10 + 0.5 x first-search MRR of the required evidence (the headline under the offline agent)"
+)
+
+
+def _headline_of(metrics: Mapping[str, float]) -> float:
+    return round(composite(metrics, RETRIEVAL_SCORE_WEIGHTS, ()).value, 6)
 
 
 def type_summary(results: Sequence[QuestionResult], score: float) -> GroupSummary:
@@ -203,47 +240,72 @@ class SuiteReport:
     gating: bool = False
     #: Output encoding, to choose arrows it can show.
     encoding: str | None = "utf-8"
+    #: The section's headline is the retrieval score (the suite's own score beside it); else the suite's own score.
+    retrieval: bool = False
+    #: With the oracle: the headline's floor and ceiling and the agent or answer-key suspects.
+    ceiling: Ceiling | None = None
 
     @property
     def lines(self) -> list[str]:
         """Title, headline, the adapter table, the per-type table and any suite extras."""
         suite = self.suite
-        out = [f"{suite.title} [suite {suite.name}]", f"  {suite.headline}"]
+        out = [f"{suite.title} [suite {suite.name}]", *self._headline_lines()]
         if self.agent:
             out.append(f"  agent: {self.agent}; judge: {self.judge}")
-        columns = list(suite.columns)
-        stats = self.statistics
-        score_heading = f"score [{stats.confidence:.0%} CI]" if stats is not None else "score"
-        headers = ["adapter", "n", score_heading, *(heading for _, heading in columns), "faults", "gate"]
-        rows = []
-        for key, s in self.summaries.items():
-            gate = "FAIL " + "; ".join(s.gate_reasons) if s.gated else "pass"
-            cells = [f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m, _ in columns]
-            rows.append([key, str(s.n_questions), self._score(key, s.composite), *cells, str(s.faults), gate])
-        out.extend(format_table(headers, rows, [False, True, True, *([True] * len(columns)), True, False]))
-        types = sorted({t for s in self.summaries.values() for t in s.by_type})
-        if types:
-            keys = list(self.summaries)
-            out.append("")
-            out.append("score by question type:")
-            type_rows = []
-            for qtype in types:
-                counts = sorted({s.by_type[qtype].n for s in self.summaries.values() if qtype in s.by_type})
-                type_rows.append(
-                    [
-                        qtype,
-                        "/".join(map(str, counts)),
-                        *(f"{self.summaries[k].by_type[qtype].composite:.3f}" if qtype in self.summaries[k].by_type else "-" for k in keys),
-                    ]
-                )
-            out.extend(format_table(["type", "n", *keys], type_rows, [False, True, *([True] * len(keys))]))
+        out.extend(self._adapter_table())
+        out.extend(self._type_table())
         if suite.extra_lines is not None:
             out.extend(suite.extra_lines(self))
         out.extend(self._statistics_lines())
         return out
 
+    def _headline_lines(self) -> list[str]:
+        """What heads the section and what stands beside it."""
+        own = self.suite.headline
+        if not self.retrieval:
+            return [f"  headline: {own}", f"  beside it: {_RETRIEVAL_BESIDE}"]
+        return [
+            f"  headline: {retrieval_headline().description}",
+            f"  beside it: {own} (the suite's own score, the headline with an LLM agent or an LLM judge: the offline agent's "
+            "extractive answers cannot earn it, whatever the memory returns)",
+        ]
+
+    def _adapter_table(self) -> list[str]:
+        columns = list(self.suite.columns)
+        stats = self.statistics
+        label = "retrieval score" if self.retrieval else "score"
+        score_heading = f"{label} [{stats.confidence:.0%} CI]" if stats is not None else label
+        beside = self.suite.score_label if self.retrieval else "retrieval"
+        headers = ["adapter", "n", score_heading, beside, *(heading for _, heading in columns), "faults", "gate"]
+        rows = []
+        for key, s in self.summaries.items():
+            gate = "FAIL " + "; ".join(s.gate_reasons) if s.gated else "pass"
+            cells = [f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m, _ in columns]
+            other = s.composite if self.retrieval else _headline_of(s.metrics)
+            rows.append([key, str(s.n_questions), self._score(key, s.headline), f"{other:.3f}", *cells, str(s.faults), gate])
+        return format_table(headers, rows, [False, True, True, True, *([True] * len(columns)), True, False])
+
+    def _type_table(self) -> list[str]:
+        types = sorted({t for s in self.summaries.values() for t in s.by_type})
+        if not types:
+            return []
+        keys = list(self.summaries)
+        rows = []
+        for qtype in types:
+            counts = sorted({s.by_type[qtype].n for s in self.summaries.values() if qtype in s.by_type})
+            cells = []
+            for key in keys:
+                group = self.summaries[key].by_type.get(qtype)
+                if group is None:
+                    cells.append("-")
+                else:
+                    cells.append(f"{group.headline:.3f} / {group.composite:.3f}" if self.retrieval else f"{group.headline:.3f}")
+            rows.append([qtype, "/".join(map(str, counts)), *cells])
+        title = f"retrieval score / {self.suite.score_label}" if self.retrieval else "score"
+        return ["", f"{title} by question type:", *format_table(["type", "n", *keys], rows, [False, True, *([True] * len(keys))])]
+
     def _score(self, key: str, score: float) -> str:
-        """The score with its CI; the bare score when there is none (or the statistics saw other questions)."""
+        """The headline with its CI; the bare score when there is none (or the statistics saw other questions)."""
         from pytest_lens.analysis.format import format_estimate
 
         found = self.statistics.adapters.get(key) if self.statistics is not None else None
@@ -252,7 +314,7 @@ class SuiteReport:
         return format_estimate(found.composite)
 
     def _statistics_lines(self) -> list[str]:
-        from pytest_lens.reports.render import arrows_for, comparison_lines, pair_lines
+        from pytest_lens.reports.render import arrows_for, ceiling_lines, comparison_lines, pair_lines
 
         arrows = arrows_for(self.encoding)
         out: list[str] = []
@@ -260,6 +322,8 @@ class SuiteReport:
             out += ["", *pairs]
         if self.comparison is not None:
             out += ["", *comparison_lines(self.comparison, gating=self.gating, arrows=arrows)]
+        if self.ceiling is not None:
+            out += ["", *ceiling_lines(self.ceiling)]
         return out
 
 
@@ -270,7 +334,8 @@ def generic_suite(name: str) -> Suite:
     return Suite(
         name=name,
         title=f"suite {name!r}",
-        headline="score = LENS composite over the tier-1 metrics (no suite-specific scorer is registered)",
+        headline="composite = LENS composite over the tier-1 metrics (no suite-specific scorer is registered)",
+        score_label="composite",
         question_weights=DEFAULT_WEIGHTS,
         summary_weights=DEFAULT_WEIGHTS,
         gates=DEFAULT_GATES,

@@ -109,13 +109,13 @@ def _stemming_line(report: SuiteReport) -> list[str]:
 LOCOMO_SUITE = Suite(
     name="locomo",
     title="LoCoMo: very long-term conversational memory (imported)",
-    headline="score = LoCoMo token F1 (per-category rules); ev.coverage = evidence sessions cited / required",
+    headline="LoCoMo F1 = token F1 of the answer against the gold answer (LoCoMo's per-category rules)",
+    score_label="LoCoMo F1",
     question_weights={"locomo_f1": 1.0},
     summary_weights={"locomo_f1": 1.0},
     make_scorers=lambda: (LocomoScorer(),),
     type_summaries=plain_type_summaries({"locomo_f1": 1.0}),
     columns=(
-        ("locomo_f1", "F1"),
         ("evidence_coverage", "ev.coverage"),
         ("evidence_grounding", "grounding"),
         ("citation_coverage", "cit.coverage"),

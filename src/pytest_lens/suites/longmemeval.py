@@ -130,14 +130,14 @@ def _llm_judging(client: ChatClient) -> SuiteJudging:
 LONGMEMEVAL_SUITE = Suite(
     name="longmemeval",
     title="LongMemEval: long-term interactive memory (imported)",
-    headline="score = share of answers judged correct: by the judge model with LongMemEval's per-type criteria under "
+    score_label="answer",
+    headline="answer = share of answers judged correct: by the judge model with LongMemEval's per-type criteria under "
     "--lens-judge=llm, else by a mechanical proxy (gold answer in the answer; abstention: uncertainty expressed)",
     question_weights={"lme_answer": 1.0},
     summary_weights={"lme_answer": 1.0},
     make_scorers=lambda: (LongMemEvalScorer(),),
     type_summaries=plain_type_summaries({"lme_answer": 1.0}),
     columns=(
-        ("lme_answer", "answer"),
         ("evidence_coverage", "ev.coverage"),
         ("evidence_grounding", "grounding"),
         ("budget_compliance", "budget"),

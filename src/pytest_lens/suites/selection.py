@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,9 +15,9 @@ from pytest_lens.suites.base import Suite, SuiteJudge, SuiteJudging, SuiteReport
 
 if TYPE_CHECKING:
     from pytest_lens.llm.client import ChatClient
-    from pytest_lens.records.identity import RunIdentity
+    from pytest_lens.records.identity import RecordedHeadline, RunIdentity
     from pytest_lens.records.results import RunArtifact
-    from pytest_lens.records.statistics import BaselineComparison, BaselineInfo, RunStatistics
+    from pytest_lens.records.statistics import BaselineComparison, BaselineInfo, Ceiling, RunStatistics
 
 __all__ = ["SuiteRun", "default_dataset_paths", "keep_suites"]
 
@@ -55,19 +55,53 @@ class SuiteRun:
 
     ``llm_judge`` is the judge model's client under ``--lens-judge=llm``: suites with an LLM
     judging protocol (MEME, LongMemEval) judge through it; the others, and every suite without it, keep
-    their mechanical scorers.
+    their mechanical scorers. ``retrieval`` names the suites headed by the retrieval score (their own
+    score beside it): see :func:`~pytest_lens.scoring.headline.suite_uses_retrieval`.
     """
 
     suites: dict[str, Suite] = field(default_factory=dict)
     llm_judge: ChatClient | None = None
+    retrieval: frozenset[str] = frozenset()
     _judging: dict[str, SuiteJudging] = field(default_factory=dict, repr=False)
     _scoring: dict[str, Scoring] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def for_datasets(cls, datasets: Sequence[LoadedDataset], llm_judge: ChatClient | None = None) -> SuiteRun:
-        """The suites named by ``datasets`` other than LENS, in first-seen order."""
+    def for_datasets(
+        cls, datasets: Sequence[LoadedDataset], llm_judge: ChatClient | None = None, *, headline: str = "auto", llm_agent: bool = False
+    ) -> SuiteRun:
+        """The suites named by ``datasets`` other than LENS, in first-seen order.
+
+        ``headline`` is ``--lens-headline``; ``llm_agent``: a model writes the answers (``--lens-agent=llm``).
+        """
+        from pytest_lens.scoring.headline import suite_uses_retrieval
+
         names = dict.fromkeys(d.dataset.suite for d in datasets if d.dataset.suite != LENS)
-        return cls({name: load_suite(name) for name in names}, llm_judge)
+        run = cls({name: load_suite(name) for name in names}, llm_judge)
+        by_model = {name: llm_agent or run.judging(name).judge.name == "llm" for name in names}
+        run.retrieval = frozenset(name for name in names if suite_uses_retrieval(headline, answers_by_model=by_model[name]))
+        return run
+
+    @classmethod
+    def recorded(cls, names: Iterable[str], run: RunIdentity) -> SuiteRun:
+        """The suites ``names`` headed as ``run`` (an artifact's identity) records (their own scores for older runs)."""
+        from pytest_lens.scoring.headline import QuestionHeadlines
+
+        names = list(dict.fromkeys(names))
+        return cls({name: load_suite(name) for name in names}, retrieval=QuestionHeadlines.of_run(run).retrieval_suites & set(names))
+
+    def headline(self, suite: str) -> RecordedHeadline:
+        """The headline of ``suite``'s section, as the artifact records it."""
+        from pytest_lens.records.identity import RecordedHeadline
+        from pytest_lens.scoring.headline import retrieval_headline
+
+        chosen = retrieval_headline() if suite in self.retrieval else self.suites[suite].own_headline()
+        return RecordedHeadline(name=chosen.name, weights=dict(chosen.weights), gates=list(chosen.gates))
+
+    def describe(self, suite: str) -> str:
+        """What heads ``suite``'s section, in words."""
+        from pytest_lens.scoring.headline import retrieval_headline
+
+        return retrieval_headline().description if suite in self.retrieval else self.suites[suite].headline
 
     def judging(self, suite: str) -> SuiteJudging:
         """The judge and scorers of ``suite`` (a sibling suite of this run), built once."""
@@ -93,7 +127,7 @@ class SuiteRun:
         for name, suite in self.suites.items():
             members = [r for r in results if r.suite == name]
             if members:
-                out[name] = summarize_suite(suite, members)
+                out[name] = summarize_suite(suite, members, name in self.retrieval)
         return out
 
     def statistics(self, results: Sequence[QuestionResult], *, seed: int) -> dict[str, RunStatistics]:
@@ -106,7 +140,7 @@ class SuiteRun:
 
         out: dict[str, RunStatistics] = {}
         for name, suite in self.suites.items():
-            analysis = suite.analysis()
+            analysis = suite.analysis(name in self.retrieval)
             members = analysis.prepare([r for r in results if r.suite == name])
             if members:
                 out[name] = analyze_run(
@@ -117,6 +151,7 @@ class SuiteRun:
                     group_metrics=analysis.group_metrics,
                     question_weights=analysis.question_weights,
                     strata=analysis.strata,
+                    score=self.headline(name).name,
                 )
         return out
 
@@ -140,7 +175,7 @@ class SuiteRun:
         for name, suite in self.suites.items():
             if name not in in_baseline or not any(r.suite == name for r in results):
                 continue
-            analysis = suite.analysis()
+            analysis = suite.analysis(name in self.retrieval)
             out[name] = compare_with_baseline(
                 results,
                 run,
@@ -157,6 +192,7 @@ class SuiteRun:
                 prepare=analysis.prepare,
                 strata=analysis.strata,
                 accepted=accepted,
+                score=self.headline(name).name,
             )
         return out
 
@@ -170,6 +206,7 @@ class SuiteRun:
         alpha: float = 0.05,
         gating: bool = False,
         encoding: str | None = "utf-8",
+        ceilings: Mapping[str, Ceiling] | None = None,
     ) -> list[SuiteReport]:
         """One summary section per suite with results (with its statistics and baseline comparison when given)."""
         summaries = self.summaries(results)
@@ -185,6 +222,8 @@ class SuiteRun:
                 alpha=alpha,
                 gating=gating,
                 encoding=encoding,
+                retrieval=name in self.retrieval,
+                ceiling=(ceilings or {}).get(name),
             )
             for name, by_key in summaries.items()
         ]

@@ -38,12 +38,16 @@ def test_show_by_keyword_and_worst(run_file: Path, capsys: pytest.CaptureFixture
     assert main(["show", str(run_file), "--worst", "1"]) == 0
     out = capsys.readouterr().out
     heads = [line for line in out.splitlines() if line.startswith("outcome:")]
-    assert out.startswith("bm25: every question scored 1.000\n")  # nothing to look at
-    assert len(heads) == 2 and heads[1].startswith("outcome: gated")  # drops' worst, then null's
+    # Ranked by the run's headline (the retrieval score): drops' worst is the question whose evidence it lost, which its
+    # composite (0.758) would have put behind others; bm25's worst is its least well ranked evidence.
+    assert len(heads) == 3
+    assert heads[0].startswith("outcome: ok, headline 0.452 (composite 1.000)")
+    assert heads[1].startswith("outcome: ok, headline 0.000 (composite 0.758)")
+    assert heads[2].startswith("outcome: gated")  # null's
     assert main(["show", str(run_file), "-k", "drops", "--worst", "2", "--episodes"]) == 0
     assert capsys.readouterr().out.count("\n--- cold_chain_demo_0") >= 1
-    assert main(["show", str(run_file), "-k", "bm25", "--worst", "2"]) == 0
-    assert capsys.readouterr().out == "bm25: every question scored 1.000\n"
+    assert main(["show", str(run_file), "-k", "null", "--worst", "8"]) == 0
+    assert capsys.readouterr().out.count("outcome: gated, headline 0.000") == 8
 
 
 def test_show_lists_when_nothing_or_too_much_is_selected(run_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from lens_fixtures.adapters.oracle import OracleAdapter
 from pytest_lens.controls.mutants import HalfRandom, Stale
-from pytest_lens.controls.plan import ControlsError, mutant_names, plan_controls
+from pytest_lens.controls.plan import ControlsError, is_oracle, mark_oracles, mutant_names, plan_controls
 from pytest_lens.execution.runner import construct_adapter
 from pytest_lens.records.settings import AdapterSpec, ControlRole
 
@@ -16,18 +17,19 @@ def test_controls_follow_the_users_adapters_with_a_mutant_family_each() -> None:
     specs = plan_controls(
         [AdapterSpec("bm25", "bm25", {"snippet_tokens": 30}), AdapterSpec("mine", "pkg:Mine")], seed=7, mutants=["top2", "stale"]
     )
-    assert [s.label for s in specs] == ["bm25", "mine", "null", "random", "bm25/top2", "bm25/stale", "mine/top2", "mine/stale"]
+    assert [s.label for s in specs] == ["bm25", "mine", "null", "random", "oracle", "bm25/top2", "bm25/stale", "mine/top2", "mine/stale"]
     assert [s.control for s in specs[:2]] == [None, None]
     assert specs[2].control == ControlRole("null") and specs[2].options == {}
     assert specs[3].target == "lens_fixtures.adapters.random_memory:RandomAdapter" and specs[3].options == {"seed": 7}
-    top2 = specs[4]
+    assert specs[4].control == ControlRole("oracle") and specs[4].target == "lens_fixtures.adapters.oracle:OracleAdapter"
+    top2 = specs[5]
     assert (top2.target, dict(top2.options), top2.control) == ("bm25", {"snippet_tokens": 30}, ControlRole("mutant", "bm25", "top2"))
     assert top2.mutation is not None and top2.mutation.seed == 7
 
 
 def test_a_users_own_null_becomes_the_control_and_a_clashing_label_is_an_error() -> None:
     specs = plan_controls([AdapterSpec("null", "null"), AdapterSpec("bm25", "bm25")], seed=1, mutants=())
-    assert [(s.label, s.control is not None) for s in specs] == [("bm25", False), ("null", True), ("random", True)]
+    assert [(s.label, s.control is not None) for s in specs] == [("bm25", False), ("null", True), ("random", True), ("oracle", True)]
     with pytest.raises(ControlsError, match="already uses that label"):
         plan_controls([AdapterSpec("random", "pkg:Mine")], seed=1)
 
@@ -47,3 +49,17 @@ def test_a_mutant_spec_builds_the_users_adapter_wrapped(tmp_path: Path) -> None:
     frozen = construct_adapter(stale, tmp_path / "stale")
     assert isinstance(frozen, Stale) and frozen.freeze_at == {"s": 9}
     assert list((tmp_path / "half").glob("*.db"))  # the wrapped adapter got its own storage_dir
+
+
+def test_the_oracle_named_alone_is_marked_the_control_it_is() -> None:
+    specs = mark_oracles(
+        [AdapterSpec("bm25", "bm25"), AdapterSpec("oracle", "oracle"), AdapterSpec("top", OracleAdapter.__module__ + ":OracleAdapter")]
+    )
+    assert [s.control for s in specs] == [None, ControlRole("oracle"), ControlRole("oracle")]
+
+
+def test_only_the_oracle_itself_is_handed_a_questions_evidence() -> None:
+    class LooksLikeIt(OracleAdapter):
+        pass
+
+    assert is_oracle(OracleAdapter()) and not is_oracle(LooksLikeIt()) and not is_oracle(object())

@@ -5,9 +5,16 @@ from __future__ import annotations
 import pytest
 
 from pytest_lens.analysis.summary import summarize
+from pytest_lens.records.identity import RecordedHeadline, RunIdentity
 from pytest_lens.reports.terminal import LensReport
 from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
-from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS, choose_headline, composite_label
+from pytest_lens.scoring.headline import (
+    RETRIEVAL_SCORE_WEIGHTS,
+    QuestionHeadlines,
+    choose_headline,
+    composite_label,
+    suite_uses_retrieval,
+)
 from tests.unit.analysis.factory import result, tier1
 
 RANKING = ("first_search_ndcg@10", "first_search_mrr")
@@ -68,3 +75,38 @@ def test_metrics_the_data_cannot_support_are_listed_with_their_reason() -> None:
     assert "fact_recall" not in summary.metrics
     assert summary.absent_metrics == {"fact_recall": "absent on 2 of 2 questions: no key fact is printed"}
     assert "fact_recall (bm25): absent on 2 of 2 questions: no key fact is printed" in LensReport({"bm25": summary}).lines
+
+
+@pytest.mark.parametrize(
+    ("kind", "answers_by_model", "retrieval"),
+    [
+        ("auto", False, True),  # the offline agent's extractive answers, judged mechanically
+        ("auto", True, False),  # an LLM agent writes them, or an LLM judge judges them
+        ("retrieval", True, True),
+        ("composite", False, False),  # the suite's own score
+    ],
+)
+def test_a_sibling_suite_is_headed_by_the_retrieval_score_unless_a_model_answers_or_judges(
+    kind: str, answers_by_model: bool, retrieval: bool
+) -> None:
+    assert suite_uses_retrieval(kind, answers_by_model=answers_by_model) is retrieval
+
+
+def test_each_question_is_scored_by_its_sections_headline() -> None:
+    metrics = scored("q1", 0.4, 0.2)
+    lens = result("q1", metrics)
+    suite = result("q1", metrics).model_copy(update={"suite": "locomo", "composite": 0.03})
+    other = suite.model_copy(update={"suite": "meme"})
+    run = RunIdentity(
+        headline=RecordedHeadline(name="retrieval_score", weights=RETRIEVAL_SCORE_WEIGHTS, gates=[]),
+        suite_headlines={
+            "locomo": RecordedHeadline(name="retrieval_score", weights=RETRIEVAL_SCORE_WEIGHTS, gates=[]),
+            "meme": RecordedHeadline(name="composite", weights={"meme_overall": 1.0}, gates=[]),
+        },
+    )
+    headlines = QuestionHeadlines.of_run(run)
+    assert headlines(lens) == pytest.approx(0.3) and headlines(suite) == pytest.approx(0.3)
+    assert headlines(other) == 0.03  # the suite's own per-question score
+    # A run saved before suites recorded a headline: every suite had its own score; LENS the composite.
+    old = QuestionHeadlines.of_run(RunIdentity())
+    assert old(suite) == 0.03 and old(lens) == pytest.approx(lens.composite) != pytest.approx(0.3)

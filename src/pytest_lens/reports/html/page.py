@@ -20,6 +20,8 @@ from pytest_lens.analysis.format import METRIC_LABELS, format_delta, format_esti
 from pytest_lens.records.card import CARD_FIELDS, REFUSING
 from pytest_lens.reports.html.report import GenericSection, ReportPage, build_page
 from pytest_lens.reports.render import UNICODE_ARROWS, changed_counts, pair_result, status_text
+from pytest_lens.scoring.composite import composite
+from pytest_lens.scoring.headline import RETRIEVAL_SCORE_WEIGHTS, QuestionHeadlines
 
 if TYPE_CHECKING:
     from pytest_lens.records.identity import AgentIdentity
@@ -273,8 +275,8 @@ def _worst(page: ReportPage) -> Markup:
         Markup('<div class="worst-group"><h3>{}</h3>{}</div>').format(
             key,
             _table(
-                ["composite", "outcome", "question", "type"],
-                ([_num(i.result.composite), _badge(i.outcome), _qlink(i), i.result.question_type] for i in items),
+                ["headline", "outcome", "question", "type"],
+                ([_num(i.headline), _badge(i.outcome), _qlink(i), i.result.question_type] for i in items),
                 numeric=[True],
             )
             if items
@@ -502,25 +504,78 @@ def _suites(page: ReportPage) -> Markup:
     artifact = page.artifact
     if not artifact.suite_summaries:
         return Markup()
+    retrieval = QuestionHeadlines.of_run(artifact.run).retrieval_suites
     parts = []
     for suite, by_key in artifact.suite_summaries.items():
         stats = artifact.suite_statistics.get(suite)
         names = list(dict.fromkeys(m for s in by_key.values() for m in s.metrics))
+        headed = suite in retrieval
         rows = []
         for key, s in by_key.items():
             recorded = stats.adapters.get(key) if stats is not None else None
+            beside = s.composite if headed else composite(s.metrics, RETRIEVAL_SCORE_WEIGHTS, ()).value
             rows.append(
                 [
                     Markup('<a href="#questions" data-filter-link="adapter={}">{}</a>').format(s.adapter, key),
                     str(s.n_questions),
-                    _estimate_cell(recorded, None, s.composite),
+                    _estimate_cell(recorded, None, s.headline),
+                    _num(beside),
                     *(_num(s.metrics.get(m)) for m in names),
                     str(s.faults),
                 ]
             )
-        headers = ["adapter", "n", "score", *(_label(m) for m in names), "faults"]
-        parts.append(Markup("<h3>{}</h3>{}").format(suite, _table(headers, rows, numeric=[False, *([True] * (len(names) + 3))])))
-    return _section("suites", "Sibling suites", *parts)
+        heading = ["retrieval score", "suite score"] if headed else ["suite score", "retrieval score"]
+        headers = ["adapter", "n", f"{heading[0]} (headline)", heading[1], *(_label(m) for m in names), "faults"]
+        parts.append(Markup("<h3>{}</h3>{}").format(suite, _table(headers, rows, numeric=[False, *([True] * (len(names) + 4))])))
+    note = _note(
+        "Each suite's headline: the retrieval score under the offline agent (the suite's own score beside it), the suite's "
+        "own score with an LLM agent or judge; its CI, paired tests and worst questions are of the headline."
+    )
+    return _section("suites", "Sibling suites", note, *parts)
+
+
+def _ceilings(page: ReportPage) -> Markup:
+    """Each ceiling (LENS's, then each suite's): adapters between the floor and the oracle, then the suspects."""
+    artifact = page.artifact
+    found = [("LENS", artifact.ceiling)] if artifact.ceiling is not None else []
+    found += [(f"suite {name}", ceiling) for name, ceiling in artifact.suite_ceilings.items()]
+    if not found:
+        return Markup()
+    parts = []
+    for title, ceiling in found:
+        floor = ", ".join(f"{b} {v:.3f}" for b, v in ceiling.floor_scores.items())
+        top = ", ".join(f"{b} {v:.3f}" for b, v in ceiling.oracle_scores.items())
+        rows = [
+            [r.adapter, str(r.n), _num(r.score), format_estimate(r.share) if r.share is not None else "-", str(r.memory_losses)]
+            for r in ceiling.rows
+        ]
+        suspects = [[s.scope_id, s.question_id, s.question_type, s.budget, _num(s.score)] for s in ceiling.suspects]
+        parts.append(
+            Markup("<h3>{} ({}): floor {} {}, ceiling {} {}</h3>{}{}").format(
+                title,
+                ceiling.metric,
+                ceiling.floor or "none (0)",
+                floor,
+                ceiling.oracle,
+                top,
+                _table(["adapter", "n", "score", "share of range [CI]", "memory losses"], rows, numeric=[False, True, True, True, True]),
+                Markup("<h4>Agent or answer-key suspects ({} of {})</h4>{}").format(
+                    len(ceiling.suspects),
+                    sum(ceiling.oracle_questions.values()),
+                    _table(["scope", "question", "type", "budget", "oracle"], suspects, numeric=[False, False, False, False, True])
+                    if suspects
+                    else _note("None: the oracle passes every question."),
+                ),
+            )
+        )
+    note = _note(
+        "The oracle control hands the agent each question's required evidence first, through the same budget and agent: its "
+        "score is the ceiling. Share = (adapter - floor) / (oracle - floor) on the questions all three scored, with its 95% "
+        "Student-t interval (jackknife standard error). Memory losses: questions the oracle passes and the adapter fails "
+        f"(headline below {found[0][1].fails_below:g}). "
+        "Suspects: questions even the oracle fails, the agent's or the answer key's, no memory's."
+    )
+    return _section("ceiling", "Floor and ceiling", note, *parts)
 
 
 # -- questions ---------------------------------------------------------------------------------------
@@ -537,7 +592,7 @@ def _questions(page: ReportPage) -> Markup:
     if budgets:
         head.append('<th data-sort="text">budget</th>')
     head += ['<th data-sort="text">scope</th>', '<th data-sort="num">cp</th>', '<th data-sort="text">type</th>']
-    head += ['<th data-sort="text">outcome</th>', '<th data-sort="num">composite</th>']
+    head += ['<th data-sort="text">outcome</th>', '<th data-sort="num" title="the question\'s headline score">headline</th>']
     metric_heads = _join(Markup('<th data-sort="num" title="{}">{}</th>').format(m, _label(m)) for m in page.metrics)
     # One row per question: the page's largest table, so its rows are escaped with markupsafe's C ``escape`` and put
     # together with f-strings (Markup.format's Python-level formatter was most of the page's writing time).
@@ -547,7 +602,7 @@ def _questions(page: ReportPage) -> Markup:
         anchor, adapter, budget, scope, qtype = (escape(v) for v in (item.anchor, r.adapter, r.budget, r.scope_id, r.question_type))
         text = escape(f"{item.test_id} {r.prompt} {r.answer[:300]}")
         budget_cell = f"<td>{budget}</td>" if budgets else ""
-        composite = _num(r.composite) if r.skipped is None else "-"
+        composite = _num(item.headline) if r.skipped is None else "-"
         metric_cells = "".join(f'<td class="num">{_num(r.metrics.get(m))}</td>' for m in page.metrics)
         rows.append(
             Markup(
@@ -586,6 +641,8 @@ def _nav(page: ReportPage) -> Markup:
     ]
     links += [(anchor, title) for anchor, title, present in checks if present()]
     links += [(element_id("extra", s.title), s.title.capitalize()) for s in page.generic]
+    if page.artifact.ceiling is not None or page.artifact.suite_ceilings:
+        links.append(("ceiling", "Floor & ceiling"))
     if page.artifact.suite_summaries:
         links.append(("suites", "Suites"))
     links.append(("questions", f"Questions ({len(page.transcripts)})"))
@@ -609,6 +666,7 @@ def render_page(page: ReportPage, *, css: str, script: str, libraries: Sequence[
             _pairs(page),
             _baseline(page),
             *(_generic(section) for section in page.generic),
+            _ceilings(page),
             _suites(page),
             _questions(page),
         ]

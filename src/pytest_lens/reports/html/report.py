@@ -50,6 +50,8 @@ _KNOWN_FIELDS = frozenset(
         "suite_comparisons",
         "evidence",
         "verdict",
+        "ceiling",
+        "suite_ceilings",
     }
 )
 #: Worst questions listed per adapter in the overview.

@@ -49,7 +49,8 @@ def transcript_lines(transcript: Transcript, *, width: int = 100, episode_texts:
         lines.append(f"outcome: skipped ({r.skipped})")
         return lines
     gated = f" (gated: {'; '.join(transcript.gate_reasons) or 'a hard gate'})" if r.gated else ""
-    lines.append(f"outcome: {transcript.outcome}, composite {r.composite:.3f}{gated}, {r.duration_s:.2f} s")
+    composite = f" (composite {r.composite:.3f})" if abs(transcript.headline - r.composite) > 5e-4 else ""
+    lines.append(f"outcome: {transcript.outcome}, headline {transcript.headline:.3f}{composite}{gated}, {r.duration_s:.2f} s")
     lines.append("")
     lines.extend(_block("question", r.prompt, width))
     if r.canonical_answer:

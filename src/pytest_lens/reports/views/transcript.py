@@ -7,7 +7,7 @@ always tell the same story. Built from a :class:`QuestionResult` and the run's k
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,7 +15,7 @@ from pytest_lens.citations import split_citations
 from pytest_lens.records.cases import case_id
 from pytest_lens.records.results import EpisodeText, QuestionResult, RefHit, RunArtifact, ScopeEvidence, ToolCallRecord
 from pytest_lens.scoring.composite import HardGate
-from pytest_lens.scoring.headline import gates_of
+from pytest_lens.scoring.headline import QuestionHeadlines, gates_of
 
 __all__ = [
     "OUTCOMES",
@@ -133,6 +133,15 @@ class Transcript:
     anchor: str
     #: Why a hard gate zeroed the composite (``evidence_grounding 0.000 < 0.5``); empty when none did.
     gate_reasons: tuple[str, ...] = ()
+    #: The question's headline score: what its section (LENS, or its suite) ranks it by; ``None``: its composite.
+    score: float | None = None
+    #: The question has none of its headline's metrics (no required evidence to rank): no headline, no worst rank.
+    unscored: bool = False
+
+    @property
+    def headline(self) -> float:
+        """The question's headline score (its composite when no headline was given)."""
+        return self.result.composite if self.score is None else self.score
 
     @property
     def outcome(self) -> Outcome:
@@ -230,6 +239,7 @@ class Transcript:
             "outcome": self.outcome,
             "skipped": r.skipped,
             "composite": r.composite,
+            "headline": self.headline,
             "gate_reasons": list(self.gate_reasons),
             "duration_s": r.duration_s,
             "prompt": r.prompt,
@@ -275,13 +285,19 @@ class Transcript:
 
 def transcripts(artifact: RunArtifact) -> list[Transcript]:
     """Transcripts of every result of ``artifact``, in its order, with test ids and anchors unique in the run."""
-    return build_transcripts(artifact.results, artifact.evidence, gates_of(artifact.run))
+    return build_transcripts(artifact.results, artifact.evidence, gates_of(artifact.run), QuestionHeadlines.of_run(artifact.run))
 
 
 def build_transcripts(
-    results: Sequence[QuestionResult], evidence: Mapping[str, ScopeEvidence], gates: Sequence[HardGate]
+    results: Sequence[QuestionResult],
+    evidence: Mapping[str, ScopeEvidence],
+    gates: Sequence[HardGate],
+    headlines: Callable[[QuestionResult], float | None] | None = None,
 ) -> list[Transcript]:
-    """Transcripts of ``results`` in order; ``evidence`` gives stream lengths (for test ids) and episode texts."""
+    """Transcripts of ``results`` in order; ``evidence`` gives stream lengths (for test ids) and episode texts.
+
+    ``headlines`` scores each question by its section's headline (:class:`QuestionHeadlines`); without it, by its composite.
+    """
     several_budgets = len({r.budget for r in results}) > 1
     repeated = any(r.repetition for r in results)  # --lens-repeat: test ids end in -r1, -r2...
     seen: dict[str, int] = {}
@@ -302,5 +318,7 @@ def build_transcripts(
         seen[anchor] = count = seen.get(anchor, 0) + 1
         texts = scope.texts if scope is not None else {}
         reasons = tuple(reason for gate in gates if (reason := gate.fails(result.metrics))) if result.gated else ()
-        found.append(Transcript(result, test_id, length, texts, anchor if count == 1 else f"{anchor}-{count}", reasons))
+        score = headlines(result) if headlines is not None and result.measured else None
+        unscored = headlines is not None and result.measured and score is None
+        found.append(Transcript(result, test_id, length, texts, anchor if count == 1 else f"{anchor}-{count}", reasons, score, unscored))
     return found

@@ -10,6 +10,9 @@ from pytest_lens.analysis.format import METRIC_LABELS
 from pytest_lens.analysis.summary import summary_key
 from pytest_lens.reports.views.transcript import Transcript
 
+#: Suffix of the chance-corrected retrieval metrics (:mod:`pytest_lens.scoring.retrieval`).
+CHANCE_SUFFIX = "_above_chance"
+
 __all__ = ["SUMMARY_WORST", "WorstQuestions", "agent_gated", "worst"]
 
 #: Questions per adapter the terminal summary names.
@@ -19,10 +22,11 @@ SUMMARY_WORST = 3
 def worst(items: Sequence[Transcript], n: int) -> dict[str, list[Transcript]]:
     """Per adapter (``adapter@budget`` with several budgets; ``suite:adapter`` for sibling suites): its ``n`` worst questions.
 
-    Worst first: failed questions, then the lowest composite (a gated question before an ungated one at the same
-    composite), then run order. Questions not asked (skipped), questions that scored a full 1.0 and questions the
-    agent failed with the memory's evidence in hand (:func:`agent_gated`) are left out, so an adapter with nothing to
-    look at has an empty list.
+    Worst first: failed questions, then the lowest headline (:attr:`Transcript.headline`: the score the section's CIs,
+    tests and gates are about; a gated question before an ungated one at the same score), then run order. Questions
+    not asked (skipped), questions that scored a full 1.0, questions the headline cannot score (no required evidence to
+    rank) and questions the agent failed with the memory's evidence in hand (:func:`agent_gated`) are left out, so an
+    adapter with nothing to look at has an empty list.
     """
     several_budgets = len({item.result.budget for item in items}) > 1
     groups: dict[str, list[tuple[tuple[int, float, int, int], Transcript]]] = {}
@@ -34,11 +38,12 @@ def worst(items: Sequence[Transcript], n: int) -> dict[str, list[Transcript]]:
         if r.suite != "lens":
             key = f"{r.suite}:{key}"
         members = groups.setdefault(key, [])
-        if r.gated_by_agent:
-            # The memory returned the evidence and the agent did not use it: not the memory's worst question.
+        if r.gated_by_agent or (item.unscored and not r.failed):
+            # The memory returned the evidence and the agent did not use it: not the memory's worst question. A question
+            # its headline cannot score (no required evidence to rank) is nobody's worst either.
             continue
-        if r.failed or r.gated or r.composite < 1.0:
-            members.append(((0 if r.failed else 1, r.composite, 0 if r.gated else 1, index), item))
+        if r.failed or r.gated or item.headline < 1.0:
+            members.append(((0 if r.failed else 1, item.headline, 0 if r.gated else 1, index), item))
     return {key: [item for _, item in sorted(members, key=lambda pair: pair[0])[:n]] for key, members in groups.items()}
 
 
@@ -66,7 +71,9 @@ def why(item: Transcript) -> str:
             shown = f"{len(held)} of {len(r.required_refs)} required refs" if r.required_refs else f"{len(r.returned_refs)} refs"
             return f"{reasons}: the agent's, not the memory's (it was shown {shown})"
         return reasons
-    weakest = sorted(r.metrics.items(), key=lambda pair: pair[1])[:2]
+    # Chance-corrected metrics are differences, not scores: their sign says more than their size.
+    scores = [(name, value) for name, value in r.metrics.items() if not name.endswith(CHANCE_SUFFIX)]
+    weakest = sorted(scores, key=lambda pair: pair[1])[:2]
     return ", ".join(f"{METRIC_LABELS.get(name, name)} {value:.2f}" for name, value in weakest)
 
 
@@ -105,7 +112,7 @@ class WorstQuestions:
             out.append(f"  {key}:")
             width = max(len(item.test_id) for item in items)
             for item in items:
-                out.append(f"    {item.result.composite:.3f} {item.outcome:<6} {item.test_id:<{width}}  {why(item)}")
+                out.append(f"    {item.headline:.3f} {item.outcome:<6} {item.test_id:<{width}}  {why(item)}")
         for key, items in self.agent.items():
             out.append(f"  {key}: gated by the agent, not the memory (the required evidence was returned to it):")
             out += [f"    {item.test_id}  {why(item)}" for item in items]

@@ -103,7 +103,8 @@ def mab_type_summaries(results: Sequence[QuestionResult]) -> dict[str, GroupSumm
 MAB_SUITE = Suite(
     name="mab",
     title="MemoryAgentBench: accurate retrieval, test-time learning, long-range understanding, conflict resolution",
-    headline="score = mean over competencies of the paper's metric (AR SubEM/recall, TTL exact match, LRU recall, CR SubEM)",
+    score_label="MAB overall",
+    headline="MAB overall = mean over competencies of the paper's metric (AR SubEM/recall, TTL exact match, LRU recall, CR SubEM)",
     question_weights={"mab_score": 1.0},
     summary_weights={"mab_overall": 1.0},
     make_scorers=lambda: (MabScorer(),),

@@ -283,7 +283,8 @@ def _llm_judging(client: ChatClient) -> SuiteJudging:
 MEME_SUITE = Suite(
     name="meme",
     title="MEME: multi-entity and evolving memory",
-    headline="score = MEME overall: mean of the six task accuracies on after-probes; Del/Cas/Abs credit real passes only",
+    score_label="MEME overall",
+    headline="MEME overall = mean of the six task accuracies on after-probes; Del/Cas/Abs credit real passes only",
     question_weights={"meme_pass": 1.0},
     summary_weights={"meme_overall": 1.0},
     make_scorers=lambda: (MemeScorer(),),

@@ -14,7 +14,9 @@ def test_transcript_tells_the_whole_story(example_run: RunArtifact) -> None:
     lines = transcript_lines(item, width=120)
     text = "\n".join(lines)
     assert lines[1] == item.test_id
-    assert f"outcome: ok, composite {r.composite:.3f}" in text
+    # The run's headline (the retrieval score) first, the composite beside it where they differ.
+    assert f"outcome: ok, headline {item.headline:.3f} (composite {r.composite:.3f})" in text
+    assert item.headline != r.composite
     assert r.prompt in text
     assert "reference answer:" in text and f"key facts ({sum(f.found for f in r.key_facts)} of {len(r.key_facts)}" in text
     search = next(call for call in r.tool_calls if call.name == "memory_search")

@@ -145,9 +145,8 @@ def test_a_task_whose_every_pair_is_left_out_has_no_score() -> None:
 def test_the_section_names_the_judge_that_scored_it() -> None:
     results = run()
     lines = SuiteReport(MEME_SUITE, summarize_suite(MEME_SUITE, results), results, agent="offline", judge="llm (m at u)").lines
-    assert lines[2] == "  agent: offline; judge: llm (m at u)"
+    assert "  agent: offline; judge: llm (m at u)" in lines
     assert (
-        SuiteReport(MEME_SUITE, summarize_suite(MEME_SUITE, results), results, agent="offline")
-        .lines[2]
-        .endswith("judge: mechanical (offline)")
+        "  agent: offline; judge: mechanical (offline)"
+        in SuiteReport(MEME_SUITE, summarize_suite(MEME_SUITE, results), results, agent="offline").lines
     )

@@ -130,7 +130,8 @@
       r.push(h("p.outcome-line", null, badge(t.outcome), " " + t.skipped));
       return r;
     }
-    r.push(h("p.outcome-line", null, badge(t.outcome), " composite ", h("strong", null, num(t.composite)),
+    r.push(h("p.outcome-line", null, badge(t.outcome), " headline ", h("strong", null, num(t.headline)),
+      Math.abs(t.headline - t.composite) > 5e-4 ? " (composite " + num(t.composite) + ")" : "",
       t.gate_reasons.length ? " — gated: " + t.gate_reasons.join("; ") : "", " · " + num(t.duration_s, 2) + " s"));
     r.push(h("h3", null, "Question"), h("blockquote.prompt", null, t.prompt));
     if (t.canonical_answer || t.key_facts.length) {
@@ -166,6 +167,7 @@
     r.push(h("h3", null, "Scores"));
     r.push(h("table.data.metrics", null, h("tbody", null,
       Object.keys(t.metrics).map(function (name) { return h("tr", null, h("td", null, name), h("td.num", null, num(t.metrics[name]))); }),
+      h("tr.total", null, h("td", null, "headline"), h("td.num", null, num(t.headline))),
       h("tr.total", null, h("td", null, "composite"), h("td.num", null, num(t.composite))))));
     Object.keys(t.scorers).forEach(function (name) {
       r.push(h("details.scorer", { open: "" }, h("summary", null, "scorer ", h("strong", null, name)), tree(t.scorers[name])));
