@@ -87,7 +87,7 @@ def test_the_oracle_is_the_ceiling_and_each_adapter_stands_between_floor_and_cei
 def test_the_oracle_alone_is_a_control_and_its_views_see_each_questions_evidence_first(pytester: pytest.Pytester, needles: str) -> None:
     result = pytester.runpytest("--lens-adapter=bm25", "--lens-adapter=oracle", needles, "--lens-json=run.json", *NO_CACHE)
     assert_answered(result, 12 * 2)
-    result.stdout.fnmatch_lines(["floor and ceiling (retrieval_score): floor 0 (no random or null control ran*"])
+    result.stdout.fnmatch_lines(["floor and ceiling (retrieval_score): floor 0 (no random or null adapter ran*"])
     artifact = read_artifact_json(pytester.path / "run.json")
     assert artifact["summary"]["oracle"]["control"] == {"kind": "oracle", "of": None, "mutant": None}
     assert artifact["statistics"]["pairs"] == []  # a ceiling is paired with no one

@@ -1,6 +1,7 @@
 """The floor and the ceiling: where each adapter stands between a random memory and the oracle.
 
-The ``random`` control (``null`` when random did not run) is the floor a memory must clear; the
+The ``random`` control (``null`` when random did not run, or the adapter labelled ``random`` or
+``null`` without ``--lens-controls``) is the floor a memory must clear; the
 ``oracle`` control, which hands the agent each question's required evidence first, is the ceiling
 the run's agent and answer key allow. On the questions all three scored, an adapter reaches
 ``share = (adapter - floor) / (oracle - floor)`` of the achievable range (the means of the
@@ -59,7 +60,10 @@ def ceiling(
     oracle = next((label for label, kind in roles.items() if kind == "oracle"), None)
     if oracle is None:
         return None
+    # The floor: the random control, else the null one, else an adapter the user labelled so (``--lens-adapter=random``).
+    labels = {adapter for adapter, _ in groups}
     floor = next((label for kind in ("random", "null") for label, found in roles.items() if found == kind), None)
+    floor = floor or next((kind for kind in ("random", "null") if kind in labels), None)
     several_budgets = len({budget for _, budget in groups}) > 1
     found = Ceiling(metric=metric, oracle=oracle, floor=floor, fails_below=FAILS_BELOW)
     for budget in dict.fromkeys(budget for _, budget in groups):

@@ -106,9 +106,10 @@ def _transcripts(artifact: RunArtifact) -> list[Transcript]:
     """Every question's transcript for choosing: its result read without the transcript itself (:func:`_whole` reads it)."""
     from pytest_lens.records.results import scored_results
     from pytest_lens.reports.views.transcript import build_transcripts
-    from pytest_lens.scoring.headline import gates_of
+    from pytest_lens.scoring.headline import QuestionHeadlines, gates_of
 
-    return build_transcripts(list(scored_results(artifact.results)), artifact.evidence, gates_of(artifact.run))
+    results = list(scored_results(artifact.results))
+    return build_transcripts(results, artifact.evidence, gates_of(artifact.run), QuestionHeadlines.of_run(artifact.run))
 
 
 def _whole(artifact: RunArtifact, items: list[Transcript], chosen: list[Transcript]) -> list[Transcript]:

@@ -386,7 +386,7 @@ def ceiling_lines(ceiling: Ceiling) -> list[str]:
     """Each adapter between the floor and the oracle's ceiling, then the questions even the oracle fails."""
     floors = ", ".join(f"{budget} {value:.3f}" for budget, value in ceiling.floor_scores.items())
     tops = ", ".join(f"{budget} {value:.3f}" for budget, value in ceiling.oracle_scores.items())
-    floor = f"{ceiling.floor} {floors}" if ceiling.floor is not None else "0 (no random or null control ran; --lens-controls adds them)"
+    floor = f"{ceiling.floor} {floors}" if ceiling.floor is not None else "0 (no random or null adapter ran; --lens-controls adds them)"
     out = [
         f"floor and ceiling ({ceiling.metric}): floor {floor}; ceiling {ceiling.oracle} {tops} (the required evidence ranked "
         f"first, the same agent and budget); share = (adapter - floor) / (oracle - floor) on the questions all three scored, "

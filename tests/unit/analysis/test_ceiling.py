@@ -57,6 +57,10 @@ def test_no_oracle_no_ceiling_and_no_floor_means_zero() -> None:
     # An oracle no better than the floor leaves no range to share: no share, never a division by zero.
     flat = ceiling([*scored("good", [0.5, 0.5]), *scored("random", [1.0, 1.0]), *scored("oracle", [1.0, 1.0])], score, metric="m")
     assert flat is not None and flat.rows[0].share is None
+    # Without --lens-controls, the adapter labelled random is the floor.
+    plain = [r.model_copy(update={"control": None}) for r in scored("random", [0.5, 0.5, 0.5])]
+    labelled = ceiling([*scored("good", [1.0, 0.5, 0.0]), *plain, *scored("oracle", [1.0, 1.0, 1.0])], score, metric="m")
+    assert labelled is not None and labelled.floor == "random" and labelled.floor_scores == {"16k": 0.5}
 
 
 def test_questions_without_a_headline_are_left_out() -> None:
