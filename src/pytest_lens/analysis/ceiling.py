@@ -83,8 +83,8 @@ def ceiling(
             if b != budget or adapter in (oracle, floor):  # the floor's share is 0 by definition
                 continue
             scores = {key: value for key, (_, value) in members.items()}
-            labels = {key: units(result) for key, (result, _) in members.items()} if units is not None else None
-            row = _row(scores, ceiling_scores, floor_scores, labels, confidence=confidence)
+            unit_of = {key: units(result) for key, (result, _) in members.items()} if units is not None else None
+            row = _row(scores, ceiling_scores, floor_scores, unit_of, confidence=confidence)
             if row is not None:
                 found.rows.append(row.model_copy(update={"adapter": summary_key(adapter, budget, several_budgets), "budget": budget}))
     return found
