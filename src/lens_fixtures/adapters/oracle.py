@@ -21,25 +21,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
+from lens_fixtures.adapters.batch import BATCH_RETRIEVE
+from lens_fixtures.adapters.episode_list import EpisodeListMemory
 from lens_fixtures.adapters.snippets import excerpt
-from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
+from pytest_lens import CapabilityManifest, SearchResult
 
 __all__ = ["OracleAdapter", "OracleQuestion"]
 
 
-class OracleAdapter(MemoryAdapter):
+class OracleAdapter(EpisodeListMemory):
     """Stores episodes in memory; searches through :meth:`lens_oracle_view` rank the question's required evidence first."""
 
     #: Each instance holds its own episodes (concurrent runs may stream several to different checkpoints).
     lens_isolated_instances = True
-
-    def __init__(self, max_results: int = 20, snippet_chars: int = 300) -> None:
-        if max_results < 1:
-            raise ValueError(f"max_results must be >= 1, got {max_results}")
-        self._max_results = max_results
-        self._snippet_chars = snippet_chars
-        self._episodes: dict[str, tuple[str, str]] = {}
 
     def reset(self, scope_id: str) -> None:
         """Forget every stored episode (one scope is live at a time)."""
@@ -74,24 +68,11 @@ class OracleAdapter(MemoryAdapter):
                 break
         return results
 
-    def retrieve(self, ref_id: str) -> Document | None:
-        """The stored episode text, verbatim."""
-        stored = self._episodes.get(ref_id)
-        if stored is None:
-            return None
-        return Document(ref_id=ref_id, text=stored[1], metadata={"timestamp": stored[0]})
-
     def get_capabilities(self) -> CapabilityManifest:
         """An ``oracle`` search mode (no relevance to the query promised), a date range and ``batch_retrieve``."""
         return CapabilityManifest(
             search_modes=["oracle"], max_results_per_search=self._max_results, supports_date_range=True, extra_tools=[BATCH_RETRIEVE]
         )
-
-    def call_extended_tool(self, name: str, args: dict[str, Any]) -> Any:
-        """``batch_retrieve``: ``{"documents": [{ref_id, text}], "count": n}`` for the ids found; invalid arguments raise."""
-        if name != BATCH_RETRIEVE.name:
-            return super().call_extended_tool(name, args)
-        return batch_payload(batch_ref_ids(args), self.retrieve)
 
 
 class OracleQuestion:

@@ -22,23 +22,20 @@ import hashlib
 import random
 from typing import Any
 
-from lens_fixtures.adapters.batch import BATCH_RETRIEVE, batch_payload, batch_ref_ids
+from lens_fixtures.adapters.batch import BATCH_RETRIEVE
+from lens_fixtures.adapters.episode_list import EpisodeListMemory
 from lens_fixtures.adapters.snippets import excerpt
-from pytest_lens import CapabilityManifest, Document, MemoryAdapter, SearchResult
+from pytest_lens import CapabilityManifest, SearchResult
 
 __all__ = ["RandomAdapter"]
 
 
-class RandomAdapter(MemoryAdapter):
+class RandomAdapter(EpisodeListMemory):
     """Returns ``limit`` stored episodes drawn at random for each search (deterministic per seed and query)."""
 
     def __init__(self, seed: int = 0, max_results: int = 20, snippet_chars: int = 300) -> None:
-        if max_results < 1:
-            raise ValueError(f"max_results must be >= 1, got {max_results}")
+        super().__init__(max_results, snippet_chars)
         self._seed = seed
-        self._max_results = max_results
-        self._snippet_chars = snippet_chars
-        self._episodes: dict[str, tuple[str, str]] = {}
         self._population: list[str] | None = None
 
     def reset(self, scope_id: str) -> None:
@@ -69,19 +66,6 @@ class RandomAdapter(MemoryAdapter):
             )
         return results
 
-    def retrieve(self, ref_id: str) -> Document | None:
-        """The stored episode text, verbatim."""
-        stored = self._episodes.get(ref_id)
-        if stored is None:
-            return None
-        return Document(ref_id=ref_id, text=stored[1], metadata={"timestamp": stored[0]})
-
     def get_capabilities(self) -> CapabilityManifest:
         """A ``random`` search mode (no relevance promised) and ``batch_retrieve``."""
         return CapabilityManifest(search_modes=["random"], max_results_per_search=self._max_results, extra_tools=[BATCH_RETRIEVE])
-
-    def call_extended_tool(self, name: str, args: dict[str, Any]) -> Any:
-        """``batch_retrieve``: ``{"documents": [{ref_id, text}], "count": n}`` for the ids found; invalid arguments raise."""
-        if name != BATCH_RETRIEVE.name:
-            return super().call_extended_tool(name, args)
-        return batch_payload(batch_ref_ids(args), self.retrieve)
