@@ -185,6 +185,17 @@ def assert_answered(result: Any, answered: int, **others: int) -> None:
         assert outcomes.get("deselected", 0) == others["deselected"], f"deselected: {outcomes}"
 
 
+def fast_progress_lines(monkeypatch: Any, every_s: float = 0.5) -> None:
+    """Progress lines every ``every_s`` instead of a log's 10 s, in the module an in-process pytester run will import.
+
+    Not through the package's attribute: after an earlier in-process run, pytester drops the modules it imported
+    from ``sys.modules``, and the package still names the dropped copy.
+    """
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("pytest_lens.plugin.terminal_progress"), "UNATTENDED_INTERVAL_S", every_s)
+
+
 def run_lens_session(
     tmp_path: Path,
     adapters: dict[str, str],

@@ -5,10 +5,14 @@ says, and hands it to a sink (a callable taking one line). The pytest layer
 (:mod:`pytest_lens.plugin.terminal_progress`) supplies the sink, or none under ``-q``.
 
 Embedders report what they do through :func:`report_embeddings`, which counts
-towards the stream being ingested on the calling thread (and does nothing when
-no stream is). The bundled embedder calls it after every batch, so a long
-embedding call still shows progress; an adapter with its own embedder can call
-it too.
+towards the stream being ingested (and does nothing when no stream is). The
+stream being ingested is a context variable, so it reaches the adapter's own
+thread, where adapter calls run under ``--lens-call-timeout`` (each call runs
+in a copy of the ingesting thread's context). Only the thread that ingests
+prints: what the adapter's thread reports is counted, and printed by the
+ingesting thread while it waits for the call (every :data:`WAIT_TICK_S`) or
+after it. The bundled embedder calls it after every batch, so a long embedding
+call still shows progress; an adapter with its own embedder can call it too.
 """
 
 from __future__ import annotations
@@ -42,7 +46,10 @@ ProgressSink = Callable[[str], None]
 
 T = TypeVar("T")
 
+#: The waiting callback of this thread (:func:`waiting`): thread-local, since only the thread that waits beats.
 _ACTIVE = threading.local()
+#: The stream being ingested and its :class:`Progress`: a context variable, copied into the thread an adapter call runs on.
+_INGESTING: contextvars.ContextVar[tuple[Progress, StreamProgress] | None] = contextvars.ContextVar("lens_ingesting", default=None)
 
 #: Seconds between two :func:`waiting_tick` calls while a thread waits for an adapter call.
 WAIT_TICK_S = 1.0
@@ -103,12 +110,10 @@ def report_embeddings(new: int = 0, cached: int = 0) -> None:
     Safe to call from anywhere: outside an ingestion (a search embedding its
     query, a process without pytest-lens) it does nothing.
     """
-    active: tuple[Progress, StreamProgress] | None = getattr(_ACTIVE, "stream", None)
+    active = _INGESTING.get()
     if active is not None:
         progress, stream = active
-        stream.embedded += new
-        stream.cached += cached
-        progress.tick(stream)
+        progress.count(stream, new, cached)
 
 
 def report_activity(text: str) -> None:
@@ -117,7 +122,7 @@ def report_activity(text: str) -> None:
     For a step that takes long and reports nothing while it runs; outside an
     ingestion it does nothing.
     """
-    active: tuple[Progress, StreamProgress] | None = getattr(_ACTIVE, "stream", None)
+    active = _INGESTING.get()
     if active is not None:
         progress, stream = active
         progress.announce(stream, text)
@@ -141,13 +146,22 @@ class StreamProgress:
     resumed_at: float | None = None
     #: Ingestion seconds (:meth:`elapsed`) when the last line was printed (``None``: none yet).
     last_line_at: float | None = None
-    #: Episodes done when the last line was printed (a "done" line is never printed twice).
-    last_line_done: int = -1
+    #: Episodes done and embeddings new and cached when the last line was printed (a line saying nothing new, such as a
+    #: line while an adapter call waits on a model that loads, is never printed).
+    last_line_counts: tuple[int, int, int] = (-1, 0, 0)
     finished: bool = False
+    #: The thread ingesting it now (the only one that prints its lines), while it is.
+    owner: int | None = None
+    #: What another thread announced (:func:`report_activity`) and when (ingestion seconds), not printed yet.
+    pending: tuple[str, float] | None = None
 
     def elapsed(self, now: float) -> float:
         """Seconds of ingestion work so far, the current stretch included."""
         return self.busy_s + (now - self.resumed_at if self.resumed_at is not None else 0.0)
+
+    def counts(self) -> tuple[int, int, int]:
+        """Episodes done, texts embedded, texts found in a cache."""
+        return self.done, self.embedded, self.cached
 
 
 def format_stream_line(stream: StreamProgress, elapsed: float) -> str:
@@ -171,8 +185,11 @@ class Progress:
 
     A stream's first line is printed as soon as its work starts; further lines at
     most every ``interval_s`` while work goes on (between episodes or embedding
-    batches); a last line when the scope is complete, if ingesting it took longer
-    than ``interval_s`` (fast adapters print one line per scope).
+    batches, and while the ingesting thread waits for an adapter call), each only
+    when episodes or embeddings moved since the last; a last line when the scope is
+    complete (its last ``prepare`` included), if ingesting it took longer than
+    ``interval_s`` (fast adapters print one line per scope). What the adapter's
+    own thread reports is printed by the thread that ingests.
     """
 
     def __init__(self, sink: ProgressSink, *, interval_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -192,20 +209,22 @@ class Progress:
                 stream = self._streams[key] = StreamProgress(adapter, scope_id, total, replay=stream is not None)
         now = self.clock()
         stream.resumed_at = now
+        stream.owner = threading.get_ident()
         if stream.last_line_at is None:
             self._emit(stream, now)
-        previous = getattr(_ACTIVE, "stream", None)
-        _ACTIVE.stream = (self, stream)
+        token = _INGESTING.set((self, stream))
         try:
-            yield stream
+            with waiting(lambda: self.tick(stream)):  # lines while this thread waits for an adapter call
+                yield stream
         finally:
-            _ACTIVE.stream = previous
+            _INGESTING.reset(token)
+            stream.owner, stream.pending = None, None  # an announcement no tick printed is over: the call ended
             now = self.clock()
             stream.busy_s = stream.elapsed(now)
             stream.resumed_at = None
             if stream.done >= stream.total and not stream.finished:
                 stream.finished = True
-                if stream.busy_s >= self.interval_s and stream.last_line_done != stream.done:
+                if stream.busy_s >= self.interval_s and self._news(stream):
                     self._emit(stream, now)
 
     def episode_done(self, stream: StreamProgress) -> None:
@@ -213,23 +232,53 @@ class Progress:
         stream.done += 1
         self.tick(stream)
 
+    def count(self, stream: StreamProgress, new: int, cached: int) -> None:
+        """``new`` texts embedded and ``cached`` found in a cache, from any thread; a line if one is due here."""
+        with self._lock:
+            stream.embedded += new
+            stream.cached += cached
+        self.tick(stream)
+
     def tick(self, stream: StreamProgress) -> None:
-        """Print a line if the last one is ``interval_s`` old."""
+        """On the ingesting thread: print what another thread announced, else a line if the last one is ``interval_s`` old."""
+        if threading.get_ident() != stream.owner:
+            return  # another thread (the adapter's): the ingesting thread prints, while it waits or after the call
+        with self._lock:
+            pending, stream.pending = stream.pending, None
+        if pending is not None:
+            self._announce(stream, *pending)
+            return
+        if stream.done >= stream.total:
+            return  # its last line comes when the stretch ends, with what prepare() embedded after the last episode
         now = self.clock()
         # Measured in ingestion time: the minutes spent answering questions between checkpoints do not count.
-        if stream.last_line_at is None or stream.elapsed(now) - stream.last_line_at >= self.interval_s:
+        if stream.last_line_at is None or (stream.elapsed(now) - stream.last_line_at >= self.interval_s and self._news(stream)):
             self._emit(stream, now)
 
     def announce(self, stream: StreamProgress, text: str) -> None:
-        """A line about what the stream is doing now, printed at once."""
+        """A line about what the stream is doing now: printed at once on the ingesting thread, else at its next tick."""
         elapsed = stream.elapsed(self.clock())
+        if threading.get_ident() == stream.owner:
+            self._announce(stream, text, elapsed)
+            return
+        with self._lock:
+            stream.pending = (text, elapsed)
+
+    def _announce(self, stream: StreamProgress, text: str, elapsed: float) -> None:
         stream.last_line_at = elapsed
         self.sink(f"lens: {stream.adapter} | {stream.scope_id}: {text} ({elapsed:.1f} s)")
 
+    def _news(self, stream: StreamProgress) -> bool:
+        """Whether episodes or embeddings moved since the last line."""
+        with self._lock:
+            return stream.counts() != stream.last_line_counts
+
     def _emit(self, stream: StreamProgress, now: float) -> None:
         stream.last_line_at = stream.elapsed(now)
-        stream.last_line_done = stream.done
-        self.sink(format_stream_line(stream, stream.last_line_at))
+        with self._lock:
+            stream.last_line_counts = stream.counts()
+            line = format_stream_line(stream, stream.last_line_at)
+        self.sink(line)
 
 
 class ClauseProgress:
@@ -298,7 +347,8 @@ class AnsweringProgress:
 
     Quiet for the first ``interval_s`` (fast runs print nothing), then a line at most every ``interval_s``, and a
     last one when the stream's questions are done if any line was printed. ``load`` reads the model's counters
-    (requests and tokens so far, requests in flight and waiting); rates are over the stream's time so far.
+    (requests and tokens so far, requests in flight and waiting); rates are over the stream's time so far. Without
+    ``load`` (a run that uses no model, e.g. the offline agent) the line says nothing about a model.
     """
 
     def __init__(
@@ -312,7 +362,7 @@ class AnsweringProgress:
         self.sink = sink
         self.interval_s = interval_s
         self.clock = clock
-        self.load = load or ModelLoad
+        self.load = load
         self._label = ""
         self._total = 0
         self._started = 0.0
@@ -324,7 +374,7 @@ class AnsweringProgress:
         self._label = f"{adapter} | {scope_id}"
         self._total = total
         self._started = self.clock()
-        self._base = self.load()
+        self._base = self.load() if self.load is not None else ModelLoad()
         self._last = None
 
     def tick(self, answered: int, running: int, *, final: bool = False) -> None:
@@ -341,17 +391,18 @@ class AnsweringProgress:
 
     def line(self, answered: int, running: int, elapsed: float) -> str:
         """The progress line for these counts after ``elapsed`` seconds."""
-        load = self.load()
-        requests = load.requests - self._base.requests
-        tokens = load.completion_tokens - self._base.completion_tokens
         queued = max(0, self._total - answered - running)
-        rate = max(elapsed, 1e-9)
-        parts = [
-            f"lens: {self._label}: answering {answered}/{self._total} questions done, {running} in flight, {queued} queued",
-            f"model: {load.in_flight} requests being served, {load.waiting} waiting for a free place",
-            f"{requests} answered ({requests / rate:.2f}/s), {tokens:,} tokens generated ({tokens / rate:.1f}/s)",
-            f"{elapsed:.0f} s",
-        ]
+        parts = [f"lens: {self._label}: answering {answered}/{self._total} questions done, {running} in flight, {queued} queued"]
+        if self.load is not None:
+            load = self.load()
+            requests = load.requests - self._base.requests
+            tokens = load.completion_tokens - self._base.completion_tokens
+            rate = max(elapsed, 1e-9)
+            parts += [
+                f"model: {load.in_flight} requests being served, {load.waiting} waiting for a free place",
+                f"{requests} answered ({requests / rate:.2f}/s), {tokens:,} tokens generated ({tokens / rate:.1f}/s)",
+            ]
+        parts.append(f"{elapsed:.0f} s")
         if answered >= self._total:
             parts.append("done")
         elif answered:

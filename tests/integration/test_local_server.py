@@ -7,7 +7,6 @@ empty (every request starts generating as it arrives) and take no longer than on
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from collections import Counter
@@ -16,7 +15,7 @@ import pytest
 
 from lens_fixtures.openai_server import Fault, OpenAITestServer
 from pytest_lens.records.rows import read_artifact_json
-from tests.support import COLD_CHAIN_DEMO, assert_answered
+from tests.support import COLD_CHAIN_DEMO, assert_answered, fast_progress_lines
 
 QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--lens-dataset={COLD_CHAIN_DEMO}")
 #: A quarter of the agent's requests run to max_tokens, each token taking 1 ms in the slot.
@@ -115,15 +114,6 @@ def test_xdist_workers_share_the_servers_one_slot(pytester: pytest.Pytester) -> 
     assert len(results) == 16 and all(r["not_measured"] is None for r in results)
     assert {r["adapter"] for r in results} == {"bm25", "kw"}
     assert sum(r["queued_s"] for r in results) > 0  # they waited here instead, outside their durations
-
-
-def fast_progress_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A line every 0.5 s instead of a log's 10 s, in the module the in-process run will import.
-
-    Not through the package's attribute: after an earlier in-process run, pytester drops the modules it imported
-    from ``sys.modules``, and the package still names the dropped copy.
-    """
-    monkeypatch.setattr(importlib.import_module("pytest_lens.plugin.terminal_progress"), "UNATTENDED_INTERVAL_S", 0.5)
 
 
 def answering_lines(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, latency_s: float) -> list[str]:

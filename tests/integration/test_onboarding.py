@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import assert_answered
+from tests.support import assert_answered, fast_progress_lines
 from tests.unit.contract.test_registry import ADAPTER
 
 NO_CACHE = ("-p", "no:cacheprovider")
@@ -126,6 +126,15 @@ def test_xdist_workers_print_progress_on_stderr_with_their_id(pytester: pytest.P
         ]
     )
     assert "ingesting" not in result.stdout.str()
+
+
+def test_the_offline_agents_answering_lines_say_nothing_about_a_model(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No model is used: the lines had said "model: 0 requests being served, ..., 0 tokens generated" throughout.
+    fast_progress_lines(monkeypatch, every_s=0.0)
+    result = pytester.runpytest("--lens-adapter=bm25", _demo(pytester), "--lens-concurrency=2", *NO_CACHE)
+    assert_answered(result, 8)
+    result.stdout.fnmatch_lines(["lens: bm25 | cold_chain_demo: answering ?/8 questions done, ? in flight, ? queued, * s, *"])
+    assert "model:" not in result.stdout.str()
 
 
 def test_worker_progress_lines_never_share_a_line_with_the_dots_in_a_log(tmp_path: Path) -> None:

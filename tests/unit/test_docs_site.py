@@ -146,20 +146,24 @@ def shape(line: str) -> str:
 
 def test_the_getting_started_progress_sample_is_what_a_run_prints() -> None:
     # Issue 42: the sample showed lines the run never printed. Each "lens:" line of the sample must have the shape of
-    # a line the progress code writes (ingesting at the start, on the way, done; answering on the way), for the
-    # main job's adapter and the first bundled scope.
+    # a line the progress code writes (ingesting at the start, on the way with and without embeddings, done; the
+    # embedder loading its model; answering on the way and done, without a model: the main job's agent is offline),
+    # for the main job's adapter and the first bundled scope.
     from pytest_lens.datasets.bundled import bundled_dataset_paths
-    from pytest_lens.progress import AnsweringProgress, StreamProgress, format_stream_line
+    from pytest_lens.embedding.sentence import BUNDLED_MODEL
+    from pytest_lens.progress import AnsweringProgress, Progress, StreamProgress, format_stream_line, report_activity
 
     page = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
     block = next(b for b in fenced_blocks(page) if "ingesting" in b)
     sample = [line for line in block.splitlines() if line.startswith("lens: ")]
     assert len(sample) >= 3
     scope = bundled_dataset_paths()[0].stem
-    written = []
-    for done, total in ((0, 120), (43, 120), (120, 120)):
-        written.append(format_stream_line(StreamProgress("sqlite-hybrid", scope, total, done=done), 12.5))
+    written: list[str] = []
+    for done, total, embedded in ((0, 120, 0), (43, 120, 0), (43, 120, 86), (120, 120, 140)):
+        written.append(format_stream_line(StreamProgress("sqlite-hybrid", scope, total, done=done, embedded=embedded), 12.5))
+    with Progress(written.append).ingesting("sqlite-hybrid", scope, 120, restart=True):
+        report_activity(f"loading the embedding model {BUNDLED_MODEL} (once per process)")  # what the embedder says
     answering = AnsweringProgress(lambda line: None)
     answering.start("sqlite-hybrid", scope, 24)
-    written += [answering.line(0, 1, 3.0), answering.line(5, 1, 30.0)]
+    written += [answering.line(0, 1, 3.0), answering.line(5, 1, 30.0), answering.line(24, 0, 60.0)]
     assert {shape(line) for line in sample} <= {shape(line) for line in written}, (sample, written)

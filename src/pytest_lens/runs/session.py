@@ -42,7 +42,7 @@ from pytest_lens.runs.storage import OutputError, write_document
 
 if TYPE_CHECKING:
     from pytest_lens.answering.concurrency import ConcurrentRunner
-    from pytest_lens.progress import AnsweringProgress
+    from pytest_lens.progress import AnsweringProgress, Progress
     from pytest_lens.records.cases import LensCase
     from pytest_lens.records.settings import LensSettings
     from pytest_lens.reports.views.worst import WorstQuestions
@@ -195,14 +195,12 @@ class LensSession:
         key = (case.adapter, case.scope.scope_id, case.budget.name if self._plan_by_budget else "")
         stream = self._serial
         if stream is None or stream.key != key:
-            from pytest_lens.progress import AnsweringProgress
-
             total = sum(
                 1
                 for planned in self._planned
                 if (planned.adapter, planned.scope.scope_id, planned.budget.name if self._plan_by_budget else "") == key
             )
-            progress = AnsweringProgress(runtime.progress.sink, interval_s=runtime.progress.interval_s, load=self.setup.llm.load)
+            progress = self._answering_progress(runtime.progress)
             stream = self._serial = SerialAnswering(key, progress, max(total, 1))
             progress.start(case.adapter, case.scope.scope_id, stream.total)
         return stream
@@ -263,17 +261,21 @@ class LensSession:
             from pytest_lens.answering.concurrency import ConcurrentRunner  # only for --lens-concurrency above 1
 
             setup = self.setup
-            progress = None
-            if runtime.progress is not None:  # the pytest layer's sink and interval (none under -q)
-                from pytest_lens.progress import AnsweringProgress
-
-                progress = AnsweringProgress(runtime.progress.sink, interval_s=runtime.progress.interval_s, load=setup.llm.load)
+            # The pytest layer's sink and interval (none under -q).
+            progress = self._answering_progress(runtime.progress) if runtime.progress is not None else None
             runner = ConcurrentRunner(
                 runtime, setup.agent, scoring=setup.scoring_for, finish=self._finish, concurrency=setup.concurrency, progress=progress
             )
             runner.plan(self._planned, by_budget=self._plan_by_budget)
             self._runners[id(runtime)] = runner
         return runner
+
+    def _answering_progress(self, ingesting: Progress) -> AnsweringProgress:
+        """Answering lines where the ingestion lines go; the model's counters only in a run that uses a model."""
+        from pytest_lens.progress import AnsweringProgress
+
+        load = self.setup.llm.load if self.settings.llm.configured else None  # the offline agent's run: no model to report on
+        return AnsweringProgress(ingesting.sink, interval_s=ingesting.interval_s, load=load)
 
     def _finish(self, case: LensCase, result: QuestionResult, used: LLMCounts) -> QuestionResult:
         """``result`` with the judge that scored it and the LLM requests it made."""
