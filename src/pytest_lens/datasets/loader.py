@@ -164,7 +164,7 @@ def expand_dataset_paths(paths: Iterable[Path]) -> list[Path]:
                     ]
                 )
             files.extend(found)
-        elif path.is_file():
+        elif path.exists():  # a file; a device or pipe is refused by name when read (read_input), not "no such file"
             files.append(named)
         else:
             raise DatasetError([DatasetIssue(str(path), "-", "not_found", "no such file or directory", Severity.ERROR)])

@@ -106,3 +106,17 @@ def test_validate_says_what_it_accepts_for_a_file_of_no_known_kind(tmp_path: Pat
     assert main(["validate", str(misnamed)]) == 1
     hint = 'It looks like a labels file ("episodes" by id): name it NAME.labels.json beside the dataset NAME.json'
     assert hint in capsys.readouterr().out
+
+
+def test_validate_names_a_device_or_a_pipe_instead_of_calling_it_missing(tmp_path: Path, capsys: Capture) -> None:
+    # Issue 46: `lens validate /dev/zero` said "no such file or directory".
+    import os
+
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)
+    assert main(["validate", "/dev/zero", str(pipe)]) == 1
+    out = capsys.readouterr().out
+    assert "/dev/zero: INVALID\n  error   -: /dev/zero is a device, not a file [not_a_file]\n" in out
+    assert f"{pipe}: INVALID\n  error   -: {pipe} is a named pipe, not a file [not_a_file]\n" in out
+    assert main(["validate", str(tmp_path / "absent.json")]) == 2
+    assert "absent.json: -: no such file or directory [not_found]" in capsys.readouterr().out
