@@ -354,3 +354,14 @@ def test_the_ci_examples_laptop_script_runs_shards_side_by_side_and_gates_the_me
     (tmp_path / "out" / "shards" / "shard-2-of-2.json").unlink()
     merged = subprocess.run(["bash", str(SCRIPT), "merge"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert merged.returncode == 2 and "missing shard 2/2" in merged.stderr
+
+
+def test_a_shard_given_no_stream_group_says_so_and_exits_0(tmp_path: Path, bundled_two: list[str]) -> None:
+    # Issue 46: a shard of more shards than stream groups exited 5 ("no tests ran"), which the example CI script
+    # reports as "could not run". It owns nothing: it says so, exits 0 and leaves an artifact for the merge.
+    done = pytest_process(tmp_path, "-p", "no:xdist", *bundled_two, "--lens-shard=5/5", "--lens-json=shard5.json")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "lens: shard 5/5: 0 of 4 stream groups, 0 questions (it owns nothing: 5 shards for 4 stream groups; exit 0)" in done.stdout
+    assert read_artifact_json(tmp_path / "shard5.json")["run"]["shard"]["index"] == 5
+    # A shard that owns groups but whose selection leaves nothing is still pytest's "no tests ran".
+    assert pytest_process(tmp_path, "-p", "no:xdist", *bundled_two, "--lens-shard=1/5", "-k", "no_such_q").returncode == 5

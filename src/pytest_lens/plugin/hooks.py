@@ -306,11 +306,14 @@ class LensPlugin:
         problems.extend(leftovers)
         self.outcome = self.session.finish(problems, encoding=getattr(sys.stdout, "encoding", None))
         # --lens-resume: a reused result whose test failed when it ran fails this run too, and a run whose every
-        # question was reused ran no test but has a verdict (not pytest's "no tests ran").
+        # question was reused ran no test but has a verdict (not pytest's "no tests ran"); a shard given no stream group
+        # (more shards than groups) owns nothing and did all it owed: exit 0, not 5 (which CI scripts read as "could not run").
         failed = bool(self.outcome.exit_code) or self.session.reused_failures()
+        found = self.session.slice
+        has_verdict = found is not None and (bool(self.session.ledger.results) or found.owns_nothing)
         if failed and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        elif session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.slice is not None and self.session.ledger.results:
+        elif session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and has_verdict:
             session.exitstatus = pytest.ExitCode.OK
 
     def pytest_unconfigure(self) -> None:

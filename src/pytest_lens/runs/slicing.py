@@ -374,6 +374,11 @@ class RunSlice:
         """Whether ``unit`` belongs to this shard (every unit without ``--lens-shard``)."""
         return self.shard is None or unit in self.mine
 
+    @property
+    def owns_nothing(self) -> bool:
+        """A shard of more shards than the run has stream groups, given none: its run is empty, not failed."""
+        return self.shard is not None and not any(unit.name in self.mine for unit in self.units)
+
     def keeps(self, case: LensCase) -> bool:
         """Whether this process runs ``case``: its unit is this shard's, and no kept result stands for it."""
         if not self.owns(case.group):
@@ -415,7 +420,9 @@ class RunSlice:
         if self.shard is not None:
             mine = [unit for unit in self.units if unit.name in self.mine]
             cases = sum(len(unit.cases) for unit in mine)
-            lines.append(f"lens: shard {self.shard[0]}/{self.shard[1]}: {len(mine)} of {len(self.units)} stream groups, {cases} questions")
+            empty = f" (it owns nothing: {self.shard[1]} shards for {len(self.units)} stream groups; exit 0)" if self.owns_nothing else ""
+            share = f"{len(mine)} of {len(self.units)} stream groups, {cases} questions"
+            lines.append(f"lens: shard {self.shard[0]}/{self.shard[1]}: {share}{empty}")
         if self.store is not None:
             owned = [unit for unit in self.units if self.owns(unit.name)]
             whole = len(self.reused_units)
