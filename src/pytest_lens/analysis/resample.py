@@ -54,7 +54,7 @@ class CompositeResampler:
         self._present = ~np.isnan(values)
         self._filled = np.where(self._present, values, 0.0)
         self._weights = np.array([max(0.0, self.weights.get(name, 0.0)) for name in self.names])
-        self._gates = [(column[gate.metric], gate.threshold) for gate in self.gates if gate.metric in column]
+        self._gates = [(column[gate.metric], gate.threshold - gate.tolerance) for gate in self.gates if gate.metric in column]
 
     @property
     def n(self) -> int:
@@ -126,9 +126,9 @@ class CompositeResampler:
         with np.errstate(invalid="ignore", divide="ignore"):
             ungated = np.where(total > 0, weighted / np.where(total > 0, total, 1.0), 0.0)
         gated = np.zeros(ungated.shape, dtype=bool)
-        for j, threshold in self._gates:
+        for j, cutoff in self._gates:
             with np.errstate(invalid="ignore"):
-                gated |= means[:, j] < threshold  # NaN (metric absent) never gates
+                gated |= means[:, j] < cutoff  # NaN (metric absent) never gates; HardGate.tolerance as HardGate.fails
         values: NDArray[np.float64] = np.where(gated, 0.0, ungated)
         return values
 
