@@ -56,10 +56,14 @@ def flip_a_reply_byte(name: str, data: bytes) -> bytes:
 
 @pytest.fixture(scope="module")
 def offline_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bm25 run of the cold-chain demo (in a pytest process of its own) and its bundle: ``run.json``, ``run.lens.tar.gz``."""
+    """A bm25 run of the cold-chain demo (in a pytest process of its own, saved as ``main``) and its bundle: ``run.json``,
+    ``run.lens.tar.gz``."""
     where = tmp_path_factory.mktemp("offline")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--lens-adapter=bm25", *QUIET, "--lens-json=run.json"], cwd=where, capture_output=True, check=False
+        [sys.executable, "-m", "pytest", "--lens-adapter=bm25", *QUIET, "--lens-json=run.json", "--lens-save=main"],
+        cwd=where,
+        capture_output=True,
+        check=False,
     )
     assert done.returncode == 0, done.stdout[-2000:]
     assert lens(["bundle", str(where / "run.json"), "--out", str(where / "run.lens.tar.gz")]) == 0
@@ -243,17 +247,18 @@ def test_an_incomplete_run_is_not_bundled(offline_bundle: Path, tmp_path: Path, 
 
 
 def test_a_run_compared_with_a_baseline_carries_it_and_reproduces_the_comparison(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    offline_bundle: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def pytest_run(*args: str) -> None:
-        done = subprocess.run([sys.executable, "-m", "pytest", "--lens-adapter=bm25", *QUIET, *args], cwd=tmp_path, capture_output=True)
-        assert done.returncode == 0, done.stdout[-2000:]
-
-    pytest_run("--lens-save=main")
-    pytest_run("--lens-baseline=main", "--lens-compare-fail", "--lens-compare-partial", "--lens-json=run.json")
-    assert json.loads((tmp_path / "run.json").read_text())["comparison"]["adapters"][0]["regression"] is not None  # the document
-    assert lens(["bundle", str(tmp_path / "run.json"), "--out", str(tmp_path / "run.lens.tar.gz"), "--rootdir", str(tmp_path)]) == 0
-    assert {"run/baseline/0001_main.json", "run/baseline/0001_main.rows.jsonl"} <= set(members(tmp_path / "run.lens.tar.gz"))
+    where = offline_bundle.parent  # the fixture's run is the baseline, saved as main
+    compared = ["--lens-baseline=main", "--lens-compare-fail", "--lens-compare-partial", "--lens-json=compared.json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--lens-adapter=bm25", *QUIET, *compared], cwd=where, capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert json.loads((where / "compared.json").read_text())["comparison"]["adapters"][0]["regression"] is not None  # the document
+    bundle = where / "compared.lens.tar.gz"
+    assert lens(["bundle", str(where / "compared.json"), "--out", str(bundle), "--rootdir", str(where)]) == 0
+    assert {"run/baseline/0001_main.json", "run/baseline/0001_main.rows.jsonl"} <= set(members(bundle))
     capsys.readouterr()
-    assert lens(["reproduce", str(tmp_path / "run.lens.tar.gz")]) == 0  # the comparison and its gate, again
+    assert lens(["reproduce", str(bundle)]) == 0  # the comparison and its gate, again
     assert "reproduced 8 of 8 questions bit for bit" in capsys.readouterr().out
