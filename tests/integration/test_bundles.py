@@ -70,7 +70,9 @@ def offline_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where / "run.lens.tar.gz"
 
 
-def test_an_offline_run_reproduces_bit_for_bit(offline_bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_offline_run_reproduces_bit_for_bit(
+    offline_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     found = members(offline_bundle)
     run_members = {"run/artifact.json", "run/run.rows.jsonl", "run/settings.json", "data/00/cold_chain_demo.json"}
     assert set(found) == {MANIFEST, "README.txt", "environment.json", *run_members}
@@ -80,9 +82,11 @@ def test_an_offline_run_reproduces_bit_for_bit(offline_bundle: Path, capsys: pyt
         name: hashlib.sha256(data).hexdigest() for name, data in found.items() if name != MANIFEST
     }
     capsys.readouterr()
-    assert lens(["reproduce", str(offline_bundle)]) == 0
+    monkeypatch.chdir(tmp_path)  # --keep relative to here, the run set up again under another --rootdir
+    assert lens(["reproduce", str(offline_bundle), "--keep", "kept", "--rootdir", str(offline_bundle.parent)]) == 0
     out = capsys.readouterr().out
     assert "reproduced 8 of 8 questions bit for bit; summaries, statistics and verdict identical" in out
+    assert (tmp_path / "kept" / "reproduced.json").is_file() and (tmp_path / "kept" / "bundle" / "run" / "settings.json").is_file()
 
 
 def test_the_same_run_bundles_to_the_same_bytes(offline_bundle: Path, tmp_path: Path) -> None:

@@ -93,9 +93,9 @@ def run_reproduce(args: argparse.Namespace) -> int:
     """Check, run again and compare; 0, 1 or 2."""
     from pytest_lens.runs.bundle import BundleError
 
-    if args.keep is not None:
+    if args.keep is not None:  # absolute: the run set up again resolves its paths against --rootdir, not here
         args.keep.mkdir(parents=True, exist_ok=True)
-        return _reproduce(args, args.keep)
+        return _reproduce(args, args.keep.resolve())
     try:
         with tempfile.TemporaryDirectory(prefix="lens-reproduce-") as tmp:
             return _reproduce(args, Path(tmp))
