@@ -126,12 +126,58 @@ class SavedRun:
         return self.path.stem
 
 
+#: A run document past this size holds its rows inline (a single-file artifact: a streamed document is kilobytes).
+_INLINE_CHECKED = 64 << 20
+#: Memory that parsing such a document takes, per byte of it: 4.5 for real rows (transcripts), 8 for short rows.
+_PARSE_FACTOR = 4
+
+
+def _free_memory() -> int | None:
+    """Bytes this process can still take: the least of what the machine has available and its address-space limit.
+
+    ``None`` where neither is known (no ``/proc``).
+    """
+
+    def field(name: str, key: str) -> int | None:
+        with contextlib.suppress(OSError, ValueError, StopIteration), open(name, encoding="ascii") as file:
+            return next(int(line.split()[1]) for line in file if line.startswith(key)) * 1024
+        return None
+
+    found = [field("/proc/meminfo", "MemAvailable:")]
+    with contextlib.suppress(ImportError):  # no resource module off Unix
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit != resource.RLIM_INFINITY and (used := field("/proc/self/status", "VmSize:")) is not None:
+            found.append(limit - used)
+    known = [value for value in found if value is not None]
+    return min(known) if known else None
+
+
+def _too_large_to_parse(path: Path) -> str | None:
+    """Why a single-file artifact cannot be read here (parsed whole, it would not fit in memory), or ``None``.
+
+    Parsing past the memory there is aborts the process (pydantic-core) or is a ``MemoryError`` at best: said first.
+    """
+    with contextlib.suppress(OSError):
+        size = path.stat().st_size
+        free = _free_memory() if size > _INLINE_CHECKED else None
+        if free is not None and size * _PARSE_FACTOR > free:
+            return (
+                f"{path}: the run artifact ({size:,} bytes, its rows inline) needs about {size * _PARSE_FACTOR >> 20:,} MB "
+                f"to read, and this process has {max(free, 0) >> 20:,} MB free"
+            )
+    return None
+
+
 def load_run(path: Path) -> RunArtifact:
     """Read a run artifact: the document, its rows read lazily from the file beside it (or inline, in a single-file one).
 
     :class:`SavedRunError` names the file and the first field at fault; a row at fault is named when it is read
     (:class:`~pytest_lens.records.rows.RowError`).
     """
+    if (refused := _too_large_to_parse(path)) is not None:
+        raise SavedRunError(refused)
     try:
         document = read_json(read_input(path))  # a regular file, bounded: never /dev/zero, a FIFO or a directory
     except OSError as exc:

@@ -142,3 +142,43 @@ def test_report_refuses_an_unlike_baseline_too(tmp_path: Path, capsys: pytest.Ca
     assert "are unlike runs: judge differs" in capsys.readouterr().err and not html.exists()
     assert main(["report", str(current), "--baseline", str(baseline), "--html", str(html), "--accept-unlike=judge"]) == 0
     assert "judge differs: this run llm judge-b (local), baseline llm judge-a (local) - compared only because" in html.read_text()
+
+
+#: Run in a child process: ``lens compare`` with its address space capped at what it holds now plus 256 MB
+#: (parsed whole, the artifact below would take about 700 MB: pydantic-core aborts the process when it runs out).
+_CAPPED = """
+import resource, sys
+import pytest_lens.cli.compare, pytest_lens.runs.storage
+from pytest_lens.cli.main import main
+size = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmSize:")) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + (256 << 20),) * 2)
+sys.exit(main(["compare", *sys.argv[1:]]))
+"""
+
+
+def test_compare_on_an_artifact_larger_than_memory_is_one_line(tmp_path: Path) -> None:
+    # Issue 46: `lens compare` on a 1.2 GB artifact ended in a MemoryError traceback. Here a single-file (rows inline)
+    # artifact of about 90 MB against a process that may hold 256 MB more than it does at start.
+    import json
+    import subprocess
+    import sys
+
+    from pytest_lens.records.rows import read_artifact_json
+
+    small = write(tmp_path / "small.json", [result(f"q{i:02d}", tier1(1.0, 1.0)) for i in range(10)])
+    document = read_artifact_json(small)
+    rows = document.pop("results")
+    document.pop("rows", None)
+    big = tmp_path / "big.json"
+    with big.open("w", encoding="utf-8") as out:
+        out.write(json.dumps(document)[:-1] + ', "results": [')
+        out.write(",".join(json.dumps({**row, "question_id": f"{row['question_id']}_{n}"}) for n in range(9_000) for row in rows))
+        out.write("]}")
+    assert big.stat().st_size > 80 << 20
+    done = subprocess.run([sys.executable, "-c", _CAPPED, str(big), str(small)], capture_output=True, text=True, check=False, timeout=120)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr[-2000:]
+    size = big.stat().st_size
+    assert done.stderr.startswith(
+        f"lens compare: {big}: the run artifact ({size:,} bytes, its rows inline) needs about {size * 4 >> 20:,} MB"
+    )
+    assert done.stderr.endswith(" MB free\n") and "\n" not in done.stderr[:-1]
