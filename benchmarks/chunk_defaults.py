@@ -7,7 +7,8 @@ Tuning data (never the real LENS scopes, never the bundled scopes a run reports 
   ~600 words, 757 questions whose evidence names the sessions that answer them; ``--locomo N``
   for more; four keep a grid affordable on a shared CPU).
 
-For each ``(max_chunk_words, min_chunk_words)`` of the grid, a fresh ``SQLiteHybridAdapter`` is fed
+For each ``(max_chunk_words, min_chunk_words)`` of the grid, a fresh ``SQLiteHybridAdapter`` (with the rank fusion,
+``fusion="rrf"``, the sizes were chosen under; the score fusion's weight is ``hybrid_weight.py``'s) is fed
 every scope in stream order; at each checkpoint every question of that checkpoint is searched
 with its own prompt (``limit=10``, as the offline agent's first search) and the ranking is scored
 against the question's required evidence available at the checkpoint with the same trec_eval
@@ -30,63 +31,25 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from first_search import first_searches, generated_scopes, locomo_scopes, means
 from lens_fixtures.adapters.sqlite_hybrid import SQLiteHybridAdapter
 from pytest_lens.analysis.format import format_table
-from pytest_lens.datasets.loader import LoadedScope, load_datasets
-from pytest_lens.scoring.retrieval import RetrievalEvidence, retrieval_metrics
-from shared_data import SHARED
+from pytest_lens.datasets.loader import LoadedScope
 
-LOCOMO = SHARED / "datasets" / "locomo" / "locomo10.json"
 TUNING_SEED = 7
 GRID: list[tuple[int, int]] = [(100, 20), (100, 60), (150, 60), (200, 60), (300, 60)]
-METRICS = ("first_search_ndcg@10", "first_search_recall@10", "first_search_mrr")
+METRICS = ("ndcg@10", "recall@10", "mrr")
 TIE = 0.005
 
 
-def generated_scopes(workdir: Path) -> list[LoadedScope]:
-    """The generator's six domains at :data:`TUNING_SEED`, written by ``lens generate``."""
-    from pytest_lens.cli.main import main as lens
-
-    out = workdir / "generated"
-    if lens(["generate", "--domain", "all", "--seed", str(TUNING_SEED), "--out", f"{out}/"]) != 0:
-        raise SystemExit("lens generate failed")
-    return [scope for dataset in load_datasets([out]) for scope in dataset.scopes]
-
-
-def locomo_scopes(conversations: int) -> list[LoadedScope]:
-    """LoCoMo's first ``conversations`` conversations (sessions as episodes)."""
-    return [scope for dataset in load_datasets([Path(f"locomo:{LOCOMO}")]) for scope in dataset.scopes][:conversations]
-
-
 def score(scopes: Sequence[LoadedScope], max_words: int, min_words: int) -> dict[str, float]:
-    """Mean first-search metrics of every question with available evidence, for one chunk configuration."""
-    totals: dict[str, float] = dict.fromkeys(METRICS, 0.0)
-    count = 0
-    adapter = SQLiteHybridAdapter(max_chunk_words=max_words, min_chunk_words=min_words)
-    try:
-        for scope in scopes:
-            adapter.reset(scope.scope_id)
-            ingested = 0
-            for checkpoint in scope.checkpoints:
-                for episode in scope.stream[ingested:checkpoint]:
-                    adapter.ingest(episode.episode_id, scope.scope_id, episode.iso_timestamp, episode.text, {})
-                ingested = checkpoint
-                adapter.prepare(scope.scope_id, checkpoint)
-                available = scope.available_refs(checkpoint)
-                for question in scope.questions:
-                    required = [ref for ref in question.ground_truth.required_evidence_refs if ref in available]
-                    if question.checkpoint_after != checkpoint or not required:
-                        continue
-                    ranked = [hit.ref_id for hit in adapter.search(question.prompt, None, 10)]
-                    found = retrieval_metrics(
-                        RetrievalEvidence(searches=[ranked], required=required, stored=available, cited=[], grounded=[])
-                    )
-                    for name in METRICS:
-                        totals[name] += found[name]
-                    count += 1
-    finally:
-        adapter.close()
-    return {name: value / count for name, value in totals.items()} | {"questions": float(count)}
+    """Mean first-search metrics of every question with available evidence, for one chunk configuration.
+
+    The fusion is the one the chunks were chosen under (reciprocal rank, k=60).
+    """
+    searched = first_searches(lambda: SQLiteHybridAdapter(max_chunk_words=max_words, min_chunk_words=min_words, fusion="rrf"), scopes)
+    found = means(searched)["all"]
+    return {name: found[name] for name in METRICS} | {"questions": found["n"]}
 
 
 def main() -> None:
@@ -96,17 +59,15 @@ def main() -> None:
     args = parser.parse_args()
     grid = GRID[1:3] if args.quick else GRID
     with tempfile.TemporaryDirectory() as scratch:
-        sources = {"generated (seed 7)": generated_scopes(Path(scratch))}
+        sources = {"generated (seed 7)": generated_scopes(TUNING_SEED, Path(scratch))}
         if not args.quick:
-            if not LOCOMO.exists():
-                raise SystemExit(f"LoCoMo not found at {LOCOMO}")
-            sources["LoCoMo"] = locomo_scopes(args.locomo)
+            sources["LoCoMo"] = locomo_scopes(slice(0, args.locomo))
         rows, objective, questions = [], {}, {}
         for max_words, min_words in grid:
             started = time.perf_counter()
             found = {name: score(scopes, max_words, min_words) for name, scopes in sources.items()}
             questions = {name: int(f["questions"]) for name, f in found.items()}
-            objective[(max_words, min_words)] = sum(f["first_search_ndcg@10"] for f in found.values()) / len(found)
+            objective[(max_words, min_words)] = sum(f["ndcg@10"] for f in found.values()) / len(found)
             cells = [f"{f[m]:.3f}" for f in found.values() for m in METRICS]
             rows.append(
                 [f"{max_words}/{min_words}", *cells, f"{objective[(max_words, min_words)]:.4f}", f"{time.perf_counter() - started:.0f}"]
@@ -114,7 +75,7 @@ def main() -> None:
             print(f"  {max_words}/{min_words} done", file=sys.stderr)
     headers = [
         "max/min words",
-        *(f"{source[:9]} {m.removeprefix('first_search_')}" for source in sources for m in METRICS),
+        *(f"{source[:9]} {m}" for source in sources for m in METRICS),
         "objective",
         "s",
     ]

@@ -121,8 +121,8 @@ class BM25Adapter(MemoryAdapter):
             results.append(SearchResult(ref_id=ref, text=text, score=round(scores[ref], 6), metadata={"timestamp": stamp}))
         return results
 
-    def rank(self, query: str, filters: dict[str, Any] | None, limit: int, *, snippets: bool = True) -> list[BM25Hit]:
-        """The ``limit`` best episodes by BM25 (for hybrids that fuse this ranking with others).
+    def rank(self, query: str, filters: dict[str, Any] | None, limit: int | None, *, snippets: bool = True) -> list[BM25Hit]:
+        """The ``limit`` best episodes by BM25 (every matching episode with ``None``), for hybrids that fuse this ranking.
 
         Ranks first, then reads ids, timestamps and (unless ``snippets=False``) snippets for those rows
         only: with thousands of matching episodes that is several times faster than one joined query.
@@ -137,12 +137,12 @@ class BM25Adapter(MemoryAdapter):
                 f"""SELECT episodes_fts.rowid, bm25(episodes_fts) AS score FROM episodes_fts
                     JOIN episodes e ON e.rowid = episodes_fts.rowid
                     WHERE {" AND ".join(where)} ORDER BY score, episodes_fts.rowid LIMIT ?""",
-                [*params, limit],
+                [*params, -1 if limit is None else limit],
             ).fetchall()
         else:
             ranked = self._db.execute(
                 "SELECT rowid, bm25(episodes_fts) AS score FROM episodes_fts WHERE episodes_fts MATCH ? ORDER BY score, rowid LIMIT ?",
-                [match, limit],
+                [match, -1 if limit is None else limit],  # SQLite: a negative LIMIT is none
             ).fetchall()
         if not ranked:
             return []

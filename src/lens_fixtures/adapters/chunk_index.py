@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from pytest_lens.embedding import Embedder, Vectors
 
-__all__ = ["DEFAULT_EMBED_QUEUE", "ChunkIndex", "EpisodeHit", "VectorMatrix", "date_bounds"]
+__all__ = ["DEFAULT_EMBED_QUEUE", "BestChunks", "ChunkIndex", "EpisodeHit", "VectorMatrix", "date_bounds"]
 
 #: Chunks queued before they are embedded (adapter option ``embed_queue``).
 DEFAULT_EMBED_QUEUE = 32
@@ -92,6 +92,17 @@ class EpisodeHit:
     timestamp: str
     row: int
     score: float
+
+
+@dataclass(frozen=True)
+class BestChunks:
+    """Episodes scored by their best chunk (:meth:`ChunkIndex.best_chunks`), in ingest order."""
+
+    refs: list[str]
+    timestamps: list[str]
+    #: Each episode's best chunk row and its similarity.
+    rows: NDArray[np.intp]
+    scores: NDArray[np.float32]
 
 
 @dataclass
@@ -303,6 +314,32 @@ class ChunkIndex:
             episode = self._episodes[int(owners[row])]
             hits.append(EpisodeHit(episode.ref_id, episode.timestamp, int(row), float(scores[row])))
         return hits
+
+    def best_chunks(self, similarities: NDArray[np.float32], mask: NDArray[np.bool_] | None = None) -> BestChunks:
+        """Every episode with a chunk the ``mask`` allows (current ones only), scored by its best chunk: late interaction.
+
+        One pass over the rows: an episode's rows are contiguous and owners only grow, so the best of each
+        episode is a ``maximum.reduceat`` over the row ranges.
+        """
+        if similarities.size == 0:
+            return BestChunks([], [], np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32))
+        scores = similarities.astype(np.float32, copy=True)
+        if mask is None and self._retired:
+            mask = self.live_rows()
+        if mask is not None:
+            scores[~mask] = -np.inf
+        owners = self.matrix.owners
+        starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+        best = np.maximum.reduceat(scores, starts)
+        keep = np.isfinite(best)
+        # The first row reaching the maximum within each range (ties: the earlier chunk).
+        ranges = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, owners.size]))
+        is_best = scores == best[ranges]
+        first = np.full(starts.size, -1, dtype=np.intp)
+        hit_rows = np.flatnonzero(is_best)
+        first[ranges[hit_rows][::-1]] = hit_rows[::-1]
+        episodes = [self._episodes[int(owner)] for owner in owners[starts[keep]]]
+        return BestChunks([e.ref_id for e in episodes], [e.timestamp for e in episodes], first[keep], best[keep])
 
     def best_row(self, ref_id: str, similarities: NDArray[np.float32]) -> int | None:
         """The chunk row of ``ref_id`` most similar to the query, or ``None`` without chunks."""

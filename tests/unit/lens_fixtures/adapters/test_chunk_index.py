@@ -128,3 +128,21 @@ def test_the_stream_is_embedded_as_it_arrives_never_more_than_one_episode_and_a_
 def test_an_empty_queue_is_refused(hashing: Any) -> None:
     with pytest.raises(ValueError, match="at least 1 chunk"):
         _index(hashing, flush_at=0)
+
+
+def test_best_chunks_scores_every_live_episode_by_its_best_chunk(hashing: Any) -> None:
+    index = _index(hashing)
+    index.add("weather", "2024-01-01", ["rain and wind today", "sunny spells later"])
+    index.add("fruit", "2024-01-02", ["apples and pears", "rain washed the apples"])
+    index.add("empty", "2024-01-02", [])
+    index.add("sky", "2024-01-03", ["blue sky at dawn"])
+    index.add("fruit", "2024-01-04", ["pears only"])  # replaces the first "fruit"
+    similarities = index.similarities(index.query_vector("rain wind"))
+    found = index.best_chunks(similarities)
+    assert found.refs == ["weather", "sky", "fruit"]  # every live episode with a chunk, in ingest order; no "empty"
+    for ref, row, score in zip(found.refs, found.rows, found.scores, strict=True):
+        rows = index.rows_of(ref)
+        assert rows.start <= row < rows.stop and score == pytest.approx(float(similarities[rows.start : rows.stop].max()))
+    assert index.text(int(found.rows[0])) == "rain and wind today"
+    dated = index.best_chunks(similarities, index.live_rows(start_date="2024-01-03"))
+    assert dated.refs == ["sky", "fruit"] and dated.timestamps == ["2024-01-03", "2024-01-04"]

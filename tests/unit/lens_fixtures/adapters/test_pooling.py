@@ -37,8 +37,8 @@ def test_a_long_text_is_the_word_weighted_mean_of_its_chunks(hashing: Any) -> No
 
 
 def test_bad_pooling_options_are_named() -> None:
-    with pytest.raises(ValueError, match="option pooling must be one of mean, none"):
-        EmbeddingAdapter(pooling="max")
+    with pytest.raises(ValueError, match="option pooling must be one of mean, none, max"):
+        EmbeddingAdapter(pooling="median")
     with pytest.raises(ValueError, match="max_words >= 1"):
         EmbeddingAdapter(max_chunk_words=0)
 

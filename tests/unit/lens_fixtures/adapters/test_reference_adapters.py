@@ -124,8 +124,39 @@ def test_sqlite_hybrid_offers_batch_retrieve(hashing: Any) -> None:
     assert result == {"documents": [{"ref_id": "ep4", "text": EPISODES[3][2]}, {"ref_id": "ep1", "text": EPISODES[0][2]}], "count": 2}
 
 
-def test_sqlite_hybrid_fuses_bm25_and_chunk_rankings_with_rrf_k60(hashing: Any) -> None:
-    adapter = _filled(SQLiteHybridAdapter, embedder=hashing)
+def test_sqlite_hybrid_fuses_the_z_scores_of_bm25_and_each_episodes_best_chunk(hashing: Any) -> None:
+    import numpy as np
+
+    adapter = _filled(SQLiteHybridAdapter, embedder=hashing, bm25_weight=0.7)
+    keyword = {hit.ref_id: hit.score for hit in adapter.rank("pump bearing", None, None)}
+    dense = adapter._chunks.best_chunks(adapter._chunks.similarities(adapter._chunks.query_vector("pump bearing")))
+    bm25 = np.array([keyword.get(ref, 0.0) for ref in dense.refs])  # an episode without the terms: BM25 0
+    cosine = dense.scores.astype(np.float64)
+    z_bm25, z_dense = (bm25 - bm25.mean()) / bm25.std(), (cosine - cosine.mean()) / cosine.std()
+
+    def sure(z: Any) -> float:  # each leg's confidence: 1 + the gap between its two best z-scores
+        first, second = sorted(z, reverse=True)[:2]
+        return float(1 + first - second)
+
+    for confident, expected in (
+        (True, 0.7 * sure(z_bm25) * z_bm25 + 0.3 * sure(z_dense) * z_dense),
+        (False, 0.7 * z_bm25 + 0.3 * z_dense),
+    ):
+        adapter._leg_confidence = confident
+        results = adapter.search("pump bearing", None, 4)
+        assert {r.ref_id: r.score for r in results} == pytest.approx(dict(zip(dense.refs, expected.round(6), strict=True)), abs=1e-6)
+        assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+    # Each result's snippet is its best chunk.
+    best = {ref: adapter._chunks.text(int(row)) for ref, row in zip(dense.refs, dense.rows, strict=True)}
+    assert all(best[r.ref_id].startswith(r.text.removesuffix(" ...")) for r in results)
+    with pytest.raises(ValueError, match="bm25_weight must be a number from 0 to 1"):
+        SQLiteHybridAdapter(embedder=hashing, bm25_weight=1.5)
+    with pytest.raises(ValueError, match="fusion must be one of score, rrf"):
+        SQLiteHybridAdapter(embedder=hashing, fusion="max")
+
+
+def test_sqlite_hybrid_with_rrf_fuses_bm25_and_chunk_rankings_k60(hashing: Any) -> None:
+    adapter = _filled(SQLiteHybridAdapter, embedder=hashing, fusion="rrf")
     results = adapter.search("bearing", None, 4)
     keyword = [hit.ref_id for hit in adapter.rank("bearing", None, 12)]
     similarities = adapter._chunks.similarities(adapter._chunks.query_vector("bearing"))
@@ -194,3 +225,15 @@ def test_scratch_databases_live_under_storage_dir_without_fsync(tmp_path: Path) 
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 0
     assert [path.name.startswith("probe-") for path in tmp_path.glob("*.db")] == [True]
     assert scratch_database(None, "memory").execute("PRAGMA database_list").fetchone()[2] == ""
+
+
+def test_embedding_with_max_pooling_is_the_hybrids_dense_leg_alone(hashing: Any) -> None:
+    dense = _filled(EmbeddingAdapter, embedder=hashing, pooling="max", max_chunk_words=150, min_chunk_words=60)
+    hybrid = _filled(SQLiteHybridAdapter, embedder=hashing)
+    leg = hybrid._chunks.best_chunks(hybrid._chunks.similarities(hybrid._chunks.query_vector("bearing kit")))
+    expected = [ref for _, ref in sorted(zip((-leg.scores).tolist(), leg.refs, strict=True), key=lambda pair: pair[0])]
+    found = dense.search("bearing kit", None, 4)
+    assert [hit.ref_id for hit in found] == expected[:4]
+    assert [hit.score for hit in found] == pytest.approx(sorted(leg.scores.tolist(), reverse=True)[:4], abs=1e-6)
+    with pytest.raises(ValueError, match="pooling must be one of mean, none, max"):
+        EmbeddingAdapter(embedder=hashing, pooling="sum")
