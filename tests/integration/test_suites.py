@@ -36,13 +36,14 @@ def test_meme_suite_runs_offline_and_prints_its_section_with_the_trivial_pass_br
 
 
 def test_mab_suite_runs_offline_and_prints_its_section(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest(f"{ADAPTER}=bm25", f"{SUITE}=mab", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=21)
+    result = pytester.runpytest(f"{ADAPTER}=bm25", f"{ADAPTER}=oracle", f"{SUITE}=mab", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=42)
     result.stdout.fnmatch_lines(
         [
             "MemoryAgentBench: accurate retrieval, test-time learning, long-range understanding, conflict resolution [[]suite mab[]]",
             "adapter *n *retrieval score *MAB overall *AR *TTL *LRU *CR *CR strict *SubEM *EM *recall*",
-            "bm25 *21 *",
+            "bm25 *21 * pass",
+            "oracle *21 *1.000 * control",  # a control in the suite's table too: shown, never gating
             "accurate_retrieval *6 *",
             "conflict_resolution *6 *",
             "LENS verdict: PASS",

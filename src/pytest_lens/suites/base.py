@@ -280,6 +280,8 @@ class SuiteReport:
         rows = []
         for key, s in self.summaries.items():
             gate = "FAIL " + "; ".join(s.gate_reasons) if s.gated else "pass"
+            if s.control is not None:  # shown, never gating (as in the LENS table)
+                gate = "control" + (f" (gated: {'; '.join(s.gate_reasons)})" if s.gated else "")
             cells = [f"{s.metrics[m]:.3f}" if m in s.metrics else "-" for m, _ in columns]
             other = s.composite if self.retrieval else _headline_of(s.metrics)
             rows.append([key, str(s.n_questions), self._score(key, s.headline), f"{other:.3f}", *cells, str(s.faults), gate])
