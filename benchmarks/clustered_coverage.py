@@ -20,7 +20,8 @@ episodes, on hundreds of generated scopes): each replicate draws ``G`` scopes wi
 pool is the population: its means are the truth), and each run gives every question ``rnd``'s result with
 probability 0.3, else ``clean``'s (independently per run): an A/A pair with the real scores' skew and ties. The
 known drop: ``clean`` against a run giving every question ``top``'s result with probability 0.5 (truth: half the
-pool's ``top - clean``), the change the issue's gate missed.
+pool's ``top - clean``), the change the issue's gate missed. Holm: three such A/A runs as three adapters, their
+table of pairs in each ``--lens-bootstrap`` mode (clustered, plain, two-stage; ``--holm-replicates``).
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ import numpy as np
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.baseline import compare_with_baseline
-from pytest_lens.analysis.run import adapter_statistics, analyze_run, pair_results, paired_tests, scope_of
+from pytest_lens.analysis.run import adapter_statistics, analyze_run, pair_results, paired_tests, scope_of, scope_then_question
 from pytest_lens.records.identity import RunIdentity
-from pytest_lens.records.results import LENS, QuestionResult, RunArtifact
+from pytest_lens.records.results import LENS, ListRows, QuestionResult, RunArtifact
 from pytest_lens.records.statistics import BaselineInfo
 from pytest_lens.runs.storage import load_run
 from pytest_lens.scoring.composite import composite
@@ -142,7 +143,7 @@ def from_pool(pool: dict, weights: dict[str, float], gates: list, scopes: int, r
         chosen = [names[i] for i in rng.integers(0, len(names), scopes)]
         first, second = drawn(pool, chosen, rng, "rnd", 0.3), drawn(pool, chosen, rng, "rnd", 0.3)
         for mode, clusters in (("clustered", scope_of), ("plain", None)):
-            baseline = RunArtifact(pytest_lens_version="0", created="", run=RunIdentity(), results=first, summary={})
+            baseline = RunArtifact(pytest_lens_version="0", created="", run=RunIdentity(), results=ListRows(first), summary={})
             [entry] = compare_with_baseline(
                 second, RunIdentity(), baseline, INFO, weights, gates, seed=replicate, clusters=clusters
             ).adapters
@@ -153,7 +154,7 @@ def from_pool(pool: dict, weights: dict[str, float], gates: list, scopes: int, r
             found[f"A/A delta CI covers 0 ({mode})"].append(test.delta.low <= 0 <= test.delta.high)
         changed = drawn(pool, chosen, rng, "top", 0.5)
         clean = drawn(pool, chosen, rng, "top", 0.0)
-        baseline = RunArtifact(pytest_lens_version="0", created="", run=RunIdentity(), results=clean, summary={})
+        baseline = RunArtifact(pytest_lens_version="0", created="", run=RunIdentity(), results=ListRows(clean), summary={})
         [entry] = compare_with_baseline(changed, RunIdentity(), baseline, INFO, weights, gates, seed=replicate, clusters=scope_of).adapters
         assert entry.regression is not None and entry.regression.delta.low is not None and entry.regression.delta.high is not None
         found["top dropped on half: delta CI covers the truth"].append(
@@ -161,6 +162,32 @@ def from_pool(pool: dict, weights: dict[str, float], gates: list, scopes: int, r
         )
         estimate = adapter_statistics(clean, weights, gates, seed=replicate, clusters=scope_of).composite
         found["clean headline CI covers the truth"].append(estimate.low <= truth_clean <= estimate.high)  # type: ignore[operator]
+    return found
+
+
+MODES = {"clustered": scope_of, "plain": None, "two-stage": scope_then_question}
+
+
+def holm_from_pool(
+    pool: dict,  # type: ignore[type-arg]
+    weights: dict[str, float],
+    gates: list,  # type: ignore[type-arg]
+    scopes: int,
+    replicates: int,
+    seed: int,
+    modes: list[str],
+) -> dict[str, list[bool]]:
+    """Holm's family rate in each ``--lens-bootstrap`` mode: three identical adapters' table of pairs (two-sided)."""
+    rng = np.random.default_rng(seed)
+    names = sorted(pool)
+    found: dict[str, list[bool]] = defaultdict(list)
+    for replicate in range(replicates):
+        chosen = [names[i] for i in rng.integers(0, len(names), scopes)]
+        runs = [[r.model_copy(update={"adapter": label}) for r in drawn(pool, chosen, rng, "rnd", 0.3)] for label in "abc"]
+        results = [r for run in runs for r in run]
+        for mode in modes:
+            pairs = analyze_run(results, weights, gates, seed=replicate, clusters=MODES[mode]).pairs
+            found[f"3 identical adapters, Holm: any pair ({mode})"].append(any(p.composite.p_adjusted < 0.05 for p in pairs))
     return found
 
 
@@ -195,6 +222,8 @@ def main() -> int:
     parser.add_argument("--pool-replicates", type=int, default=600)
     parser.add_argument("--scopes", default=",".join(map(str, SCOPES)))
     parser.add_argument("--skip-synthetic", action="store_true")
+    parser.add_argument("--holm-replicates", type=int, default=200, help="pool: replicates of the three-adapter table")
+    parser.add_argument("--holm-modes", default=",".join(MODES), help="pool: --lens-bootstrap modes of the three-adapter table")
     args = parser.parse_args()
     scopes = [int(g) for g in args.scopes.split(",")]
     if args.runs:
@@ -209,6 +238,9 @@ def main() -> int:
     if args.pool is not None:
         pool, weights, gates = load_pool(args.pool)
         rows = {g: from_pool(pool, weights, gates, g, args.pool_replicates, seed=100 + g) for g in scopes}
+        if args.holm_replicates:
+            for g in scopes:
+                rows[g].update(holm_from_pool(pool, weights, gates, g, args.holm_replicates, 200 + g, args.holm_modes.split(",")))
         table(f"drawn from {len(pool)} generated scopes of real BM25 scores ({args.pool.name}; alpha 0.05)\n  {'':<48} {header}", rows)
     return 0
 
