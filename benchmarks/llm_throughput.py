@@ -199,13 +199,14 @@ def occupancy(args: argparse.Namespace) -> None:
     print(f"  before the first request (start-up, first ingestion): {first - started:.1f} s")
     print(f"  answering, first request to last: {window:.1f} s: floor / that = {floor / window:.2f} (slot-seconds idle {idle:.1f})")
     print(f"  after the last request (summary, statistics, artifact, exit): {ended - last:.1f} s")
-    print("  busy slots over the answering window (each column a tenth of it):")
-    tenth = window / 10
+    print(f"  busy slots over the answering window, in {args.columns} parts of {window / args.columns:.1f} s:")
+    part = window / args.columns
     cells = []
-    for index in range(10):
-        a, b = first + index * tenth, first + (index + 1) * tenth
-        cells.append(sum(max(0.0, min(y, b) - max(x, a)) for x, y in spans) / tenth)
-    print("    " + " ".join(f"{cell:4.1f}" for cell in cells))
+    for index in range(args.columns):
+        a, b = first + index * part, first + (index + 1) * part
+        cells.append(sum(max(0.0, min(y, b) - max(x, a)) for x, y in spans) / part)
+    for row in range(0, len(cells), 20):
+        print("    " + " ".join(f"{cell:4.1f}" for cell in cells[row : row + 20]))
 
 
 def main() -> None:
@@ -222,6 +223,7 @@ def main() -> None:
     parser.add_argument("--occupancy", action="store_true", help="how busy the run keeps a server of --slots slots (see above)")
     parser.add_argument("--slots", type=int, default=8, help="--occupancy: completions the server generates at once (default 8)")
     parser.add_argument("--bundled", action="store_true", help="the six bundled scopes instead of --dataset")
+    parser.add_argument("--columns", type=int, default=20, help="--occupancy: parts of the answering window shown")
     args = parser.parse_args()
     if args.bundled:
         from pytest_lens.datasets.bundled import bundled_dataset_paths
