@@ -130,6 +130,12 @@ def _load(location: str, device: str) -> SentenceTransformer:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    # torch's OpenMP threads spin after each operation by default (GNU libgomp reads this when torch is imported).
+    # A query is encoded alone, a forward pass of many small operations: where the cores are shared (other adapter
+    # threads encoding, xdist workers, other processes) each spinning thread holds a core the others need. On this
+    # project's 2-core machine at load 15, one 2-thread query encode took 250 ms of CPU (950 ms wall) spinning, 22 ms
+    # (57 ms) passive; a 96-chunk batch 6.7 s of CPU against 5.3 s (benchmarks/references.py). The user's value wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     threads = torch_threads_from_env()
     try:
         import torch

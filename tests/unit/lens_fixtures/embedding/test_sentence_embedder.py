@@ -14,13 +14,14 @@ from pytest_lens.embedding import SentenceTransformerEmbedder, bundled_model_pat
 from pytest_lens.embedding.sentence import torch_threads_from_env
 
 
-def _run(code: str, **env: str) -> str:
+def _run(code: str, unset: tuple[str, ...] = (), **env: str) -> str:
+    inherited = {key: value for key, value in os.environ.items() if key not in unset}
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **env},
+        env={**inherited, "PYTHONPATH": os.pathsep.join(sys.path), **env},
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
@@ -79,6 +80,17 @@ def test_loads_offline_and_caps_torch_threads_from_the_environment() -> None:
         LENS_TORCH_THREADS="1",
     )
     assert out.splitlines()[-1] == "1 1"
+
+
+def test_torch_threads_wait_passively_unless_the_user_says_otherwise() -> None:
+    code = """
+        import os
+        from pytest_lens.embedding import SentenceTransformerEmbedder
+        SentenceTransformerEmbedder().encode(["hello"])
+        print(os.environ["OMP_WAIT_POLICY"])
+        """
+    assert _run(code, unset=("OMP_WAIT_POLICY",)).splitlines()[-1] == "PASSIVE"
+    assert _run(code, OMP_WAIT_POLICY="ACTIVE").splitlines()[-1] == "ACTIVE"
 
 
 @pytest.mark.parametrize("raw", ["0", "-2", "many", "1.5"])
