@@ -13,7 +13,8 @@ texts the adapter encoded (its cache misses) and the seconds it spent encoding t
 The floor is the encoder's own cost for those texts, measured in a process of its own with the bare model loaded
 and warmed: the distinct chunks of the run's episodes encoded in batches of 32 (the adapters' queue) and the distinct
 queries of the run's searches one at a time, as the agent asks them. "cold - warm" is what the cold cache added to
-the command; "/ floor" divides it by the floor (the target is at most 1.2).
+the command; "/ floor" divides it by the floor (the target is at most 1.2), in wall and in CPU seconds (the cold run's
+CPU includes loading the model, which the floor's does not; on a shared machine the CPU ratio is the steadier).
 
 ``--vs-spin`` also runs each embedding adapter's cold command with ``OMP_WAIT_POLICY=ACTIVE``: torch's
 threads spinning between operations, what every run did before pytest-lens set them to wait passively.
@@ -110,10 +111,11 @@ def row(adapter: str, run: dict[str, Any], warm: dict[str, Any] | None, bottom: 
     encode_s = f"{stats['embed_ms'] / 1000:.1f}" if "embed_ms" in stats else "-"
     cells += [f"{cpu_per_question:.0f}", str(stats.get("embed_cache_misses", "-")), encode_s]
     if warm is None or bottom is None:
-        return [*cells, "-", "-", "-", "-"]
+        return [*cells, "-", "-", "-", "-", "-", "-"]
     added = run["wall"] - warm["wall"]
     cells += [f"{added:.1f}", f"{bottom['wall']:.1f} ({bottom['cpu']:.1f} CPU)", f"{bottom['chunks']}+{bottom['queries']}"]
-    return [*cells, f"{added / bottom['wall']:.2f}"]
+    added_cpu = run["cpu"] - warm["cpu"]
+    return [*cells, f"{added / bottom['wall']:.2f}", f"{added_cpu:.1f}", f"{added_cpu / bottom['cpu']:.2f}"]
 
 
 def main() -> None:
@@ -125,7 +127,7 @@ def main() -> None:
     dataset = args.dataset.resolve()
     print(f"{dataset.name}, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}, {os.cpu_count()} CPU(s)", flush=True)
     headers = ["adapter", "run", "questions", "wall s", "CPU s", "ms/q", "CPU ms/q", "encoded", "encode s"]
-    headers += ["cold - warm s", "floor s", "texts", "/ floor"]
+    headers += ["cold - warm s", "floor s", "texts", "/ floor", "cold - warm CPU s", "/ floor CPU"]
     table: list[list[str]] = []
     with tempfile.TemporaryDirectory(prefix="lens-references-") as tmp:
         for adapter in args.adapters.split(","):
