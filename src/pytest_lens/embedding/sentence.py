@@ -134,7 +134,8 @@ def _load(location: str, device: str) -> SentenceTransformer:
     # A query is encoded alone, a forward pass of many small operations: where the cores are shared (other adapter
     # threads encoding, xdist workers, other processes) each spinning thread holds a core the others need. On this
     # project's 2-core machine at load 15, one 2-thread query encode took 250 ms of CPU (950 ms wall) spinning, 22 ms
-    # (57 ms) passive; a 96-chunk batch 6.7 s of CPU against 5.3 s (benchmarks/references.py). The user's value wins.
+    # (57 ms) passive; a 96-chunk batch 6.7 s of CPU against 5.3 s. Whole runs: benchmarks/references.py --vs-spin. The
+    # user's value wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     threads = torch_threads_from_env()
     try:
