@@ -25,7 +25,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", default=os.environ.get("LENS_LETTA_SERVER"), help="the letta command (default: LENS_LETTA_SERVER)")
     parser.add_argument("--examples", type=int, default=6, help="examples per clause (6)")
-    parser.add_argument("--memorize", action="store_true", help="also send each episode to the agent (memorize=true)")
+    parser.add_argument("--memorize", action="store_true", help="letta-memorize: also send each episode to the agent")
     args = parser.parse_args()
     if not args.server:
         parser.error("name the Letta server's letta command with --server or LENS_LETTA_SERVER (docs/systems/letta.md)")
@@ -60,8 +60,9 @@ def main() -> int:
             with OpenAITestServer() as model:
                 endpoint = LLMEndpoint(model.base_url, api_key_env="LENS_TEST_KEY")
                 llm = ChatClient(endpoint, "scripted", cache=RequestCache(root / "cache.sqlite", "off"), stats=LLMStats())
-                options = {"server_url": letta.url, "memorize": args.memorize, "embedder": HashingEmbedder()}
-                spec = AdapterSpec("letta", "lens_fixtures.adapters.letta_memory:LettaAdapter", options)
+                options = {"server_url": letta.url, "embedder": HashingEmbedder()}
+                target = "letta_memorize:LettaMemorizeAdapter" if args.memorize else "letta_memory:LettaAdapter"
+                spec = AdapterSpec("letta", f"lens_fixtures.adapters.{target}", options)
                 factory = SubjectFactory(spec, root / "s", lens_llm=llm)
                 mode = "memorize" if args.memorize else "archival only"
                 print(f"| clause | {mode} ({args.examples} examples) |\n|---|---|", flush=True)

@@ -148,3 +148,58 @@ def test_cut200_breaks_the_roundtrip_clause_and_top2_keeps_it(pytester: pytest.P
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("failed")) == (1, 1)
     result.stdout.fnmatch_lines(["*conformance clause retrieve.roundtrip failed for adapter 'bm25/cut200', in retrieve()*"])
+
+
+def pump_dataset(path: Any, count: int = 12) -> Any:
+    """``count`` questions, each about one pump named by an identifier (``PX-3``) and a site word only its episode holds.
+
+    BM25 ranks each question's episode first (the site word); the graph finds it through the pump (an entity).
+    """
+    from tests.integration.test_baseline_gating import WORDS
+    from tests.support import episode, question, write_dataset
+
+    episodes = [
+        episode(f"p{i:02d}", i + 1, f"## Log\n- Pump PX-{i} at the {word} site: vibration rose to {i + 2}.5 mm/s overnight.")
+        for i, word in enumerate(WORDS[:count])
+    ]
+    prompts = [f"What vibration did pump PX-{i} at the {word} site log?" for i, word in enumerate(WORDS[:count])]
+    questions = [question(f"pump_{i:02d}", count, [f"p{i:02d}"], [f"{i + 2}.5 mm/s"], prompt=prompt) for i, prompt in enumerate(prompts)]
+    return write_dataset(path, {"version": "1", "scopes": [{"scope_id": "s1", "episodes": episodes}], "questions": questions})
+
+
+@pytest.mark.parametrize(("search", "flagged"), [("memory", False), ("fused", True)])
+def test_a_memory_the_model_builds_is_run_against_the_empty_extractor_too(pytester: pytest.Pytester, search: str, flagged: bool) -> None:
+    # graphrag-light reads its graph by default: built by the empty extractor it finds nothing, and the run sees it. Its
+    # fused mode scores BM25 over the raw episodes whatever the model built: flagged as insensitive to it.
+    from lens_fixtures.openai_server import OpenAITestServer
+
+    dataset = pump_dataset(pytester.path / "pumps.json")
+    with OpenAITestServer() as server:
+        result = pytester.runpytest(
+            "--lens-adapter=graph=graphrag-light",
+            f"--lens-adapter-option=graph.search={search}",
+            options.CONTROLS,
+            f"{options.MUTANTS}=none",
+            f"{options.DATASET}={dataset}",
+            f"--lens-llm-base-url={server.base_url}",
+            "--lens-agent-model=scripted",
+            "--lens-json=run.json",
+            *NO_CACHE,
+        )
+        sent = server.count(kind="extraction")
+    assert_answered(result, 12 * 4)
+    assert sent == 12  # the user's adapter's extractions; the control's went to the empty extractor
+    artifact = read_artifact_json(pytester.path / "run.json")
+    rows = {row["control"]: row for row in artifact["sensitivity"]["rows"]}
+    # The run's requests are the user's adapter's (noted for bundles); the empty extractor's are no part of the run.
+    assert any(r["llm_requests"] for r in artifact["results"] if r["adapter"] == "graph")
+    assert not any(r["llm_requests"] or r["llm"] for r in artifact["results"] if r["adapter"] == "graph/empty-extraction")
+    empty = rows["graph/empty-extraction"]
+    assert (empty["kind"], empty["detected"]) == ("empty-extraction", not flagged)
+    assert empty["flag"] == ("insensitive to what the model built" if flagged else None)
+    assert empty["test"]["second"] == 0.0 if not flagged else empty["test"]["delta"]["value"] == 0.0
+    warning = "*WARNING graph: insensitive to what the model built: its retrieval_score is * when its memory is built by an empty*"
+    if flagged:
+        result.stdout.fnmatch_lines([warning])
+    else:
+        result.stdout.no_fnmatch_line(warning)

@@ -274,3 +274,16 @@ def test_ini_keys_configure_the_llm(pytester: pytest.Pytester, server: OpenAITes
     assert_answered(result, 1)
     assert (pytester.path / "cache" / "llm.sqlite").is_file()
     assert server.count(kind="judge") > 0
+
+
+def test_a_judge_base_url_sends_the_judges_requests_there_and_the_rest_to_the_run_endpoint(
+    pytester: pytest.Pytester, server: OpenAITestServer
+) -> None:
+    with OpenAITestServer() as judge:
+        judge_url = judge.base_url
+        result = pytester.runpytest(*llm_args(server, f"--lens-judge-base-url={judge_url}", "--lens-judge-model=big-judge"))
+        assert_answered(result, 8)
+        assert {r.kind for r in judge.requests} == {"judge"} and {r.body["model"] for r in judge.requests} == {"big-judge"}
+    assert {r.kind for r in server.requests} == {"agent", "baseline"}  # the agent and the naive baseline stay on the run's
+    run = json.loads((pytester.path / "out.json").read_text())["run"]
+    assert run["llm"]["judge_base_url"] == judge_url and run["llm"]["judge_model"] == "big-judge"

@@ -89,14 +89,14 @@ COGNEE = Recording(
         "--lens-call-timeout=3600",
     ),
 )
-#: Letta's own server (LENS_LETTA_SERVER) with memorize=true; llama-server with the Qwen2.5 chat template (tools).
+#: Letta's own server (LENS_LETTA_SERVER), letta-memorize (recorded as letta with memorize=true, the same requests);
+#: llama-server with the Qwen2.5 chat template (tools).
 #: The first question only (7 episodes): each memorized episode is a 3,600-token agent turn, minutes on one thread.
 LETTA = Recording(
     "letta",
     "http://127.0.0.1:18943/v1",
     (
-        "--lens-adapter=letta",
-        "--lens-adapter-option=memorize=true",
+        "--lens-adapter=letta-memorize",
         "--lens-adapter-option=max_tokens=256",
         "--lens-llm-context=8192",
         "--lens-call-timeout=3600",
@@ -154,9 +154,15 @@ def outcome(artifact: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def replay(pytester: pytest.Pytester, recording: Recording) -> tuple[pytest.RunResult, dict[str, Any]]:
+    """The recording replayed by a pytest of its own: its artifact and output.
+
+    In a process of its own, not in-process: pytester restores ``sys.modules`` after an in-process run, so each replay
+    imported again the extension modules the ones before it had loaded, and after the Letta replay mem0's adapter
+    failed to construct (``SystemError: ... bad call flags``): the module passed only file by file.
+    """
     cache = pytester.path / "replayed.sqlite"
     shutil.copyfile(recording.cache, cache)  # the fixture stays untouched
-    result = pytester.runpytest(
+    result = pytester.runpytest_subprocess(
         *recording.args(),
         "--lens-llm-cache-mode=replay",
         f"--lens-llm-cache={cache}",
@@ -261,7 +267,7 @@ def test_the_cognee_recording_shows_a_cognify_the_model_could_not_serve_as_a_fau
 
 
 def test_the_letta_recording_shows_every_episode_the_agent_would_not_memorize_as_a_fault(pytester: pytest.Pytester) -> None:
-    # With memorize, each episode is a turn of Letta's agent, which must call a memory tool; SmolLM2 answered in
+    # In letta-memorize, each episode is a turn of Letta's agent, which must call a memory tool; SmolLM2 answered in
     # prose, Letta refused it (HTTP 400), and the adapter raised it on ingest: the passage is stored, nothing memorized.
     pytest.importorskip("letta_client", reason="the optional extra pytest-lens[letta] (letta-client) is not installed")
     if not os.environ.get("LENS_LETTA_SERVER"):
@@ -275,7 +281,7 @@ def test_the_letta_recording_shows_every_episode_the_agent_would_not_memorize_as
     assert [f["episode_id"] for f in only["faults"]] == [f"cold_chain_demo_{n:03d}" for n in range(1, 8)]
     refused = "No tool calls found in response, model must make a tool call"
     assert all(f["method"] == "ingest" and refused in f["message"] for f in only["faults"])
-    result.stdout.fnmatch_lines(["*letta: faults on 1 of 1 questions (100%)*"])
+    result.stdout.fnmatch_lines(["*letta-memorize: faults on 1 of 1 questions (100%)*"])
 
 
 def test_the_hierarchical_recording_shows_a_memory_a_small_model_wrote_but_degenerately(pytester: pytest.Pytester) -> None:

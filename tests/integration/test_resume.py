@@ -226,3 +226,21 @@ def test_rerun_faults_asks_only_the_faulted_questions_again(pytester: pytest.Pyt
     assert final["run"]["resumed"]["rerun"] == "faults"
     assert not any(r["faults"] for r in final["results"])
     assert comparable(final) == comparable(reference)
+
+
+def test_a_run_selecting_part_of_a_stream_group_keeps_that_part_and_the_next_run_asks_only_the_rest(tmp_path: Path) -> None:
+    # Every real-model recipe selects a few questions with -k: the groups they touch used to be kept only when whole,
+    # so a -k run kept nothing (silently). It keeps what it answered now; the next run reuses it and asks the rest.
+    kept = tmp_path / "kept"
+    args = (f"--lens-dataset={COLD_CHAIN_DEMO}", f"--lens-resume={kept}", "--lens-json=run.json")
+    first = subprocess.run(pytest_command("-k", "q01 or q03", *args), cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert "lens: resume" in first.stdout and len(kept_files(kept)) == 2  # bm25's group and null's, each in part
+    assert [len(json.loads(path.read_text())["results"]) for path in kept_files(kept)] == [2, 2]
+    rest = subprocess.run(pytest_command(*args), cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert f"lens: resume {kept}: 0 of 2 stream groups reused, 2 to run, 2 of them kept in part (4 questions reused)" in rest.stdout
+    assert "4 deselected" in rest.stdout  # q01 and q03 of both adapters were not asked again
+    artifact = read_artifact_json(tmp_path / "run.json")
+    assert len(artifact["results"]) == 16 and artifact["run"]["resumed"]["questions_reused"] == 4
+    assert sorted(artifact["run"]["resumed"]["units_reused_in_part"]) == sorted(json.loads(p.read_text())["unit"] for p in kept_files(kept))
+    whole = subprocess.run(pytest_command(*args), cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert "2 of 2 stream groups reused, 0 to run" in whole.stdout  # the rest was added to the kept part

@@ -6,9 +6,15 @@
   asks the model for each chunk's knowledge graph and summary, and embeds chunks, entities and
   summaries into Cognee's stores. Items already cognified are skipped (Cognee's incremental
   loading), so the memory at checkpoint N holds only the first N episodes.
-- ``search`` is Cognee's ``CHUNKS`` search (vector search over the chunks ``cognify`` embedded);
-  each chunk names the data item it came from, which names the episode. The graph ``cognify``
-  extracts is stored and costs its model calls, but this search does not read it.
+- ``search`` reads the graph ``cognify`` built (``search="memory"``, the default): the triplets of
+  Cognee's graph-completion retriever (its ``GRAPH_COMPLETION`` context: vector search over the
+  graph's nodes and edges, projected onto the graph; no model request), keeping those with something
+  the model wrote in them (an entity, or a summary that says something). Each leads to its episodes:
+  an entity through the chunks that contain it, a summary through the chunk it was made from, a
+  chunk through its document (the data item, which names the episode). Cognee's own context would
+  also carry the raw chunks' triplets (chunk -> document), which hold whatever the model extracted
+  or not; they are left out. ``search="fused"`` fuses that ranking (RRF, k=60) with Cognee's
+  ``CHUNKS`` search over the raw chunks.
 - ``retrieve`` returns the episode verbatim from the adapter's copy (Cognee keeps the text too).
 - Model: Cognee calls its model through litellm; the adapter registers a litellm provider
   (``pytestlens``) whose calls go to the run's ``lens_llm``, so every extraction goes through the
@@ -46,7 +52,9 @@ from collections.abc import Coroutine, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from lens_fixtures.adapters.fusion import reciprocal_rank_fusion
 from lens_fixtures.adapters.model_required import require_llm
+from lens_fixtures.adapters.search_modes import FUSED, search_mode
 from lens_fixtures.adapters.snippets import excerpt
 from pytest_lens import AdapterUnavailable, CapabilityManifest, Document, MemoryAdapter, SearchResult
 from pytest_lens.embedding import build_embedder
@@ -62,6 +70,8 @@ PROVIDER = "pytestlens"
 _DATASET = "lens"
 _FEEDBACK = "\n\nYour previous response failed validation with this error:\n"
 _INSTALL = "pip install 'pytest-lens[cognee]'"
+#: The node types of Cognee's graph that its model writes; a triplet without one holds only the raw chunks.
+_MODEL_BUILT = frozenset({"Entity", "TextSummary"})
 T = TypeVar("T")
 
 _LOCK = threading.RLock()
@@ -181,10 +191,13 @@ class CogneeAdapter(MemoryAdapter):
     Options: ``model`` (the extraction model; the run's ``lens_llm`` model by default),
     ``extraction_max_tokens`` (2048), ``chunk_size`` (Cognee's chunk size in tokens; 256 by default, the
     MiniLM's input), ``parallel`` (False: one item and one chunk at a time, see :meth:`prepare`),
+    ``search`` (``memory``: the graph cognify built; ``fused``: fused with the raw chunks),
     ``snippet_chars`` (500), ``max_results`` (20) and the embedder's options
     (``embedding_model``, ``embedding_base_url``, ``embedding_batch_size``, ``cache``, ``cache_dir``,
     ``embedder``) as for the ``embedding`` adapter.
     """
+
+    lens_model_built = True
 
     @classmethod
     def lens_extras(cls, options: Mapping[str, Any]) -> tuple[str, ...]:
@@ -200,6 +213,7 @@ class CogneeAdapter(MemoryAdapter):
         extraction_max_tokens: int = 2048,
         chunk_size: int = 256,
         parallel: bool = False,
+        search: str = "memory",
         embedding_model: str | None = None,
         embedding_base_url: str | None = None,
         embedding_batch_size: int | None = None,
@@ -215,6 +229,7 @@ class CogneeAdapter(MemoryAdapter):
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(extraction_max_tokens)
         self._chunk_size = chunk_size
         self._parallel = parallel
+        self._search = search_mode(search, "cognee")
         self._snippet_chars = snippet_chars
         self._max_results = max_results
         self._root = tempfile.mkdtemp(prefix="cognee-", dir=storage_dir)
@@ -230,6 +245,8 @@ class CogneeAdapter(MemoryAdapter):
         self._server = _EmbeddingServer(self._embedder)
         self._episodes: dict[str, tuple[str, str]] = {}
         self._refs_by_data: dict[str, list[str]] = {}
+        #: Node id -> the episodes it came from, for every chunk and model-written node of the graph (see :meth:`prepare`).
+        self._provenance: dict[str, frozenset[str]] = {}
         self._pending = 0
         self._generation = 0
         #: The prompts whose reply Cognee rejected: their digest -> (the chunk's text, Cognee's validation error).
@@ -337,6 +354,7 @@ class CogneeAdapter(MemoryAdapter):
         self._generation += 1
         self._episodes.clear()
         self._refs_by_data.clear()
+        self._provenance.clear()
         self._pending = 0
         self._rejected.clear()
         for path in old:
@@ -368,31 +386,96 @@ class CogneeAdapter(MemoryAdapter):
         batches = {} if self._parallel else {"data_per_batch": 1, "chunks_per_batch": 1}
         self._run(lambda: self._cognee.cognify(datasets=[_DATASET], chunk_size=self._chunk_size, **batches))
         self._pending = 0
+        self._provenance = self._run(self._read_provenance)
+
+    async def _read_provenance(self) -> dict[str, frozenset[str]]:
+        """Node id -> episodes, read from the graph.
+
+        A document's are its data item's; a chunk's its document's; an entity's those of the chunks containing it; a
+        summary's those of the chunk it was made from.
+        """
+        from cognee.infrastructure.databases.graph import get_graph_engine
+
+        engine = await get_graph_engine()
+        nodes, edges = await engine.get_graph_data()
+        kinds = {str(node_id): str((props or {}).get("type", "")) for node_id, props in nodes}
+        refs: dict[str, set[str]] = {node: set(self._refs_by_data.get(node, ())) for node, kind in kinds.items() if kind == "TextDocument"}
+        # Chunks first (from their documents), then what hangs off them.
+        for relation, source_kind, target_kind, owner in (
+            ("is_part_of", "DocumentChunk", "TextDocument", "source"),
+            ("contains", "DocumentChunk", "Entity", "target"),
+            ("made_from", "TextSummary", "DocumentChunk", "source"),
+        ):
+            for source, target, name, *_ in edges:
+                source, target = str(source), str(target)
+                if name == relation and kinds.get(source) == source_kind and kinds.get(target) == target_kind:
+                    node, via = (source, target) if owner == "source" else (target, source)
+                    refs.setdefault(node, set()).update(refs.get(via, ()))
+        return {node: frozenset(found) for node, found in refs.items() if found}
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
-        """Cognee's ``CHUNKS`` search; each chunk leads to its episode, one result per episode, best first."""
+        """The graph's triplets that hold what the model wrote, each leading to its episodes (``fused``: and Cognee's chunks)."""
         if not query.strip() or not self._episodes:
             return []
         limit = max(1, min(limit or 10, self._max_results))
+        rankings: dict[str, list[str]] = {"graph": []}
+        shown: dict[str, list[str]] = {}
+        for refs, line in self._graph_hits(query, limit * 3):
+            for ref in refs:
+                if _within(self._episodes[ref][0], filters):
+                    rankings["graph"].append(ref)
+                    if line not in shown.setdefault(ref, []) and len(shown[ref]) < 4:
+                        shown[ref].append(line)
+        excerpts: dict[str, str] = {}
+        if self._search == FUSED:
+            rankings["chunks"] = []
+            for ref, text in self._chunk_hits(query, limit * 3):
+                if _within(self._episodes[ref][0], filters):
+                    rankings["chunks"].append(ref)
+                    excerpts.setdefault(ref, excerpt(text, self._snippet_chars))
+        results = []
+        for item in reciprocal_rank_fusion(rankings)[:limit]:
+            ref = item.key
+            text = "\n".join(part for part in ("\n".join(shown.get(ref, [])), excerpts.get(ref, "")) if part)
+            results.append(SearchResult(ref_id=ref, text=text, score=round(item.score, 6), metadata={"timestamp": self._episodes[ref][0]}))
+        return results
+
+    def _graph_hits(self, query: str, top_k: int) -> list[tuple[list[str], str]]:
+        """``(episodes, what it says)`` per triplet of Cognee's graph-completion context that holds a model-written node."""
+        from cognee.modules.retrieval.exceptions.exceptions import NoDataError
+        from cognee.modules.retrieval.graph_completion_retriever import GraphCompletionRetriever
+
+        try:
+            triplets = self._run(lambda: GraphCompletionRetriever(top_k=top_k).get_retrieved_objects(query))
+        except NoDataError:  # nothing cognified yet: Cognee has no graph to search
+            return []
+        hits = []
+        for triplet in triplets or []:
+            ends = (triplet.node1, triplet.node2)
+            built = [node for node in ends if _says(node)]
+            if not built:
+                continue  # the raw chunks' structure (chunk -> document), or a summary that says nothing
+            refs = set().union(*(self._provenance.get(str(node.id), frozenset()) for node in built))
+            for node in ends:
+                if node.attributes.get("type") == "DocumentChunk":
+                    refs &= self._provenance.get(str(node.id), frozenset())
+            relation = str(triplet.attributes.get("relationship_name") or triplet.attributes.get("relationship_type") or "")
+            hits.append((sorted(refs, key=list(self._episodes).index), _triplet_line(ends, relation)))
+        return hits
+
+    def _chunk_hits(self, query: str, top_k: int) -> list[tuple[str, str]]:
+        """``(episode, chunk text)`` of Cognee's ``CHUNKS`` search over the raw chunks, best first."""
         from cognee.modules.retrieval.exceptions.exceptions import NoDataError
         from cognee.modules.search.types import SearchType
 
         try:
-            found = self._run(lambda: self._cognee.search(query, query_type=SearchType.CHUNKS, datasets=[_DATASET], top_k=limit * 3))
+            found = self._run(lambda: self._cognee.search(query, query_type=SearchType.CHUNKS, datasets=[_DATASET], top_k=top_k))
         except NoDataError:  # nothing cognified yet: Cognee has no chunk to search
             return []
-        best: dict[str, tuple[float, str]] = {}
-        for rank, chunk in enumerate(_chunks(found)):
-            for ref in self._refs_by_data.get(str(chunk.get("document_id") or chunk.get("data_id") or ""), []):
-                if ref in best or not _within(self._episodes[ref][0], filters):
-                    continue
-                best[ref] = (1.0 / (rank + 1), str(chunk.get("text", "")))
-        ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[:limit]
         return [
-            SearchResult(
-                ref_id=ref, text=excerpt(text, self._snippet_chars), score=round(score, 6), metadata={"timestamp": self._episodes[ref][0]}
-            )
-            for ref, (score, text) in ranked
+            (ref, str(chunk.get("text", "")))
+            for chunk in _chunks(found)
+            for ref in self._refs_by_data.get(str(chunk.get("document_id") or chunk.get("data_id") or ""), [])
         ]
 
     def retrieve(self, ref_id: str) -> Document | None:
@@ -401,8 +484,8 @@ class CogneeAdapter(MemoryAdapter):
         return Document(ref_id=ref_id, text=kept[1], metadata={"timestamp": kept[0]}) if kept else None
 
     def get_capabilities(self) -> CapabilityManifest:
-        """Semantic search over Cognee's chunks, with a date range (read from the episode's timestamp)."""
-        return CapabilityManifest(search_modes=["semantic"], max_results_per_search=self._max_results, supports_date_range=True)
+        """Graph search over what cognify built, with a date range (read from the episode's timestamp)."""
+        return CapabilityManifest(search_modes=["graph"], max_results_per_search=self._max_results, supports_date_range=True)
 
     def lens_stats(self) -> dict[str, int]:
         """Cognee's model calls and tokens, ``cognify`` runs, and embedding requests and texts."""
@@ -444,6 +527,23 @@ def _chunks(found: Any) -> list[dict[str, Any]]:
             if isinstance(entry, dict):
                 chunks.append(entry)
     return chunks
+
+
+def _says(node: Any) -> bool:
+    """Whether a graph node is something Cognee's model wrote that says something (an entity, a non-empty summary)."""
+    kind = node.attributes.get("type")
+    return kind == "Entity" or (kind == "TextSummary" and bool(str(node.attributes.get("text") or "").strip()))
+
+
+def _triplet_line(ends: tuple[Any, Any], relation: str) -> str:
+    """A triplet as the agent reads it: entities by name, a summary by its text, a chunk as "the record"."""
+    names = []
+    for node in ends:
+        kind, attributes = node.attributes.get("type"), node.attributes
+        if kind == "TextSummary":
+            return "summary: " + " ".join(str(attributes.get("text") or "").split())[:300]
+        names.append("the record" if kind == "DocumentChunk" else str(attributes.get("name") or kind or "?"))
+    return f"{names[0]} -[{relation}]-> {names[1]}"
 
 
 def _within(timestamp: str, filters: dict[str, Any] | None) -> bool:

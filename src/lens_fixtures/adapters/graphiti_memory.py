@@ -155,6 +155,7 @@ class GraphitiAdapter(MemoryAdapter):
     """
 
     lens_isolated_instances = True
+    lens_model_built = True
 
     def __init__(
         self,

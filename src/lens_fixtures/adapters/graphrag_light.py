@@ -120,6 +120,7 @@ class GraphRAGLightAdapter(BM25Adapter):
 
     database_prefix = "graphrag-light"
     lens_isolated_instances = True
+    lens_model_built = True
 
     def __init__(
         self,

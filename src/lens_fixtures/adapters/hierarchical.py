@@ -81,6 +81,7 @@ class HierarchicalAdapter(BM25Adapter):
 
     database_prefix = "hierarchical"
     lens_isolated_instances = True
+    lens_model_built = True
 
     def __init__(
         self,

@@ -17,17 +17,17 @@ model itself, over HTTP. The adapter owns all of it:
 - **Ingestion** is Letta's own archival insert (``agents.passages.create``): the episode
   text, ``created_at`` the episode's timestamp, tagged ``lens-ref:<episode id>``. Letta
   chunks and embeds it; no chat model is involved, so **nothing is LLM-built at
-  ingestion** in this mode. ``memorize=True`` also sends each episode to the agent as a
-  message, so that its model may rewrite the agent's core memory with Letta's memory
-  tools (the LLM-built part of Letta); a reply Letta cannot use is an adapter fault
-  quoting Letta's error.
+  ingestion** in this adapter. ``letta-memorize`` (:mod:`lens_fixtures.adapters.letta_memorize`)
+  also sends each episode to the agent as a message, so that its model may rewrite the agent's
+  core memory with Letta's memory tools (the LLM-built part of Letta), and reads that core memory;
+  a reply Letta cannot use is an adapter fault quoting Letta's error.
 - **Search** is Letta's archival search (embedding similarity); every passage carries
   its episode's tag, so each hit leads back to its ``ref_id`` (passages of one episode
   are grouped). A date range is passed to Letta widened by a day and then applied
   exactly to the date written in each episode's timestamp.
 - **Checkpoints**: episodes reach the archive in stream order and nothing is written
   afterwards, so a search at checkpoint N sees only the first N episodes. ``prepare`` has
-  nothing to wait for: the insert (and, with ``memorize``, the agent's turn) is
+  nothing to wait for: the insert (and, in ``letta-memorize``, the agent's turn) is
   synchronous.
 """
 
@@ -65,6 +65,8 @@ __all__ = ["REF_TAG", "LettaAdapter", "LettaError", "LettaServer", "ModelRelay",
 #: The tag prefix that names a passage's episode.
 REF_TAG = "lens-ref:"
 SERVER_ENV = "LENS_LETTA_SERVER"
+#: The agent's context window without ``--lens-llm-context`` or the ``context_window`` option.
+DEFAULT_CONTEXT_WINDOW = 8192
 _LETTA_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2} \d{1,2}:\d{2}:\d{2} [AP]M UTC[+-]\d{4}")
 _LETTA_DATE = re.compile(r"(The current system date is: )[A-Z][a-z]+ \d{1,2}, \d{4}")
 #: One memory block of Letta's system prompt (``<label>`` then its ``<description>``), and one tool rule.
@@ -394,8 +396,8 @@ class LettaAdapter:
 
     Options: ``server`` (the Letta server's ``letta`` command; ``LENS_LETTA_SERVER`` by default), ``port`` (0: a free
     one), ``model`` (the agent's model; the run's by default), ``max_tokens`` (1024, cap of Letta's completions),
-    ``context_window`` (8192), ``memorize`` (False: also send each episode to the agent so it may edit its core
-    memory), ``startup_timeout`` (300 s), ``snippet_chars`` (500), ``max_results`` (20) and the embedder's options.
+    ``context_window`` (the agent's context in tokens: ``--lens-llm-context``, else 8192), ``startup_timeout``
+    (300 s), ``snippet_chars`` (500), ``max_results`` (20) and the embedder's options.
     """
 
     lens_isolated_instances = True
@@ -415,8 +417,7 @@ class LettaAdapter:
         port: int = 0,
         model: str | None = None,
         max_tokens: int = 1024,
-        context_window: int = 8192,
-        memorize: bool = False,
+        context_window: int | None = None,
         startup_timeout: float = 300.0,
         embedding_model: str | None = None,
         embedding_base_url: str | None = None,
@@ -437,14 +438,9 @@ class LettaAdapter:
                 f"the letta adapter needs a Letta server installation: pass the option server=/path/to/letta or set {SERVER_ENV} "
                 "(install it apart: pip install 'letta[server,sqlite]>=0.11.7,<0.12' asyncpg, see docs/systems/letta.md)"
             )
-        if memorize and lens_llm is None:
-            raise AdapterUnavailable(
-                "the letta adapter with memorize=true needs an LLM: pass --lens-llm-base-url and --lens-agent-model "
-                "(or --lens-judge-model); its requests go through the LLM cache like the agent's"
-            )
         self._llm = lens_llm.with_model(model) if model and lens_llm else lens_llm
-        self._memorize = memorize
-        self._context_window = context_window
+        # The agent's context is the run's model's (--lens-llm-context), unless the option says otherwise.
+        self._context_window = context_window or getattr(lens_llm, "context_tokens", None) or DEFAULT_CONTEXT_WINDOW
         self._snippet_chars = snippet_chars
         self._max_results = max_results
         self._root = Path(tempfile.mkdtemp(prefix="letta-", dir=storage_dir))
@@ -532,7 +528,7 @@ class LettaAdapter:
         return self._agent_id
 
     def ingest(self, episode_id: str, scope_id: str, timestamp: str, text: str, meta: dict[str, Any] | None = None) -> None:
-        """Letta's archival insert, dated and tagged with the episode; with ``memorize`` also one agent turn."""
+        """Letta's archival insert, dated and tagged with the episode."""
         agent_id = self._agent()
         created = self._call(
             f"store episode {episode_id!r} in archival memory",
@@ -540,29 +536,6 @@ class LettaAdapter:
         )
         self._stats["passages_inserted"] += len(created) if isinstance(created, list) else 1
         self._episodes[episode_id] = (timestamp, text)
-        if self._memorize:
-            assert self._relay is not None
-            self._relay.now = timestamp
-            self._relay.context = contextvars.copy_context()
-            try:
-                response = self._call(
-                    f"let its agent read episode {episode_id!r}",
-                    lambda: self._client.agents.messages.create(
-                        agent_id, messages=[{"role": "user", "content": f"Record ({timestamp}):\n{text}"}]
-                    ),
-                )
-            finally:
-                self._relay.context = None
-            # Letta answers a tool call it could not run (arguments that are not JSON, an unknown block) with an
-            # error tool return and ends the turn normally: the episode would leave no memory, silently.
-            failed = [
-                str(getattr(message, "tool_return", "") or "")
-                for message in getattr(response, "messages", [])
-                if getattr(message, "message_type", "") == "tool_return_message" and getattr(message, "status", "") == "error"
-            ]
-            if failed:
-                raise LettaError(f"Letta's agent could not use the model's reply to episode {episode_id!r}: {failed[0][:300]}")
-            self._stats["episodes_memorized"] += 1
 
     def prepare(self, scope_id: str, checkpoint: int) -> None:
         """Nothing to wait for: Letta's insert and agent turn return when done."""
@@ -618,7 +591,7 @@ class LettaAdapter:
         raise ValueError(f"unknown tool {name!r}")
 
     def core_memory(self) -> dict[str, str]:
-        """The agent's core memory blocks (label -> value): what the model wrote with ``memorize``."""
+        """The agent's core memory blocks (label -> value): what the model wrote in ``letta-memorize``."""
         agent_id = self._agent()
         page = self._call("read core memory", lambda: self._client.agents.blocks.list(agent_id))
         # The first page only: letta-client 1.12 pages by cursor, which a 0.11 server ignores (iterating never ends).

@@ -18,13 +18,15 @@ stores them in its local Qdrant. Search is mem0's own search over those facts.
 - An episode the model extracts nothing from, or whose facts mem0 drops as duplicates
   of earlier ones, leaves no memory: search can never return its ref. Counted in
   :meth:`lens_stats` (``episodes_without_memories``); with ``keep_episodes`` off it
-  also cannot be retrieved.
+  also cannot be retrieved. A stream that has left no memory at all after
+  ``empty_memory_after`` episodes (3) is an :class:`EmptyMemoryError` at ``prepare``: a
+  fault of that checkpoint's questions, never an empty memory scored as a poor one.
 - ``retrieve`` returns the episode verbatim from the adapter's own copy
   (``keep_episodes``, the default), as the runner's episode vault does: mem0 keeps
   only its extracted facts. With ``keep_episodes=False`` it returns the facts mem0
   holds for the episode, joined, which fails ``retrieve.roundtrip`` by design.
-- ``prepare()`` does nothing: mem0's ``add`` is synchronous, so every memory is
-  stored when ``ingest`` returns.
+- ``prepare()`` stores nothing: mem0's ``add`` is synchronous, so every memory is
+  stored when ``ingest`` returns. It only checks that the stream left some memory.
 """
 
 from __future__ import annotations
@@ -41,13 +43,17 @@ if TYPE_CHECKING:
     from pytest_lens.embedding import Embedder
     from pytest_lens.llm.client import ChatClient
 
-__all__ = ["ExtractionReplyError", "Mem0ExtractAdapter", "parse_mem0_extraction"]
+__all__ = ["EmptyMemoryError", "ExtractionReplyError", "Mem0ExtractAdapter", "parse_mem0_extraction"]
 
 _DATED_SECTION = re.compile(r"(## (?:Observation|Current) Date\n)[^\n]*")
 
 
 class ExtractionReplyError(ValueError):
     """The model's extraction reply is not what the memory system asked for."""
+
+
+class EmptyMemoryError(RuntimeError):
+    """mem0 stored nothing from any episode of the stream so far: the model extracted nothing worth keeping."""
 
 
 def parse_mem0_extraction(reply: str) -> list[dict[str, Any]]:
@@ -92,9 +98,12 @@ class Mem0ExtractAdapter(Mem0Memory):
 
     Options: ``model`` (the extraction model; the run's ``lens_llm`` model by default),
     ``extraction_max_tokens`` (1024), ``keep_episodes`` (True: ``retrieve`` returns the episode),
+    ``empty_memory_after`` (3: ``prepare`` fails when this many episodes or more were read and none left a memory),
     ``snippet_chars`` (500), ``max_results`` (20), ``threshold`` (0) and the embedder's options,
     as for the ``mem0`` adapter.
     """
+
+    lens_model_built = True
 
     def __init__(
         self,
@@ -104,6 +113,7 @@ class Mem0ExtractAdapter(Mem0Memory):
         model: str | None = None,
         extraction_max_tokens: int = 1024,
         keep_episodes: bool = True,
+        empty_memory_after: int = 3,
         embedding_model: str | None = None,
         embedding_base_url: str | None = None,
         embedding_batch_size: int | None = None,
@@ -115,6 +125,9 @@ class Mem0ExtractAdapter(Mem0Memory):
         threshold: float = 0.0,
     ) -> None:
         lens_llm = require_llm(lens_llm, "mem0-extract needs an LLM to extract memories")
+        if isinstance(empty_memory_after, bool) or not isinstance(empty_memory_after, int) or empty_memory_after < 1:
+            raise ValueError(f"mem0-extract: option empty_memory_after must be an integer of at least 1, got {empty_memory_after!r}")
+        self._empty_after = empty_memory_after
         self._llm = (lens_llm.with_model(model) if model else lens_llm).with_max_tokens(extraction_max_tokens)
         self._keep = keep_episodes
         self._episodes: dict[str, tuple[str, str]] = {}
@@ -188,6 +201,16 @@ class Mem0ExtractAdapter(Mem0Memory):
             self._stats["episodes_without_memories"] += 1
         if self._keep:
             self._episodes[episode_id] = (timestamp, text)
+
+    def prepare(self, scope_id: str, checkpoint: int) -> None:
+        """Nothing to store (``add`` is synchronous); :class:`EmptyMemoryError` when the stream has left no memory at all."""
+        read = len(self._memories)  # the episodes mem0 read without a fault
+        if read >= self._empty_after and not any(self._memories.values()):
+            raise EmptyMemoryError(
+                f"mem0-extract stored no memory from any of the {read} episodes of scope {scope_id!r} read so far: every "
+                "extraction came back empty (or only with facts mem0 already held), so there is nothing to search; "
+                "an empty memory is not scored as a poor one (option empty_memory_after sets how many episodes this waits for)"
+            )
 
     def search(self, query: str, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[SearchResult]:
         """``Memory.search`` over the extracted facts, one result per episode (its best facts), best first."""

@@ -73,6 +73,7 @@ def check_gates(
     suite_comparisons: Mapping[str, BaselineComparison] | None = None,
     headline: str = "composite",
     not_measured: Mapping[str, tuple[int, int]] | None = None,
+    faults: Mapping[str, tuple[int, int]] | None = None,
 ) -> list[GateCheck]:
     """Every active gate, in a fixed order: hard gates, fault and failure rates, minimum headline, baseline regression.
 
@@ -81,7 +82,9 @@ def check_gates(
     are held to ``--lens-fail-under`` by their own score; each of ``suite_comparisons`` gets its own
     regression gate. LENS's regression gate is left out when the run has no LENS question and some
     suite was compared. ``not_measured`` is ``(not measured, asked)`` per summary key, for the keys
-    with questions not measured. Controls (``--lens-controls``) are never held to a gate: a null
+    with questions not measured; ``faults`` is ``(faulted, asked)`` per key asked a question
+    (:func:`~pytest_lens.analysis.summary.fault_counts`, which also counts the faults of questions not
+    measured), else the summaries' own counts. Controls (``--lens-controls``) are never held to a gate: a null
     memory is gated by design.
     """
     summaries = {key: s for key, s in summaries.items() if s.control is None}
@@ -89,15 +92,16 @@ def check_gates(
     checks = [_hard_gates(summaries, hard_gates)]
     every = {**summaries, **(suite_summaries or {})}
     if policy.max_fault_rate is not None:
+        counted = dict(faults) if faults is not None else {key: (s.faults, s.n_questions) for key, s in every.items()}
         checks.append(
             rate_gate(
                 f"--lens-max-fault-rate={policy.max_fault_rate:g}",
-                {key: (s.faults, s.n_questions) for key, s in every.items() if s.faults},
+                {key: found for key, found in counted.items() if found[0]},
                 policy.max_fault_rate,
                 problem="faults",
                 consequence="their scores are not comparable (each such question failed: its failure names adapter and method)",
                 clean="no fault",
-                checked=len(every),
+                checked=len(counted),
             )
         )
     if policy.max_not_measured is not None:

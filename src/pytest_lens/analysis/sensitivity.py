@@ -1,16 +1,21 @@
 """The sensitivity table: whether this run could tell each user adapter from its controls and mutants.
 
 Every control of ``--lens-controls`` answered the same questions as the user's adapters.
-For each user adapter and each control beside it (``null``, ``random``, and the adapter's own
-mutants) at each budget, the questions are paired and the headline compared exactly as
-``--lens-compare-fail`` compares a run with its baseline: a one-sided paired t-test of the
-headline's mean drop (control minus adapter), with the headline delta and its t interval.
+For each user adapter and each control beside it (``null``, ``random``, the adapter's own
+mutants, and its empty-extraction control when its memory is model-built) at each budget,
+the questions are paired and the headline compared exactly as ``--lens-compare-fail`` compares
+a run with its baseline: a one-sided paired t-test of the headline's mean drop (control minus
+adapter), with the headline delta and its t interval.
 A row is *detected* when that p-value is below ``--lens-alpha``. Every per-question metric gets
 the same one-sided test, Holm-corrected over the row's metrics: the table then also says which
 measurements see a degradation the headline misses.
 
 The p-values are not corrected across rows: each row stands for one pull request that a CI
 job would test alone (against its own baseline), which is the question the table answers.
+
+An empty-extraction row that is not detected is flagged :data:`INSENSITIVE_TO_THE_MODEL`: the
+adapter scores (about) as well when the model extracts nothing, so its score is not about the
+memory the model built.
 """
 
 from __future__ import annotations
@@ -23,14 +28,18 @@ from pytest_lens.analysis.run import apply_holm, pair_results, paired_tests
 from pytest_lens.analysis.summary import summary_key
 from pytest_lens.records.results import QuestionResult
 from pytest_lens.records.settings import ControlRole
-from pytest_lens.records.statistics import Sensitivity, SensitivityRow
+from pytest_lens.records.statistics import INSENSITIVE_TO_THE_MODEL, Sensitivity, SensitivityRow
 from pytest_lens.scoring.composite import HardGate
 from pytest_lens.scoring.scorer import GroupMetric
 
 __all__ = ["CONTROL_DESCRIPTIONS", "sensitivity"]
 
 #: What the control memories do, as the table says it.
-CONTROL_DESCRIPTIONS = {"null": "stores nothing (the floor)", "random": "random stored episodes, whatever the query"}
+CONTROL_DESCRIPTIONS = {
+    "null": "stores nothing (the floor)",
+    "random": "random stored episodes, whatever the query",
+    "empty-extraction": "memory built by an empty extractor (the model extracts nothing)",
+}
 
 
 def sensitivity(
@@ -86,6 +95,7 @@ def sensitivity(
             )
             known = MUTANTS.get(role.mutant or "")
             degradation = known.description if known is not None else CONTROL_DESCRIPTIONS.get(role.kind, role.kind)
+            detected = test.p_value < alpha
             rows.append(
                 SensitivityRow(
                     adapter=summary_key(adapter, budget, several_budgets),
@@ -95,15 +105,16 @@ def sensitivity(
                     mutant=role.mutant,
                     degradation=degradation,
                     test=test,
-                    detected=test.p_value < alpha,
+                    detected=detected,
                     metrics=apply_holm(metric_tests),
+                    flag=INSENSITIVE_TO_THE_MODEL if role.kind == "empty-extraction" and not detected else None,
                 )
             )
     return Sensitivity(metric=metric, alpha=alpha, rows=rows)
 
 
 def _beside(role: ControlRole, adapter: str) -> bool:
-    """The floors stand beside every adapter; a mutant beside the adapter it degrades; the oracle is no degradation."""
+    """The floors stand beside every adapter; a control of an adapter beside that one; the oracle is no degradation."""
     if role.kind == "oracle":
         return False
-    return role.kind != "mutant" or role.of == adapter
+    return role.of is None or role.of == adapter

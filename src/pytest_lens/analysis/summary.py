@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_lens.records.results import AdapterSummary, GroupSummary, QuestionResult
@@ -13,7 +13,7 @@ from pytest_lens.scoring.scorer import GroupMetric
 if TYPE_CHECKING:
     from pytest_lens.scoring.headline import Headline
 
-__all__ = ["absent_metrics", "mark_not_comparable", "metric_means", "not_measured_counts", "summarize", "summary_key"]
+__all__ = ["absent_metrics", "fault_counts", "mark_not_comparable", "metric_means", "not_measured_counts", "summarize", "summary_key"]
 
 
 
@@ -132,14 +132,38 @@ def mark_not_comparable(summaries: Mapping[str, AdapterSummary], max_fault_rate:
 
 def not_measured_counts(results: Sequence[QuestionResult]) -> dict[str, tuple[int, int]]:
     """``(not measured, asked)`` per summary key (as :func:`summarize` keys them), for the groups with a question not measured."""
+    counts = _question_counts(results, lambda result: result.not_measured is not None)
+    return {key: (missed, total) for key, (missed, total) in counts.items() if missed}
+
+
+def fault_counts(results: Sequence[QuestionResult]) -> dict[str, tuple[int, int]]:
+    """``(faulted, asked)`` per summary key, for every group asked a question (controls left out).
+
+    A question counts as faulted when it failed (:attr:`QuestionResult.failed`) and was measured, as summaries count
+    it, and also when it could not be measured but its adapter faulted (``prepare`` raised, say): a run whose every
+    question went unmeasured still owes ``--lens-max-fault-rate`` the faults its adapter raised.
+    """
+    faulted: dict[tuple[str, str, str, str], bool] = {}
+    questions: dict[tuple[str, str, str, str], QuestionResult] = {}
+    for result in results:  # one count per question, whatever --lens-repeat asked of it
+        if result.control is None:
+            key = (result.adapter, result.scope_id, result.budget, result.question_id)
+            hit = result.failed if result.not_measured is None else bool(result.faults)
+            faulted[key] = faulted.get(key, False) or hit
+            questions.setdefault(key, result)
+    return _question_counts(list(questions.values()), lambda r: faulted[(r.adapter, r.scope_id, r.budget, r.question_id)])
+
+
+def _question_counts(results: Sequence[QuestionResult], hit: Callable[[QuestionResult], bool]) -> dict[str, tuple[int, int]]:
+    """``(questions with hit, questions asked)`` per summary key, skipped questions left out."""
     asked = [r for r in results if r.skipped is None]
     several_budgets = len({r.budget for r in asked}) > 1
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for result in asked:
         entry = counts[summary_key(result.adapter, result.budget, several_budgets)]
-        entry[0] += result.not_measured is not None
+        entry[0] += hit(result)
         entry[1] += 1
-    return {key: (missed, total) for key, (missed, total) in counts.items() if missed}
+    return {key: (found, total) for key, (found, total) in counts.items()}
 
 
 def _summed_stats(results: Iterable[QuestionResult]) -> dict[str, int]:

@@ -23,6 +23,15 @@ concurrently (``--lens-concurrency``); both default to ``False``, which is alway
   ``storage_dir``, share no state, so pytest-lens may stream a second instance to a later
   checkpoint while the first one answers. Do not declare it for an adapter whose instances
   share a database, a server-side collection or files outside ``storage_dir``.
+
+A third says what the adapter's memory is made of:
+
+- ``lens_model_built = True``: the memory the adapter searches is written by the model it is
+  given (``lens_llm``): extracted facts, a graph, summaries, an agent's core memory. With
+  ``--lens-controls`` pytest-lens then also runs the adapter against an *empty extractor*
+  (a local scripted server whose replies are well formed and extract nothing), and flags the
+  adapter when its score does not fall: it would be scoring something other than what the
+  model built.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ __all__ = [
     "SearchResult",
     "UnknownToolError",
     "declares_isolated_instances",
+    "declares_model_built",
     "declares_thread_safe",
 ]
 
@@ -157,6 +167,8 @@ class MemoryAdapter(abc.ABC):
     lens_thread_safe: ClassVar[bool] = False
     #: Separate instances (each with its own ``storage_dir``) share no state.
     lens_isolated_instances: ClassVar[bool] = False
+    #: The memory search reads is written by the model given as ``lens_llm`` (the empty-extraction control applies).
+    lens_model_built: ClassVar[bool] = False
 
     @abc.abstractmethod
     def reset(self, scope_id: str) -> None:
@@ -229,3 +241,8 @@ def declares_thread_safe(adapter: Any) -> bool:
 def declares_isolated_instances(adapter: Any) -> bool:
     """Whether ``adapter`` declares ``lens_isolated_instances = True`` (only the boolean ``True`` counts)."""
     return getattr(adapter, "lens_isolated_instances", False) is True
+
+
+def declares_model_built(adapter: Any) -> bool:
+    """Whether ``adapter`` (a class or an instance) declares ``lens_model_built = True`` (only the boolean ``True`` counts)."""
+    return getattr(adapter, "lens_model_built", False) is True

@@ -8,7 +8,9 @@
   engine hands each question's view its required refs (:func:`is_oracle`), the agent sees none;
 - for every adapter of the user's, one mutant per degradation of :data:`~pytest_lens.controls.mutants.MUTANTS`,
   labelled ``<label>/<mutant>`` (e.g. ``bm25/top2``): the same class and options, its search
-  degraded the way a bad pull request would.
+  degraded the way a bad pull request would;
+- for every adapter of the user's whose class declares ``lens_model_built``, ``<label>/empty-extraction``:
+  the same class and options, its memory built by the empty extractor (:mod:`pytest_lens.controls.empty`).
 
 Each is an adapter of its own label, so it has its own stream group (under xdist, its own
 worker schedule) and its own summary row, marked as a control: controls never take part in
@@ -20,13 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Final
 
 from pytest_lens.records.settings import AdapterSpec, ControlRole, Mutation
 
 __all__ = [
     "CONTROL_MEMORIES",
+    "EMPTY_EXTRACTION",
     "ControlsError",
     "control_labels",
+    "empty_extraction_controls",
     "is_oracle",
     "mark_oracles",
     "mutant_label",
@@ -41,6 +46,10 @@ CONTROL_MEMORIES: dict[str, str] = {
     "random": "lens_fixtures.adapters.random_memory:RandomAdapter",
     "oracle": "lens_fixtures.adapters.oracle:OracleAdapter",
 }
+
+
+#: The label suffix (and control kind) of an adapter's empty-extraction control.
+EMPTY_EXTRACTION: Final = "empty-extraction"
 
 
 class ControlsError(ValueError):
@@ -71,7 +80,8 @@ def plan_controls(
     mutants: Sequence[str] | None = None,
     first_checkpoints: Mapping[str, int] | None = None,
 ) -> tuple[AdapterSpec, ...]:
-    """The user's ``adapters``, then ``null``, ``random`` and ``oracle``, then each user adapter's mutants.
+    """The user's ``adapters``, then ``null``, ``random`` and ``oracle``, then each user adapter's mutants and
+    empty-extraction control.
 
     A user adapter labelled ``null``, ``random`` or ``oracle`` with that same target (registered name or class) *is*
     the control (it is marked so, not added twice); with another target it is an error.
@@ -111,7 +121,31 @@ def plan_controls(
                     mutation=Mutation(mutant, seed, freeze_at),
                 )
             )
+    controls.extend(empty_extraction_controls(user, labels))
     return (*user, *controls)
+
+
+def empty_extraction_controls(user: Sequence[AdapterSpec], labels: Mapping[str, AdapterSpec]) -> list[AdapterSpec]:
+    """``<label>/empty-extraction`` for each of ``user`` whose class declares ``lens_model_built``.
+
+    A class that cannot be loaded gets none: the user's adapter itself then fails, saying why.
+    """
+    from pytest_lens.contract.adapter import declares_model_built
+    from pytest_lens.contract.registry import load_adapter_class
+
+    controls = []
+    for spec in user:
+        try:
+            model_built = declares_model_built(load_adapter_class(spec.target))
+        except Exception:
+            model_built = False
+        if not model_built:
+            continue
+        label = mutant_label(spec.label, EMPTY_EXTRACTION)
+        if label in labels:
+            raise ControlsError(f"--lens-controls adds a control labelled {label!r}, which another adapter already uses")
+        controls.append(AdapterSpec(label, spec.target, dict(spec.options), control=ControlRole(kind=EMPTY_EXTRACTION, of=spec.label)))
+    return controls
 
 
 def control_labels(specs: Iterable[AdapterSpec]) -> dict[str, ControlRole]:

@@ -292,7 +292,8 @@ def construct_adapter(spec: AdapterSpec, storage: Path, *, lens_llm: Any = None)
 
     An adapter whose ``__init__`` takes ``storage_dir`` (and was not given one)
     gets ``storage``, created on demand; one taking ``lens_llm`` gets the run's
-    LLM client (``None`` when no LLM is configured); a mutant's instance comes wrapped
+    LLM client (``None`` when no LLM is configured), except an empty-extraction control, whose client the empty
+    extractor answers (:mod:`pytest_lens.controls.empty`); a mutant's instance comes wrapped
     in its degradation (:mod:`pytest_lens.controls.mutants`). Raises whatever loading or
     the constructor raises: :class:`AdapterUnavailable` when the adapter cannot
     run here, anything else is a ``construct`` fault for the caller to record.
@@ -303,6 +304,10 @@ def construct_adapter(spec: AdapterSpec, storage: Path, *, lens_llm: Any = None)
         storage.mkdir(parents=True, exist_ok=True)
         options["storage_dir"] = str(storage)
     if "lens_llm" not in options and accepts_keyword(cls, "lens_llm", via_kwargs=False):
+        if spec.control is not None and spec.control.kind == "empty-extraction":
+            from pytest_lens.controls.empty import empty_extraction_client
+
+            lens_llm = empty_extraction_client(lens_llm)
         options["lens_llm"] = lens_llm
     adapter = cls(**options)
     if spec.mutation is None:

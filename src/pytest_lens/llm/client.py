@@ -156,8 +156,12 @@ class LLMEndpoint:
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 30.0,
         max_connections: int = 16,
+        context_tokens: int | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/") if base_url else None
+        #: The model's context window in tokens (``--lens-llm-context``), for components that size their prompts or
+        #: tell a system how large its model's context is (Letta's ``context_window``); ``None``: not given.
+        self.context_tokens = context_tokens
         remember_url(self.base_url)  # its password and key parameters are masked in every message from now on
         self.api_key_env = api_key_env
         # Its key is masked from now on, in requests as they are keyed too: before, it was known only once the
@@ -494,6 +498,11 @@ class ChatClient:
         return f"ChatClient(model={self.model!r}, endpoint={display_url(self.endpoint.base_url)!r}, cache={self.cache.mode!r})"
 
     @property
+    def context_tokens(self) -> int | None:
+        """The model's context window in tokens (``--lens-llm-context``), ``None`` when the run did not say."""
+        return self.endpoint.context_tokens
+
+    @property
     def description(self) -> str:
         """``model at URL`` for reports."""
         return f"{self.model} at {display_url(self.endpoint.base_url)}"
@@ -556,7 +565,8 @@ class ChatClient:
             keyed["repetition"] = repetition
         keyed = mask_data(keyed)  # the cache stores the request: no secret quoted in a message goes with it
         key = request_key(keyed)
-        note_request(key)
+        if self.stats.counted_in_run:  # a stand-in's requests (the empty extractor's) are no part of the run's cache
+            note_request(key)
         self.stats.add(requests=1)
         corrupted_before = self.cache.corrupted
         try:

@@ -61,6 +61,8 @@ class LLMSettings:
     base_url: str | None = None
     agent_model: str | None = None
     judge_model: str | None = None
+    #: ``--lens-judge-base-url``: the judge's own endpoint (``None``: the judge asks ``base_url``).
+    judge_base_url: str | None = None
     api_key_env: str = DEFAULT_API_KEY_ENV
     judge: JudgeKind = "none"
     cache_mode: CacheMode = "record"

@@ -74,9 +74,14 @@ LOAD_FIELDS = frozenset(f.name for f in fields(LLMLoad))
 
 
 class LLMStats:
-    """Thread-safe running counts for one process (judgments may run on worker threads)."""
+    """Thread-safe running counts for one process (judgments may run on worker threads).
 
-    def __init__(self) -> None:
+    ``counted_in_run=False``: counts kept here only, never in the :func:`counting` blocks around them (the requests of
+    a stand-in model that is not the run's, such as the empty-extraction control's scripted server).
+    """
+
+    def __init__(self, *, counted_in_run: bool = True) -> None:
+        self._counted_in_run = counted_in_run
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {f.name: 0 for f in fields(LLMCounts)}
         self._load: dict[str, float] = {f.name: 0 for f in fields(LLMLoad)}
@@ -90,7 +95,7 @@ class LLMStats:
         :class:`LLMLoad`'s names (``wait_s``, ``served_s``, tokens) go to :meth:`load`, the others to :meth:`snapshot`.
         """
         self._add(increments)
-        local = _CURRENT.get()
+        local = _CURRENT.get() if self._counted_in_run else None
         while local is not None:  # the innermost counting() block and every block around it
             if local is not self:
                 local._add(increments)
@@ -103,6 +108,11 @@ class LLMStats:
                     self._load[name] += value
                 else:
                     self._counts[name] += int(value)
+
+    @property
+    def counted_in_run(self) -> bool:
+        """Whether these requests are the run's (counted in its :func:`counting` blocks, their keys noted)."""
+        return self._counted_in_run
 
     def requested(self) -> list[str]:
         """The cache keys of the requests made inside this :func:`counting` block, sorted (what a replay of it needs)."""

@@ -43,6 +43,7 @@ __all__ = [
     "HTML",
     "JSON",
     "JUDGE",
+    "JUDGE_BASE_URL",
     "JUDGE_CHECK",
     "JUDGE_CHECK_MODEL",
     "JUDGE_MAX_FAILURES",
@@ -329,6 +330,7 @@ LLM_BASE_URL = "--lens-llm-base-url"
 AGENT_MODEL = "--lens-agent-model"
 JUDGE = "--lens-judge"
 JUDGE_MODEL = "--lens-judge-model"
+JUDGE_BASE_URL = "--lens-judge-base-url"
 LLM_API_KEY_ENV = "--lens-llm-api-key-env"
 LLM_CACHE_MODE = "--lens-llm-cache-mode"
 LLM_CACHE = "--lens-llm-cache"
@@ -651,6 +653,14 @@ OPTIONS: tuple[Option, ...] = (
         "model of the LLM judge (default: the agent model).",
         field="llm.judge_model",
         metavar="NAME",
+    ),
+    Option(
+        JUDGE_BASE_URL,
+        "lens_judge_base_url",
+        "OpenAI-compatible endpoint of the judge (default: --lens-llm-base-url); its key from --lens-llm-api-key-env.",
+        "OpenAI-compatible endpoint of the LLM judge (default: lens_llm_base_url).",
+        field="llm.judge_base_url",
+        metavar="URL",
     ),
     Option(
         LLM_API_KEY_ENV,

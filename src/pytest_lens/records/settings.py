@@ -18,10 +18,12 @@ class ControlRole:
 
     ``null`` and ``random`` are control memories (the floors), ``oracle`` the ceiling (the question's
     required evidence ranked first); a ``mutant`` is the user's adapter ``of`` with its search degraded
-    the way ``mutant`` names (:mod:`pytest_lens.controls.mutants`).
+    the way ``mutant`` names (:mod:`pytest_lens.controls.mutants`); ``empty-extraction`` is the user's
+    adapter ``of`` (one that declares ``lens_model_built``) building its memory with an empty extractor
+    (:mod:`pytest_lens.controls.empty`).
     """
 
-    kind: Literal["null", "random", "oracle", "mutant"]
+    kind: Literal["null", "random", "oracle", "mutant", "empty-extraction"]
     of: str | None = None
     mutant: str | None = None
 

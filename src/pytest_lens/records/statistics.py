@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "INSENSITIVE_TO_THE_MODEL",
     "POWER",
     "AdapterPair",
     "AdapterStatistics",
@@ -258,6 +259,10 @@ class BaselineComparison(_Model):
         return entry.status == "regression" or (not test.detectable and test.delta.value < 0)
 
 
+#: The flag of an empty-extraction row whose drop the run could not detect.
+INSENSITIVE_TO_THE_MODEL = "insensitive to what the model built"
+
+
 class SensitivityRow(_Model):
     """One control of one user adapter: whether this run could tell the adapter from it."""
 
@@ -265,7 +270,7 @@ class SensitivityRow(_Model):
     adapter: str
     control: str
     budget: str
-    kind: Literal["null", "random", "oracle", "mutant"]
+    kind: Literal["null", "random", "oracle", "mutant", "empty-extraction"]
     mutant: str | None = None
     #: What the control does, in a few words (``results truncated to 2``).
     degradation: str
@@ -276,6 +281,10 @@ class SensitivityRow(_Model):
     #: The same one-sided test on every per-question metric, Holm-corrected over the row's metrics:
     #: which measurements can see this degradation, whether or not the headline does.
     metrics: list[PairedTest] = Field(default_factory=list)
+    #: What the row says about the adapter beyond detected or not: :data:`INSENSITIVE_TO_THE_MODEL` for an
+    #: empty-extraction control this run could not tell from the adapter (its score does not fall when the model
+    #: builds nothing, so it scores something other than the memory the model built).
+    flag: str | None = None
 
 
 class Sensitivity(_Model):

@@ -370,6 +370,13 @@ def sensitivity_lines(sensitivity: Sensitivity, arrows: Arrows = UNICODE_ARROWS)
             parts = ", ".join(f"{_label(t.metric)} {signed(t.delta.value)} (p={format_p(t.p_adjusted)})" for t in seen[:5])
             more = f" and {len(seen) - 5} more" if len(seen) > 5 else ""
             out.append(f"  {row.control} vs {row.adapter}: metrics that dropped (one-sided, Holm over {len(row.metrics)}): {parts}{more}")
+    for row in sensitivity.rows:
+        if row.flag is not None:
+            out.append(
+                f"  WARNING {row.adapter}: {row.flag}: its {sensitivity.metric} is {row.test.second:.3f} when its memory is built by "
+                f"an empty extractor, against {row.test.first:.3f} ({format_delta(row.test.delta)}, p={format_p(row.test.p_value)}): "
+                "it scores something other than the memory the model built"
+            )
     missed = [row.control for row in sensitivity.rows if not row.detected]
     out.append(
         "  detected: a change doing this to the adapter fails --lens-compare-fail on this data; "

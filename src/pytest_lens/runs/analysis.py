@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_lens.analysis.gates import GateCheck, GatePolicy, check_gates
 from pytest_lens.analysis.repetitions import collapse_repetitions, repetition_variance, summarize_repeated
-from pytest_lens.analysis.summary import mark_not_comparable, not_measured_counts, summarize
+from pytest_lens.analysis.summary import fault_counts, mark_not_comparable, not_measured_counts, summarize
 from pytest_lens.llm.api_keys import mask_data, mask_secrets, masked_options
 from pytest_lens.llm.settings import display_url
 from pytest_lens.llm.stats import LLMCounts
@@ -282,9 +282,11 @@ class RunAnalysis:
         )
         results = self.ordered_results
         not_measured = not_measured_counts([r for r in results if r.suite == LENS])
+        faults = fault_counts([r for r in results if r.suite == LENS])
         for name in self.setup.suites.suites:
             found = not_measured_counts([r for r in results if r.suite == name])
             not_measured.update({f"{name}:{key}": counts for key, counts in found.items()})
+            faults.update({f"{name}:{key}": counts for key, counts in fault_counts([r for r in results if r.suite == name]).items()})
         return check_gates(
             self.summaries,
             self.setup.scoring.gates,
@@ -294,6 +296,7 @@ class RunAnalysis:
             suite_comparisons=self.suite_comparisons,
             headline=self.setup.headline.name,
             not_measured=not_measured,
+            faults=faults,
         )
 
     @cached_property
@@ -419,6 +422,7 @@ class RunAnalysis:
             "base_url": display_url(llm.base_url),
             "agent_model": llm.agent_model,
             "judge_model": llm.effective_judge_model,
+            **({"judge_base_url": display_url(llm.judge_base_url)} if llm.judge_base_url else {}),
             "api_key_env": llm.api_key_env,
             "cache_mode": llm.cache_mode,
             "requests": vars(self.llm_counts),

@@ -8,7 +8,9 @@ keeps, and what a rerun reuses:
   least loaded shard (ties to the lower shard, then the earlier unit): deterministic, from the cases alone, so every
   process of every shard (xdist workers included) computes the same split, whatever ``-k`` selects.
 - :class:`ResumeStore` keeps each finished unit's results in ``DIR/<unit>.json`` under a content hash of everything
-  that determines them (:func:`unit_keys`); a later run reuses a unit whose file has the key it computes now.
+  that determines them (:func:`unit_keys`); a later run reuses a unit whose file has the key it computes now. A run
+  that selects part of a unit (``-k``) keeps that part once its selected questions are done; a later run reuses
+  those questions and asks the others (a question's result depends on the stream up to its checkpoint alone).
 - :class:`RunSlice` is a run's plan: which cases this process runs, which results it reuses, and what its artifact
   records about it (``run.shard``, ``run.resumed``), so that ``lens merge`` can check and join shards.
 """
@@ -20,6 +22,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -363,12 +366,14 @@ class RunSlice:
     #: How the run's groups were split (every shard computes the same: ``lens merge`` checks it) and pytest's selection.
     partition: dict[str, Any] = field(default_factory=dict)
     selection: tuple[str, ...] = ()
-    _pending: dict[str, set[ItemKey]] = field(default_factory=dict)
+    #: The case ids kept results stand for (what this process does not run); on an xdist worker, the controller's.
+    reused_ids: frozenset[str] = frozenset()
+    #: Units kept in part: a run that selected some of their questions (``-k``) kept those; the rest are asked now.
+    partly_reused_units: list[str] = field(default_factory=list)
     _by_unit: dict[str, Unit] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._by_unit = {unit.name: unit for unit in self.units}
-        self._pending = {unit.name: {case.item_key for case in unit.cases} for unit in self.units if self.owns(unit.name)}
 
     def owns(self, unit: str) -> bool:
         """Whether ``unit`` belongs to this shard (every unit without ``--lens-shard``)."""
@@ -381,38 +386,43 @@ class RunSlice:
 
     def keeps(self, case: LensCase) -> bool:
         """Whether this process runs ``case``: its unit is this shard's, and no kept result stands for it."""
-        if not self.owns(case.group):
-            return False
-        return case.group not in self.reused or case.id in self.rerun_ids
+        return self.owns(case.group) and case.id not in self.reused_ids
 
     @property
     def reused_units(self) -> list[str]:
         """Units whose kept results stand whole (no question of them asked again)."""
-        rerun_units = {unit for unit, results in self.reused.items() if len(results) < len(self._by_unit[unit].cases)}
-        return [unit for unit in self.reused if unit not in rerun_units]
+        return [unit for unit, results in self.reused.items() if len(results) == len(self._by_unit[unit].cases)]
+
 
     def worker_plan(self) -> dict[str, Any]:
         """What an xdist worker needs to deselect exactly what this controller reuses (it must not read the directory later)."""
-        return {"reused": sorted(self.reused), "rerun": sorted(self.rerun_ids)}
+        return {"reused": sorted(self.reused_ids), "rerun": sorted(self.rerun_ids)}
 
     def follow(self, plan: Mapping[str, Any]) -> None:
         """On an xdist worker: reuse what the controller reuses (:meth:`worker_plan`), results aside."""
-        self.reused = {unit: [] for unit in plan.get("reused", [])}
+        self.reused = {}
+        self.reused_ids = frozenset(plan.get("reused", []))
         self.rerun_ids = frozenset(plan.get("rerun", []))
 
     def note(self, result: QuestionResult, ledger: ResultLedger) -> None:
-        """A result was recorded: when it completes its unit, keep the unit's results (``--lens-resume``)."""
+        """A result was recorded: once every selected question of its unit has one, keep the unit's results (``--lens-resume``).
+
+        A run that selects part of a unit (``-k``) keeps that part; a later run reuses it and asks only the rest.
+        """
         from pytest_lens.records.cases import stream_group
 
         unit = stream_group(result.adapter, result.scope_id, result.budget)
-        pending = self._pending.get(unit)
-        if pending is None:
+        found = self._by_unit.get(unit)
+        if found is None or self.store is None or not self.owns(unit) or result.item_key in self._reused_keys:
+            return  # a kept result recorded again adds nothing to keep
+        cases = found.cases
+        if any(case.item_key in ledger.expected and case.item_key not in ledger.results for case in cases):
             return
-        pending.discard(result.item_key)
-        cases = self._by_unit[unit].cases
-        if pending or self.store is None or len(self.reused.get(unit, ())) == len(cases):  # a unit reused whole is kept already
-            return
-        self.store.save(unit, self.keys[unit], [ledger.results[case.item_key] for case in cases])
+        self.store.save(unit, self.keys[unit], [ledger.results[case.item_key] for case in cases if case.item_key in ledger.results])
+
+    @cached_property
+    def _reused_keys(self) -> frozenset[ItemKey]:
+        return frozenset(result.item_key for results in self.reused.values() for result in results)
 
     def header(self) -> list[str]:
         """The report header's lines about this slice (shard share, units reused and to run)."""
@@ -428,9 +438,12 @@ class RunSlice:
             whole = len(self.reused_units)
             reran = f", {len(self.rerun_ids)} questions asked again (--lens-rerun={self.rerun_mode})" if self.rerun_mode else ""
             changed = _named(self.changed, "changed") + _named(self.altered, "altered since kept (their digest does not match)")
+            partly = self.partly_reused_units
+            parts = sum(len(self.reused[unit]) for unit in partly)
+            kept_part = f", {len(partly)} of them kept in part ({parts} questions reused)" if partly else ""
             lines.append(
                 f"lens: resume {self.store.directory}: {whole} of {len(owned)} stream groups reused, "
-                f"{len(owned) - whole} to run{changed}{reran}"
+                f"{len(owned) - whole} to run{kept_part}{changed}{reran}"
             )
         return lines
 
@@ -459,6 +472,8 @@ class RunSlice:
             found["resumed"] = {
                 "directory": str(self.store.directory),
                 "units_reused": len(self.reused_units),
+                "units_reused_in_part": list(self.partly_reused_units),
+                "questions_reused": sum(len(results) for results in self.reused.values()),
                 "rerun": self.rerun_mode,
                 "questions_rerun": sorted(self.rerun_ids),
                 "units_altered": list(self.altered),
@@ -511,6 +526,7 @@ def partition_record(assigned: Mapping[str, int], durations: Path | None) -> dic
 def _load_kept(found: RunSlice) -> None:
     assert found.store is not None
     rerun: set[str] = set()
+    reused_ids: set[str] = set()
     for unit in found.units:
         if not found.owns(unit.name):
             continue
@@ -522,14 +538,20 @@ def _load_kept(found: RunSlice) -> None:
                 found.changed.append(unit.name)
             continue
         by_key = {result.item_key: result for result in results}
-        if set(by_key) != {case.item_key for case in unit.cases}:
+        if not set(by_key) <= {case.item_key for case in unit.cases}:
             found.changed.append(unit.name)  # the unit's questions changed (e.g. --lens-repeat)
             continue
-        again = [case for case in unit.cases if _needs_rerun(by_key[case.item_key], found.rerun_mode)]
+        # A run that selected part of the unit (-k) kept that part: it is reused, the rest is asked.
+        kept = [case for case in unit.cases if case.item_key in by_key]
+        if len(kept) < len(unit.cases):
+            found.partly_reused_units.append(unit.name)
+        again = [case for case in kept if _needs_rerun(by_key[case.item_key], found.rerun_mode)]
         rerun.update(case.id for case in again)
         skip = {case.item_key for case in again}
-        found.reused[unit.name] = [by_key[case.item_key] for case in unit.cases if case.item_key not in skip]
+        found.reused[unit.name] = [by_key[case.item_key] for case in kept if case.item_key not in skip]
+        reused_ids.update(case.id for case in kept if case.item_key not in skip)
     found.rerun_ids = frozenset(rerun)
+    found.reused_ids = frozenset(reused_ids)
 
 
 def _under(rootdir: Path, path: Path) -> Path:

@@ -106,3 +106,19 @@ def test_controls_of_either_run_are_no_ones_baseline() -> None:
     comparison = compare_with_baseline(current, RunIdentity(), baseline, info, DEFAULT_WEIGHTS, DEFAULT_GATES)
     assert [entry.key for entry in comparison.adapters] == ["bm25"] and comparison.missing == []
     assert comparison.regressions == []
+
+
+@pytest.mark.parametrize(("empty_coverage", "flagged"), [(0.0, False), (1.0, True)])
+def test_an_empty_extraction_control_the_run_cannot_tell_apart_is_flagged(empty_coverage: float, flagged: bool) -> None:
+    from pytest_lens.records.statistics import INSENSITIVE_TO_THE_MODEL
+
+    role = ControlRole("empty-extraction", "graph")
+    results = [*run_of("graph", [1.0] * N), *run_of("graph/empty-extraction", [empty_coverage] * N, role)]
+    found = sensitivity(results, DEFAULT_WEIGHTS, DEFAULT_GATES, seed=1)
+    assert found is not None
+    (row,) = found.rows
+    assert (row.kind, row.degradation) == ("empty-extraction", "memory built by an empty extractor (the model extracts nothing)")
+    assert row.detected is not flagged and row.flag == (INSENSITIVE_TO_THE_MODEL if flagged else None)
+    warnings = [line for line in sensitivity_lines(found) if "WARNING" in line]
+    assert [line.split(":")[0] for line in warnings] == (["  WARNING graph"] if flagged else [])
+    assert all("insensitive to what the model built" in line for line in warnings)

@@ -63,3 +63,30 @@ def test_only_the_oracle_itself_is_handed_a_questions_evidence() -> None:
         pass
 
     assert is_oracle(OracleAdapter()) and not is_oracle(LooksLikeIt()) and not is_oracle(object())
+
+
+def test_a_model_built_adapter_gets_an_empty_extraction_control_built_against_the_empty_extractor(tmp_path: Path) -> None:
+    from lens_fixtures.openai_server import OpenAITestServer
+    from pytest_lens.controls.empty import stop_empty_extractor
+    from tests.unit.lens_fixtures.adapters.scripted import scripted_client
+
+    graph = "lens_fixtures.adapters.graphrag_light:GraphRAGLightAdapter"
+    specs = plan_controls([AdapterSpec("bm25", "bm25"), AdapterSpec("graph", graph, {"hops": 0})], seed=1, mutants=())
+    assert [s.label for s in specs] == ["bm25", "graph", "null", "random", "oracle", "graph/empty-extraction"]  # bm25 builds nothing
+    control = specs[-1]
+    assert (control.target, dict(control.options), control.control) == (graph, {"hops": 0}, ControlRole("empty-extraction", "graph"))
+    with OpenAITestServer() as server:
+        llm = scripted_client(server, tmp_path / "c.sqlite")
+        try:
+            for spec, entities in ((specs[1], 2), (control, 0)):
+                adapter = construct_adapter(spec, tmp_path / spec.label.replace("/", "_"), lens_llm=llm)
+                adapter.reset("s")
+                adapter.ingest("e1", "s", "2024-01-01T00:00:00", "## Ops\n- PX-7 vibration 9.8 mm/s at North Station")
+                adapter.prepare("s", 1)
+                assert adapter.lens_stats()["extraction_calls"] == 1 and adapter.lens_stats()["entities"] == entities
+                adapter.close()
+        finally:
+            stop_empty_extractor()
+        assert server.count(kind="extraction") == 1  # the control's extraction went to the empty extractor, not the run's model
+    with pytest.raises(ControlsError, match="graph/empty-extraction"):
+        plan_controls([AdapterSpec("graph", graph), AdapterSpec("graph/empty-extraction", "bm25")], seed=1, mutants=())

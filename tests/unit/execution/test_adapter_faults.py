@@ -187,6 +187,33 @@ def test_the_verdict_counts_adapter_faults_only_above_the_rate() -> None:
     assert fault_gate({"a": summary(0), "null": summary(20, control)}).startswith("pass")  # controls never gate
 
 
+def test_faults_of_questions_the_model_could_not_answer_are_counted_too() -> None:
+    # A real-model run whose endpoint went away: every question is not measured (no summary for the adapter), and
+    # prepare() raised on each. The fault gate said "no fault (0 adapters checked)"; it counts those faults now.
+    from pytest_lens.analysis.gates import GatePolicy, check_gates
+    from pytest_lens.analysis.summary import fault_counts, summarize
+    from pytest_lens.records.results import AdapterFault
+    from pytest_lens.scoring.composite import DEFAULT_GATES, DEFAULT_WEIGHTS
+    from tests.unit.analysis.factory import result, tier1
+
+    fault = AdapterFault(adapter="graph", method="prepare", kind="exception", message="ExtractionReplyError: not JSON")
+    unmeasured = [
+        result(f"q{i}", {}, adapter="graph").model_copy(update={"not_measured": "no answer from the model", "faults": [fault]})
+        for i in range(4)
+    ]
+    measured = [result(f"q{i}", tier1(1.0, 1.0), adapter="bm25") for i in range(4)]
+    results = [*unmeasured, *measured]
+    counts = fault_counts(results)
+    assert counts == {"graph": (4, 4), "bm25": (0, 4)}
+    summaries = summarize(results, DEFAULT_WEIGHTS, DEFAULT_GATES)
+    assert list(summaries) == ["bm25"]  # nothing of graph was measured: it has no summary
+    (line,) = [c.line for c in check_gates(summaries, [], GatePolicy(max_fault_rate=0.05), faults=counts) if "fault" in c.gate]
+    assert line.startswith("FAIL  --lens-max-fault-rate=0.05: graph: faults on 4 of 4 questions (100%)")
+    checks = check_gates(summaries, [], GatePolicy(max_fault_rate=0.05), faults=fault_counts(measured))
+    (clean,) = [c.line for c in checks if "fault" in c.gate]
+    assert clean == "pass  --lens-max-fault-rate=0.05: no fault (1 adapter(s) checked)"
+
+
 # -- hangs and exits ----------------------------------------------------------------------------------------
 
 

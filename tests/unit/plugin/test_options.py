@@ -103,6 +103,7 @@ SAMPLES: dict[str, tuple[str, Check, Any]] = {
     options.AGENT_MODEL: ("m", lambda s: s.llm.agent_model, "m"),
     options.JUDGE: ("offline", lambda s: s.llm.judge, "offline"),
     options.JUDGE_MODEL: ("j", lambda s: s.llm.judge_model, "j"),
+    options.JUDGE_BASE_URL: ("http://judge", lambda s: s.llm.judge_base_url, "http://judge"),
     options.LLM_API_KEY_ENV: ("MY_KEY", lambda s: s.llm.api_key_env, "MY_KEY"),
     options.LLM_CACHE_MODE: ("off", lambda s: s.llm.cache_mode, "off"),
     options.LLM_CACHE: ("c.sqlite", lambda s: s.llm.cache_path, Path("c.sqlite")),

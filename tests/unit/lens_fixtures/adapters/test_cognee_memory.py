@@ -20,7 +20,7 @@ if importlib.util.find_spec("cognee") is None:  # importorskip would import cogn
     pytest.skip("the optional extra pytest-lens[cognee] (cognee) is not installed", allow_module_level=True)
 
 from lens_fixtures.adapters.cognee_memory import CogneeAdapter
-from lens_fixtures.openai_server import LensPolicy, OpenAITestServer
+from lens_fixtures.openai_server import EmptyExtractionPolicy, LensPolicy, OpenAITestServer
 from lens_fixtures.openai_server.extraction_cognee import CogneePolicy
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
@@ -72,7 +72,8 @@ def test_cognify_builds_at_prepare_search_leads_to_episodes_and_close_removes_ev
     assert question.snapshot().requests == adapter.lens_stats()["extraction_calls"] >= 6
     assert len(prompts) == 6 and all(any(text in p for _, _, text in EPISODES) for p in prompts)  # graph + summary per chunk
     results = adapter.search("snow closed the north road", None, 3)
-    assert results[0].ref_id == "ep3" and "40 cm of snow" in results[0].text
+    # The graph's triplets that led to it: the entities the model named in the record, and its summary.
+    assert results[0].ref_id == "ep3" and "north road" in results[0].text and "40 cm of snow" in results[0].text
     assert {r.ref_id for r in adapter.search("Pump-7 vibration", {"start_date": "2024-01-02"}, 3)} <= {"ep2", "ep3"}
     assert adapter.retrieve("ep2").text == EPISODES[1][2] and adapter.retrieve("nope") is None
     stats = adapter.lens_stats()
@@ -100,6 +101,23 @@ def test_nothing_from_a_later_episode_reaches_an_earlier_checkpoint(server: Open
     adapter.reset("scope")
     assert adapter.search("pump", None, 5) == [] and adapter.retrieve("ep1") is None
     adapter.close()
+
+
+def test_search_reads_the_graph_cognify_built_and_an_empty_extraction_finds_nothing(tmp_path: Path, hashing: Any) -> None:
+    with OpenAITestServer(EmptyExtractionPolicy(base=LensPolicy())) as server:
+        empty = cognee(server, tmp_path, hashing, name="empty", cache="empty")
+        fused = cognee(server, tmp_path, hashing, name="fused", cache="fused", search="fused")
+        for adapter in (empty, fused):
+            for ref, timestamp, text in EPISODES:
+                adapter.ingest(ref, "scope", timestamp, text)
+            adapter.prepare("scope", 3)
+        assert len(cognee_prompts(server)) == 12  # a graph and a summary asked for every chunk, twice: each reply empty
+        # Cognee's own graph context would still hold the raw chunks (chunk -> document): the adapter reads what the
+        # model wrote, which is nothing; the fused mode finds the chunks.
+        assert empty.search("snow closed the north road", None, 3) == []
+        assert fused.search("snow closed the north road", None, 3)[0].ref_id == "ep3"
+        for adapter in (empty, fused):
+            adapter.close()
 
 
 def test_a_recorded_stream_replays_with_no_request_and_the_same_memory(server: OpenAITestServer, tmp_path: Path, hashing: Any) -> None:

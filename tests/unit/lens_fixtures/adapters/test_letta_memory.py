@@ -17,8 +17,9 @@ import pytest
 
 pytest.importorskip("letta_client", reason="the optional extra pytest-lens[letta] (letta-client) is not installed")
 
+from lens_fixtures.adapters.letta_memorize import CORE_MEMORY_REF, LettaMemorizeAdapter
 from lens_fixtures.adapters.letta_memory import SERVER_ENV, LettaAdapter, LettaServer, ModelRelay, agent_name
-from lens_fixtures.openai_server import LensPolicy, LettaAgentPolicy, OpenAITestServer
+from lens_fixtures.openai_server import EmptyExtractionPolicy, LensPolicy, LettaAgentPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
 from pytest_lens.llm.stats import counting
@@ -45,8 +46,10 @@ def letta_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def attached(letta_url: str, tmp_path: Path, hashing: Any, server: OpenAITestServer | None = None, **options: Any) -> LettaAdapter:
-    llm = scripted_client(server, tmp_path / "c.sqlite") if server is not None else None
-    adapter = LettaAdapter(str(tmp_path), server_url=letta_url, lens_llm=llm, embedder=hashing, **options)
+    llm = scripted_client(server, tmp_path / f"{options.pop('cache', 'c')}.sqlite") if server is not None else None
+    kind = LettaMemorizeAdapter if options.pop("memorize", False) else LettaAdapter
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    adapter = kind(str(tmp_path), server_url=letta_url, lens_llm=llm, embedder=hashing, **options)
     adapter.reset("scope")
     return adapter
 
@@ -94,16 +97,42 @@ def test_search_leads_back_to_each_episode_and_a_checkpoint_sees_no_later_one(le
 
 
 @needs_server
-def test_memorize_lets_the_model_write_core_memory(letta_url: str, tmp_path: Path, hashing: Any) -> None:
+def test_memorize_lets_the_model_write_core_memory_which_search_and_the_context_read(letta_url: str, tmp_path: Path, hashing: Any) -> None:
     with OpenAITestServer() as server:
         adapter = attached(letta_url, tmp_path, hashing, server, memorize=True)
+        assert adapter.context("scope", 0) is None  # nothing written yet
         with counting() as question:  # as the run counts a question's requests: those Letta sent through the relay too
-            adapter.ingest("ep2", "scope", EPISODES[1][1], EPISODES[1][2])
+            for ref, timestamp, text in EPISODES[1:]:
+                adapter.ingest(ref, "scope", timestamp, text)
         assert "pump seven vibration 9.8 mm/s, rising sharply" in adapter.core_memory()["human"]
-        assert server.count(kind="letta") == adapter.lens_stats()["chat_requests"] >= 2  # a memory step, then send_message
+        assert server.count(kind="letta") == adapter.lens_stats()["chat_requests"] >= 4  # per episode a memory step, then send_message
         assert question.snapshot().requests == adapter.lens_stats()["chat_requests"]
-        assert [r.ref_id for r in adapter.search("pump vibration", None, 5)] == ["ep2"]
+        # Search reads the lines the model wrote, each under the episode whose turn wrote it.
+        found = adapter.search("snow north road", None, 5)
+        assert [r.ref_id for r in found] == ["ep3", "ep2"] and found[0].text == "40 cm of snow closed the north road"
+        assert [r.ref_id for r in adapter.search("pump vibration", {"start_date": "2024-01-02", "end_date": "2024-01-02"}, 5)] == ["ep2"]
+        # The agent's context: core memory as Letta shows it to its own agent, cited by its synthetic ref.
+        context = adapter.context("scope", 3)
+        assert context is not None and context.startswith("<memory_blocks>") and "40 cm of snow closed the north road\n" in context
+        assert adapter.get_capabilities().context_block.ref_id == CORE_MEMORY_REF
         adapter.close()
+
+
+@needs_server
+def test_a_core_memory_the_model_left_empty_finds_nothing_while_the_fused_search_reads_the_archive(
+    letta_url: str, tmp_path: Path, hashing: Any
+) -> None:
+    with OpenAITestServer(EmptyExtractionPolicy(base=LensPolicy())) as server:
+        empty = attached(letta_url, tmp_path / "empty", hashing, server, memorize=True)
+        fused = attached(letta_url, tmp_path / "fused", hashing, server, memorize=True, search="fused", cache="f")
+        for adapter in (empty, fused):
+            for ref, timestamp, text in EPISODES:
+                adapter.ingest(ref, "scope", timestamp, text)
+        assert empty.lens_stats()["episodes_memorized"] == 3 and empty.core_memory()["human"] == ""  # each turn only answered
+        assert empty.search("snow north road", None, 5) == [] and empty.context("scope", 3) is None
+        assert fused.search("snow north road", None, 5)[0].ref_id == "ep3"  # Letta's archival memory holds the raw episodes
+        for adapter in (empty, fused):
+            adapter.close()
 
 
 def test_tool_call_ids_are_numbered_in_order_of_appearance() -> None:
@@ -144,16 +173,12 @@ def test_a_memorized_episode_replays_on_another_server_with_no_request(letta_url
     try:
         with OpenAITestServer() as server:
             llm = scripted_client(server, tmp_path / "c.sqlite")
-            recorded = LettaAdapter(str(tmp_path), server_url=letta_url, lens_llm=llm, embedder=hashing, memorize=True)
+            recorded = LettaMemorizeAdapter(str(tmp_path), server_url=letta_url, lens_llm=llm, embedder=hashing)
             recorded.reset("scope")
             recorded.ingest(*episode)
             sent = server.count(kind="letta")
-            replayed = LettaAdapter(
-                str(tmp_path),
-                server_url=other.url,
-                lens_llm=scripted_client(server, tmp_path / "c.sqlite", "replay"),
-                embedder=hashing,
-                memorize=True,
+            replayed = LettaMemorizeAdapter(
+                str(tmp_path), server_url=other.url, lens_llm=scripted_client(server, tmp_path / "c.sqlite", "replay"), embedder=hashing
             )
             replayed.reset("scope")
             replayed.ingest(*episode)
@@ -170,7 +195,7 @@ def test_an_unusable_model_reply_is_an_adapter_fault_with_lettas_message(letta_u
     with OpenAITestServer(LensPolicy(letta=LettaAgentPolicy(malformed=True))) as server:
         llm = scripted_client(server, tmp_path / "c.sqlite")
         caller = AdapterCaller.build(
-            lambda: LettaAdapter(str(tmp_path), server_url=letta_url, lens_llm=llm, embedder=hashing, memorize=True), "letta", 120
+            lambda: LettaMemorizeAdapter(str(tmp_path), server_url=letta_url, lens_llm=llm, embedder=hashing), "letta-memorize", 120
         )
         caller.reset("scope")
         with pytest.raises(AdapterCallError) as raised:
@@ -191,3 +216,24 @@ def test_an_adapter_owned_server_is_removed_with_every_file_on_close(tmp_path: P
     assert adapter.search("snow", None, 5) == []
     adapter.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_core_memory_is_rendered_as_lettas_own_agent_reads_it() -> None:
+    # The recorded Letta agent's system prompt (Letta 0.11.7, memgpt_v2) holds its memory blocks: the answering
+    # agent of letta-memorize gets the same rendering of the same blocks.
+    import json
+    import sqlite3
+
+    from lens_fixtures.adapters.letta_memorize import render_memory_blocks
+    from tests.integration.test_real_model_replay import LETTA
+
+    with sqlite3.connect(LETTA.cache) as db:
+        request = json.loads(db.execute("SELECT request FROM llm_responses WHERE purpose = 'letta' LIMIT 1").fetchone()[0])
+    system = request["messages"][0]["content"]
+    recorded = system[system.index("<memory_blocks>") : system.index("</memory_blocks>") + len("</memory_blocks>")]
+    descriptions = dict(re.findall(r"<(human|persona)>\n<description>\n(.*?)\n</description>", recorded, re.DOTALL))
+    blocks = [
+        {"label": "persona", "description": descriptions["persona"], "value": "I keep the operator's records.", "limit": 20000},
+        {"label": "human", "description": descriptions["human"], "value": "", "limit": 20000},
+    ]
+    assert render_memory_blocks(blocks) == recorded

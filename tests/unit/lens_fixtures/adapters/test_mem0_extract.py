@@ -13,7 +13,7 @@ if importlib.util.find_spec("mem0") is None:  # importorskip would import mem0 b
     pytest.skip("the optional extra pytest-lens[mem0] (mem0ai) is not installed", allow_module_level=True)
 
 from lens_fixtures.adapters.mem0_extract import ExtractionReplyError, Mem0ExtractAdapter, parse_mem0_extraction
-from lens_fixtures.openai_server import ExtractionPolicy, LensPolicy, OpenAITestServer
+from lens_fixtures.openai_server import EmptyExtractionPolicy, ExtractionPolicy, LensPolicy, OpenAITestServer
 from pytest_lens import AdapterUnavailable
 from pytest_lens.execution.calls import AdapterCaller, AdapterCallError
 from tests.unit.lens_fixtures.adapters.scripted import scripted_client
@@ -109,6 +109,27 @@ def test_an_unreadable_extraction_is_an_adapter_fault_with_mem0s_message(tmp_pat
     assert raised.value.fault.method == "ingest"
     assert "LLM extraction failed: the reply is not JSON" in raised.value.fault.message  # mem0's LLMError, our reason
     assert "Sure! The record mentions" in raised.value.fault.message
+
+
+def test_a_stream_that_left_no_memory_is_a_prepare_fault_not_an_empty_memory(tmp_path: Path, hashing: Any) -> None:
+    with OpenAITestServer(EmptyExtractionPolicy()) as server:
+        llm = scripted_client(server, tmp_path / "c.sqlite")
+        caller = AdapterCaller.build(lambda: Mem0ExtractAdapter(str(tmp_path), lens_llm=llm, embedder=hashing), "mem0-extract", 60)
+        caller.reset("scope")
+        for index, (ref, timestamp, text) in enumerate(EPISODES, start=1):
+            caller.ingest(ref, "scope", timestamp, text, {})  # each extraction well formed: {"memory": []}
+            if index < len(EPISODES):
+                caller.prepare("scope", index)  # fewer episodes than empty_memory_after (3): not yet a fault
+        with pytest.raises(AdapterCallError) as raised:
+            caller.prepare("scope", 3)
+        assert caller.stats()["episodes_without_memories"] == 3
+        caller.close()
+    assert raised.value.fault.method == "prepare"
+    assert "mem0-extract stored no memory from any of the 3 episodes of scope 'scope' read so far" in raised.value.fault.message
+    with OpenAITestServer() as server:  # the scripted extractor's facts: the same stream prepares without a fault
+        adapter = loaded(server, tmp_path, hashing, name="kept")
+        adapter.prepare("scope", 3)
+        adapter.close()
 
 
 @pytest.mark.parametrize(
