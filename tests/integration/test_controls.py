@@ -187,7 +187,7 @@ def test_a_memory_the_model_builds_is_run_against_the_empty_extractor_too(pytest
             *NO_CACHE,
         )
         sent = server.count(kind="extraction")
-    assert_answered(result, 12 * 4)
+    assert_answered(result, 12 * 5)  # graph, null, random, oracle, graph/empty-extraction
     assert sent == 12  # the user's adapter's extractions; the control's went to the empty extractor
     artifact = read_artifact_json(pytester.path / "run.json")
     rows = {row["control"]: row for row in artifact["sensitivity"]["rows"]}

@@ -80,8 +80,7 @@ def plan_controls(
     mutants: Sequence[str] | None = None,
     first_checkpoints: Mapping[str, int] | None = None,
 ) -> tuple[AdapterSpec, ...]:
-    """The user's ``adapters``, then ``null``, ``random`` and ``oracle``, then each user adapter's mutants and
-    empty-extraction control.
+    """The user's ``adapters``, then ``null``, ``random`` and ``oracle``, then each one's mutants and empty-extraction control.
 
     A user adapter labelled ``null``, ``random`` or ``oracle`` with that same target (registered name or class) *is*
     the control (it is marked so, not added twice); with another target it is an error.
