@@ -8,7 +8,8 @@ when they differ).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from functools import partial
 
 from pytest_lens.analysis import stats
 from pytest_lens.analysis.inference import t_cdf
@@ -87,70 +88,104 @@ def compare_with_baseline(
     probes); ``question_weights`` (default ``weights``) score one question for the signed-rank
     test, the flips and the drops, ``weights`` and ``group_metrics`` the compared composites.
     """
-    # Controls are never compared with a baseline; repeated answers (--lens-repeat, in either run) as per-question means.
-    current_results = collapse_repetitions(
-        [r for r in results if (suite is None or r.suite == suite) and r.control is None], weights, gates
-    )
-    previous_results = collapse_repetitions(
-        [r for r in scored_results(baseline.results) if (suite is None or r.suite == suite) and r.control is None], weights, gates
-    )
-    if prepare is not None:
-        current_results, previous_results = prepare(current_results), prepare(previous_results)
-    current, previous = _groups(current_results), _groups(previous_results)
+    current, previous = _compared_groups(results, baseline, weights, gates, suite, prepare)
     per_question = weights if question_weights is None else question_weights
     several_budgets = len({budget for _, budget in current}) > 1
-
-    entries: list[tuple[BaselineAdapterComparison, PairedTest | None, float | None, list[PairedTest]]] = []
+    regression_tests = partial(
+        paired_tests, weights=weights, gates=gates, alternative="less", seed=seed, resamples=resamples, confidence=confidence,
+        group_metrics=group_metrics, question_weights=question_weights, strata=strata, clusters=clusters, alpha=alpha,
+    )  # fmt: skip
+    entries: list[_Entry] = []
     for (adapter, budget), members in current.items():
-        key = summary_key(adapter, budget, several_budgets)
         before = previous.get((adapter, budget), [])
         # A question one side could not score (none of the weighted metrics: e.g. a baseline saved before
         # they existed) is not compared, rather than counted as a fall from or to 0.
         pairs = [(old, new) for new, old in pair_results(members, before) if _scored(old, per_question) and _scored(new, per_question)]
         entry = BaselineAdapterComparison(
-            key=key,
+            key=summary_key(adapter, budget, several_budgets),
             adapter=adapter,
             budget=budget,
             baseline_only=len(before) - len(pairs),
             run_only=len(members) - len(pairs),
         )
-        if not pairs:
-            entries.append((entry, None, None, []))
-            continue
-        regression, metric_tests = paired_tests(
-            pairs,
-            weights,
-            gates,
-            alternative="less",
-            seed=seed,
-            resamples=resamples,
-            confidence=confidence,
-            group_metrics=group_metrics,
-            question_weights=question_weights,
-            strata=strata,
-            clusters=clusters,
-            alpha=alpha,
-        )
-        deltas = [
-            (old, new, question_composite(new, per_question, gates) - question_composite(old, per_question, gates)) for old, new in pairs
-        ]
-        improvement = rise_p(regression)
-        entry.flipped = [
-            FlippedQuestion(
-                scope_id=new.scope_id,
-                question_id=new.question_id,
-                before=question_state(old, gates),
-                after=question_state(new, gates),
-                baseline_composite=round(question_composite(old, per_question, gates), 6),
-                composite=round(question_composite(new, per_question, gates), 6),
-            )
-            for old, new, _ in deltas
-            if question_state(old, gates) != question_state(new, gates)
-        ]
-        drops = sorted((d for d in deltas if d[2] < 0), key=lambda item: item[2])[:LARGEST_DROPS]
-        entry.largest_drops = [QuestionDelta(scope_id=new.scope_id, question_id=new.question_id, delta=round(d, 6)) for _, new, d in drops]
-        entries.append((entry, regression, improvement, metric_tests))
+        entries.append(_compare_pairs(entry, pairs, regression_tests, per_question, gates) if pairs else (entry, None, None, []))
+    out = _decide(entries, alpha=alpha, max_drop=max_drop, margin=margin)
 
+    baseline_several = len({budget for _, budget in previous}) > 1
+    missing = [summary_key(adapter, budget, baseline_several) for adapter, budget in previous if (adapter, budget) not in current]
+    ours = run.card if run.card is not None else run.derived_card(results)
+    rescored = run.weights != baseline.run.weights or run.gates != baseline.run.gates
+    return BaselineComparison(
+        baseline=info,
+        alpha=alpha,
+        max_drop=max_drop,
+        margin=margin,
+        bootstrap=bootstrap_mode(clusters),
+        score=score,
+        warnings=[
+            *(f"baseline {info.name} is an incomplete run ({line}): questions it lacks are not compared" for line in baseline.incomplete),
+            *compatibility_warnings(ours, baseline.card, rescored=rescored, accepted=accepted),
+        ],
+        accepted_unlike=[d.line() for d in refusing(ours, baseline.card) if d.field in accepted],
+        adapters=out,
+        missing=missing,
+    )
+
+
+#: One (adapter, budget)'s comparison before the family's decisions: the entry, its regression test, the Holm-free
+#: p-value of an improvement, and its per-metric tests (``None`` and empty when no question pairs).
+_Entry = tuple[BaselineAdapterComparison, PairedTest | None, float | None, list[PairedTest]]
+
+
+def _compared_groups(
+    results: Sequence[QuestionResult],
+    baseline: RunArtifact,
+    weights: Mapping[str, float],
+    gates: Sequence[HardGate],
+    suite: str | None,
+    prepare: Callable[[Sequence[QuestionResult]], list[QuestionResult]] | None,
+) -> tuple[dict[tuple[str, str], list[QuestionResult]], dict[tuple[str, str], list[QuestionResult]]]:
+    """Both sides' questions of ``suite`` by (adapter, budget): controls left out, repeated answers as per-question means."""
+
+    def side(rows: Iterable[QuestionResult]) -> list[QuestionResult]:
+        kept = [r for r in rows if (suite is None or r.suite == suite) and r.control is None]
+        return collapse_repetitions(kept, weights, gates)
+
+    current, previous = side(results), side(scored_results(baseline.results))
+    if prepare is not None:
+        current, previous = prepare(current), prepare(previous)
+    return _groups(current), _groups(previous)
+
+
+def _compare_pairs(
+    entry: BaselineAdapterComparison,
+    pairs: list[tuple[QuestionResult, QuestionResult]],
+    regression_tests: Callable[..., tuple[PairedTest, list[PairedTest]]],
+    per_question: Mapping[str, float],
+    gates: Sequence[HardGate],
+) -> _Entry:
+    """One (adapter, budget)'s tests over its (baseline, run) ``pairs``, its flipped questions and largest drops."""
+    regression, metric_tests = regression_tests(pairs)
+    deltas = [(old, new, question_composite(new, per_question, gates) - question_composite(old, per_question, gates)) for old, new in pairs]
+    entry.flipped = [
+        FlippedQuestion(
+            scope_id=new.scope_id,
+            question_id=new.question_id,
+            before=question_state(old, gates),
+            after=question_state(new, gates),
+            baseline_composite=round(question_composite(old, per_question, gates), 6),
+            composite=round(question_composite(new, per_question, gates), 6),
+        )
+        for old, new, _ in deltas
+        if question_state(old, gates) != question_state(new, gates)
+    ]
+    drops = sorted((d for d in deltas if d[2] < 0), key=lambda item: item[2])[:LARGEST_DROPS]
+    entry.largest_drops = [QuestionDelta(scope_id=new.scope_id, question_id=new.question_id, delta=round(d, 6)) for _, new, d in drops]
+    return entry, regression, rise_p(regression), metric_tests
+
+
+def _decide(entries: list[_Entry], *, alpha: float, max_drop: float | None, margin: float | None) -> list[BaselineAdapterComparison]:
+    """Each compared entry's status, Holm-adjusted across the run's (adapter, budget) pairs and across its metrics."""
     compared = [(i, e) for i, e in enumerate(entries) if e[1] is not None]
     regressions = apply_holm([e[1] for _, e in compared if e[1] is not None])
     improvements = stats.holm([e[2] for _, e in compared if e[2] is not None])
@@ -176,26 +211,7 @@ def compare_with_baseline(
             }
         )
         offset += len(metric_tests)
-
-    baseline_several = len({budget for _, budget in previous}) > 1
-    missing = [summary_key(adapter, budget, baseline_several) for adapter, budget in previous if (adapter, budget) not in current]
-    ours = run.card if run.card is not None else run.derived_card(results)
-    rescored = run.weights != baseline.run.weights or run.gates != baseline.run.gates
-    return BaselineComparison(
-        baseline=info,
-        alpha=alpha,
-        max_drop=max_drop,
-        margin=margin,
-        bootstrap=bootstrap_mode(clusters),
-        score=score,
-        warnings=[
-            *(f"baseline {info.name} is an incomplete run ({line}): questions it lacks are not compared" for line in baseline.incomplete),
-            *compatibility_warnings(ours, baseline.card, rescored=rescored, accepted=accepted),
-        ],
-        accepted_unlike=[d.line() for d in refusing(ours, baseline.card) if d.field in accepted],
-        adapters=out,
-        missing=missing,
-    )
+    return out
 
 
 def rise_p(test: PairedTest) -> float:

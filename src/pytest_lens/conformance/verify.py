@@ -22,6 +22,7 @@ from pytest_lens.conformance.profiles import clause_settings, profile_name
 from pytest_lens.conformance.results import ClauseOutcome
 from pytest_lens.conformance.samples import describe_example
 from pytest_lens.conformance.subject import SubjectFactory
+from pytest_lens.contract.adapter import CapabilityManifest
 from pytest_lens.execution.calls import AdapterCallError
 from pytest_lens.progress import ClauseProgress, ProgressSink, waiting
 
@@ -44,6 +45,20 @@ class ConformanceConfig:
 class _Run:
     examples: int = 0
     last: Any = None
+
+
+def _inapplicable(clause: Clause, manifest: CapabilityManifest, factory: SubjectFactory) -> str | None:
+    """Why ``clause`` is not checked against ``factory``'s adapter (unavailable here, or not applicable), or ``None``."""
+    if factory.unavailable:
+        return f"the adapter is unavailable here: {factory.unavailable}"
+    return clause.not_applicable(manifest, factory.defines)
+
+
+def _ticker(clause: Clause, factory: SubjectFactory, config: ConformanceConfig, examples: int) -> ClauseProgress | None:
+    """The clause's progress lines, where the run prints them: at most 9 s apart (plus a wait tick), so at least every 10 s."""
+    if config.progress is None:
+        return None
+    return ClauseProgress(config.progress, clause.id, factory.label, examples, interval_s=min(config.progress_interval_s, 9.0))
 
 
 def verify_clause(clause: Clause, factory: SubjectFactory, config: ConformanceConfig) -> ClauseOutcome:
@@ -80,22 +95,14 @@ def verify_clause(clause: Clause, factory: SubjectFactory, config: ConformanceCo
     if fault is not None and fault.kind == "construct":  # nothing to explore: every example would fail the same way
         message = _failure_message(clause, factory.label, fault.method, fault.describe(), None, profile, 0)
         return outcome("failed", message, fault.method, violation=fault.describe())
-    reason = clause.not_applicable(manifest, factory.defines)
-    if factory.unavailable:
-        reason = f"the adapter is unavailable here: {factory.unavailable}"
+    reason = _inapplicable(clause, manifest, factory)
     if reason is not None:
         skipped = outcome("not_applicable", f"not applicable to {factory.label!r}: {reason}")
         return skipped.model_copy(update={"reason": reason})
     context = ClauseContext(factory, manifest, dict(config.latency_ceilings), config.enforce_latency)
 
     hypothesis_settings = clause_settings(config.profile, clause.cost)
-    # At most 9 s between lines (plus a wait tick): a clause reports at least every 10 s, even in a log.
-    interval = min(config.progress_interval_s, 9.0)
-    ticker = (
-        ClauseProgress(config.progress, clause.id, factory.label, hypothesis_settings.max_examples, interval_s=interval)
-        if config.progress is not None
-        else None
-    )
+    ticker = _ticker(clause, factory, config, hypothesis_settings.max_examples)
 
     def check(example: Any) -> None:
         run.examples += 1
