@@ -337,5 +337,9 @@ def test_a_ci_cancel_of_an_xdist_run_keeps_the_artifact(pytester: pytest.Pyteste
     dataset = f"{options.DATASET}={needle_dataset(pytester.path / 'n12.json', count=12)}"
     args = ["--lens-adapter=a=slow_memory:Slow", "--lens-adapter=b=slow_memory:Slow", dataset, "-n", "2", "--lens-json=out.json"]
     status = signalled_run(pytester, [*args, f"{options.SAVE}=main"], [signal.SIGINT, signal.SIGTERM], gap_s=1.0)
-    assert status == pytest.ExitCode.INTERRUPTED, (pytester.path / "log.txt").read_text()[-3000:]
+    log = (pytester.path / "log.txt").read_text()
+    # A SIGTERM while the interrupted run writes is noted (exit 2). On a quiet machine the run can be written and its
+    # handlers restored within the second: the SIGTERM then lands in the interpreter's shutdown and ends it (-15),
+    # once the summary is printed and the artifact written.
+    assert status == pytest.ExitCode.INTERRUPTED or (status == -signal.SIGTERM and "LENS verdict: FAIL - incomplete" in log), log[-3000:]
     assert_kept_not_saved(pytester)
