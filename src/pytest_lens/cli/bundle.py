@@ -39,7 +39,7 @@ def add_bundle(sub: Any) -> argparse.ArgumentParser:
 
 def run_bundle(args: argparse.Namespace) -> int:
     """Write the bundle; 0, or 2 when it cannot be made."""
-    from pytest_lens.runs.bundle import BundleError, bundle_run
+    from pytest_lens.runs.bundle import BundleError, bundle_run, member_digest
     from pytest_lens.runs.signing import SigningError, sign
     from pytest_lens.runs.storage import RunStore, SavedRunError, resolve_run, write_whole
 
@@ -59,9 +59,7 @@ def run_bundle(args: argparse.Namespace) -> int:
         f"wrote {args.out} ({len(data) / 1e6:.1f} MB, {len(names)} members: the run's {bundle.manifest['run']['results']} results, "
         f"{data_files} dataset file(s), {replies} LLM request(s) with their replies, settings, environment)"
     )
-    import hashlib
-
-    digest = hashlib.sha256(bundle.manifest_bytes()).hexdigest()
+    digest = member_digest(bundle.manifest_bytes())
     print(f"MANIFEST.json sha256 {digest}" + (f"; signed with {args.sign}" if signature else ""))
     for note in bundle.notes:
         print(f"note: {note}")

@@ -51,6 +51,7 @@ __all__ = [
     "Bundle",
     "BundleError",
     "bundle_run",
+    "member_digest",
     "secret_lines",
 ]
 
@@ -117,7 +118,8 @@ def _timestamp(created: str) -> int:
         return 0
 
 
-def _sha256(data: bytes) -> str:
+def member_digest(data: bytes) -> str:
+    """A member's SHA-256 as ``MANIFEST.json`` lists it (hex): what ``lens bundle`` writes and ``lens reproduce`` checks."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -182,7 +184,7 @@ def bundle_run(
             "card": artifact.card.model_dump(mode="json"),
         },
         "llm_requests": {"bundled": sum(1 for m in members if m.startswith("llm/")), "without_reply": without_reply},
-        "members": {name: {"sha256": _sha256(data), "bytes": len(data)} for name, data in sorted(members.items())},
+        "members": {name: {"sha256": member_digest(data), "bytes": len(data)} for name, data in sorted(members.items())},
     }
     return Bundle(members, manifest, notes)
 

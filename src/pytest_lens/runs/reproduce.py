@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_lens.records.results import RunArtifact
-from pytest_lens.runs.bundle import ARTIFACT, BUNDLE_FORMAT, CACHE_FILE, MANIFEST, SETTINGS, SIGNATURE, BundleError
+from pytest_lens.runs.bundle import ARTIFACT, BUNDLE_FORMAT, CACHE_FILE, MANIFEST, SETTINGS, SIGNATURE, BundleError, member_digest
 
 __all__ = ["NOT_COMPARED", "OpenedBundle", "Reproduction", "compare_runs", "open_bundle", "run_again"]
 
@@ -89,8 +89,6 @@ def open_bundle(path: Path, into: Path, *, signer: str | None = None) -> OpenedB
     :class:`BundleError` names each member that does not match the manifest (changed, missing or extra), and says
     when the signature is missing or not the signer's.
     """
-    import hashlib
-
     from pytest_lens.runs.signing import SigningError, signed_by, verify
 
     found: dict[str, str] = {}
@@ -110,7 +108,7 @@ def open_bundle(path: Path, into: Path, *, signer: str | None = None) -> OpenedB
                     target = into / name
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(data)
-                    found[name] = hashlib.sha256(data).hexdigest()
+                    found[name] = member_digest(data)
     except (OSError, tarfile.TarError, EOFError) as exc:
         raise BundleError(f"{path}: not a readable .lens.tar.gz bundle ({exc})") from None
     manifest = _manifest(path, manifest_bytes)
@@ -156,7 +154,8 @@ def _check_digests(manifest: Mapping[str, Any], found: Mapping[str, str], root: 
         elif found[name] != expected:
             problems.append(f"{name}{_what(root / name)}: sha256 {found[name][:16]} where {MANIFEST} says {str(expected)[:16]}")
     if problems:
-        shown = "; ".join(problems[:SHOWN_DIFFERENCES]) + (f"; and {len(problems) - SHOWN_DIFFERENCES} more" if len(problems) > 10 else "")
+        more = len(problems) - SHOWN_DIFFERENCES
+        shown = "; ".join(problems[:SHOWN_DIFFERENCES]) + (f"; and {more} more" if more > 0 else "")
         raise BundleError(f"{len(problems)} bundle member(s) do not match the manifest (changed since it was bundled): {shown}")
 
 
